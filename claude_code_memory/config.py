@@ -1,0 +1,259 @@
+"""Configuration: `config.yaml`, overridden by `.env`, overridden by the environment.
+
+Loaded once by each entry point (the composition root) through :func:`load_settings` and
+validated there: a bad value raises :class:`ConfigError` naming the dotted key and the value.
+
+Environment overrides:
+
+* ``CCMEM_<SECTION>__<KEY>`` for any key, nested with double underscores, for example
+  ``CCMEM_SERVER__PORT=9000`` or ``CCMEM_MEM0__MCP__CLIENT_NAME=cursor``;
+* the conventional names ``DATABASE_URL``, ``QDRANT_URL``, ``QDRANT_API_KEY`` and
+  ``CCMEM_ADMIN_TOKEN`` (see :data:`WELL_KNOWN_ENV`).
+
+Values from the environment are parsed as YAML scalars, so ``true``, ``8765`` and ``null`` mean
+what they look like.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from dotenv import dotenv_values
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import ConfigError
+
+ENV_PREFIX = "CCMEM_"
+
+#: Conventional environment variables and the dotted key each one sets.
+WELL_KNOWN_ENV: dict[str, str] = {
+    "DATABASE_URL": "storage.database_url",
+    "QDRANT_URL": "storage.qdrant_url",
+    "QDRANT_API_KEY": "storage.qdrant_api_key",
+    "CCMEM_ADMIN_TOKEN": "server.admin_token",
+}
+
+#: Keys whose values are secrets: masked in every view of the config.
+SECRET_KEYS = {"server.admin_token", "storage.qdrant_api_key", "embedder.api_key", "llm.api_key"}
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ServerSettings(_Section):
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=1, le=65535)
+    data_dir: str = "data"
+    admin_token: str | None = None
+    max_body_bytes: int = Field(2_000_000, ge=1024)
+    cors_origins: list[str] = Field(default_factory=list)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+
+class StorageSettings(_Section):
+    database_url: str | None = None
+    qdrant_url: str | None = None
+    qdrant_api_key: str | None = None
+    collection_name: str = Field("memories", pattern=r"^[A-Za-z0-9_-]{1,64}$")
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_database(cls, value: str | None) -> str | None:
+        if value and not value.startswith(("sqlite:", "postgresql:", "postgresql+psycopg:", "postgres:")):
+            raise ValueError("must be a sqlite:/// or postgresql:// URL")
+        return value
+
+    @field_validator("qdrant_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value
+
+
+class EmbedderSettings(_Section):
+    provider: Literal["onnx-minilm", "openai", "ollama"] = "onnx-minilm"
+    model: str = "all-MiniLM-L6-v2"
+    dims: int = Field(384, ge=8, le=8192)
+    api_key: str | None = None
+    base_url: str | None = None
+
+
+class LlmSettings(_Section):
+    provider: Literal["none", "openai", "anthropic", "ollama"] = "none"
+    model: str | None = None
+    api_key: str | None = None
+    base_url: str | None = None
+    temperature: float = Field(0.1, ge=0, le=2)
+    max_tokens: int = Field(2000, ge=1)
+
+
+class McpSettings(_Section):
+    enabled: bool = True
+    base_url: str = "http://127.0.0.1:8765"
+    client_name: str = Field("claude-code", pattern=r"^[A-Za-z0-9._-]{1,64}$")
+
+
+class Mem0Settings(_Section):
+    mcp: McpSettings = Field(default_factory=McpSettings)
+
+
+class MemorySettings(_Section):
+    auto_store: bool = True
+    search_on_query: bool = True
+    max_context_memories: int = Field(5, ge=1, le=100)
+
+
+class PrivacySettings(_Section):
+    require_consent: bool = True
+    auto_delete_after_days: int = Field(0, ge=0)
+
+
+class PerformanceSettings(_Section):
+    cache_embeddings: bool = True
+    batch_operations: bool = True
+    max_memory_size_mb: float = Field(100, gt=0)
+
+
+class ClaudeCodeSettings(_Section):
+    memory_integration: bool = True
+    fallback_mode: bool = True
+
+
+class Settings(_Section):
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+    embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
+    llm: LlmSettings = Field(default_factory=LlmSettings)
+    mem0: Mem0Settings = Field(default_factory=Mem0Settings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+    privacy: PrivacySettings = Field(default_factory=PrivacySettings)
+    performance: PerformanceSettings = Field(default_factory=PerformanceSettings)
+    claude_code: ClaudeCodeSettings = Field(default_factory=ClaudeCodeSettings)
+
+    # -- derived values -------------------------------------------------------------------
+    @property
+    def data_path(self) -> Path:
+        return Path(self.server.data_dir).expanduser().resolve()
+
+    @property
+    def database_url(self) -> str:
+        if self.storage.database_url:
+            url = self.storage.database_url
+            # SQLAlchemy needs the driver named; people paste libpq URLs.
+            for prefix in ("postgres://", "postgresql://"):
+                if url.startswith(prefix):
+                    return "postgresql+psycopg://" + url[len(prefix) :]
+            return url
+        return f"sqlite:///{self.data_path / 'memory.db'}"
+
+    def masked(self) -> dict[str, Any]:
+        """The effective settings as a dict, secrets replaced by a mask."""
+        data = self.model_dump()
+        for dotted in SECRET_KEYS:
+            section, key = dotted.split(".")
+            if data[section].get(key):
+                data[section][key] = "********"
+        return data
+
+
+def all_keys(model: type[BaseModel] = Settings, prefix: str = "") -> list[str]:
+    """Every dotted key the settings accept, for docs and the test that checks them."""
+    keys: list[str] = []
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            keys.extend(all_keys(annotation, f"{prefix}{name}."))
+        else:
+            keys.append(f"{prefix}{name}")
+    return keys
+
+
+def _set_dotted(tree: dict[str, Any], dotted: str, value: Any) -> None:
+    node = tree
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            node[part] = child
+        node = child
+    node[parts[-1]] = value
+
+
+def _parse_scalar(raw: str) -> Any:
+    try:
+        return yaml.safe_load(raw) if raw != "" else None
+    except yaml.YAMLError:
+        return raw
+
+
+def _env_overrides(environ: dict[str, str]) -> list[tuple[str, Any]]:
+    overrides: list[tuple[str, Any]] = []
+    for name, dotted in WELL_KNOWN_ENV.items():
+        if environ.get(name):
+            # Tokens, URLs and keys are strings whatever they look like.
+            overrides.append((dotted, environ[name]))
+    for name, raw in environ.items():
+        if name.startswith(ENV_PREFIX) and "__" in name:
+            dotted = name[len(ENV_PREFIX) :].lower().replace("__", ".")
+            overrides.append((dotted, _parse_scalar(raw)))
+    return overrides
+
+
+def _describe(error: dict[str, Any]) -> str:
+    key = ".".join(str(part) for part in error["loc"])
+    value = error.get("input")
+    if error["type"] == "extra_forbidden":
+        return f"{key}: unknown setting (value {value!r}); see docs/configuration.md"
+    return f"{key} = {value!r}: {error['msg']}"
+
+
+def load_settings(
+    config_path: str | Path | None = None,
+    env_file: str | Path | None = None,
+    environ: dict[str, str] | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> Settings:
+    """Read and validate the settings.
+
+    ``config_path`` defaults to ``$CCMEM_CONFIG`` or ``./config.yaml`` (a missing default file
+    means built-in defaults); ``env_file`` defaults to ``.env`` beside the config file. The
+    process environment wins over ``.env``; ``overrides`` (dotted keys, from command-line
+    flags) win over everything.
+    """
+    environ = dict(os.environ if environ is None else environ)
+    explicit = config_path is not None or "CCMEM_CONFIG" in environ
+    path = Path(config_path or environ.get("CCMEM_CONFIG") or "config.yaml")
+    tree: dict[str, Any] = {}
+    if path.exists():
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError(f"{path}: the top level must be a mapping of sections")
+        tree = loaded or {}
+    elif explicit:
+        raise ConfigError(f"config file {path} does not exist")
+
+    dotenv_path = Path(env_file) if env_file else path.parent / ".env"
+    if dotenv_path.exists():
+        file_env = {k: v for k, v in dotenv_values(dotenv_path).items() if v is not None}
+        environ = {**file_env, **environ}
+
+    for dotted, value in _env_overrides(environ):
+        _set_dotted(tree, dotted, value)
+    for dotted, value in (overrides or {}).items():
+        if value is not None:
+            _set_dotted(tree, dotted, value)
+
+    try:
+        return Settings.model_validate(tree)
+    except ValidationError as exc:
+        problems = "; ".join(_describe(e) for e in exc.errors())
+        raise ConfigError(f"invalid configuration: {problems}") from None

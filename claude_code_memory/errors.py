@@ -1,0 +1,67 @@
+"""The library's typed errors, translated once at each edge.
+
+    MemoryError_ (base; never raised itself)
+    ├── ConfigError        a setting has a bad value (start-up stops; names key and value)
+    ├── BadInput           the caller sent something invalid              → HTTP 422 / MCP tool error
+    ├── NotFound           an id that does not exist (for this caller)    → HTTP 404
+    ├── Unauthorised       no token, or a token we do not know            → HTTP 401
+    ├── Forbidden          a valid token acting on someone else's data    → HTTP 403
+    ├── Conflict           the request clashes with the current state     → HTTP 409
+    ├── TooLarge           a body or a memory over its cap                → HTTP 413
+    └── Unavailable        a store or the model cannot serve right now    → HTTP 503
+
+The HTTP edge (`api/errors.py`) turns each into one JSON shape
+`{"detail": message, "error": code}`; the MCP edge raises it as a tool error; the CLI prints
+one line and exits 1.
+"""
+
+from __future__ import annotations
+
+
+class MemoryError_(Exception):  # noqa: N801 - the trailing underscore avoids the builtin
+    code = "error"
+    status = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ConfigError(MemoryError_):
+    code = "config_error"
+    status = 500
+
+
+class BadInput(MemoryError_):
+    code = "bad_input"
+    status = 422
+
+
+class NotFound(MemoryError_):
+    code = "not_found"
+    status = 404
+
+
+class Unauthorised(MemoryError_):
+    code = "unauthorised"
+    status = 401
+
+
+class Forbidden(MemoryError_):
+    code = "forbidden"
+    status = 403
+
+
+class Conflict(MemoryError_):
+    code = "conflict"
+    status = 409
+
+
+class TooLarge(MemoryError_):
+    code = "too_large"
+    status = 413
+
+
+class Unavailable(MemoryError_):
+    code = "unavailable"
+    status = 503
