@@ -1,0 +1,1 @@
+"""SQL metadata: models, connection and migrations."""

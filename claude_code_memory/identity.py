@@ -1,0 +1,167 @@
+"""Who is asking: users, bearer tokens and the admin token.
+
+Tokens are random, shown once, and stored only as SHA-256 digests. The admin token comes from
+the environment (``CCMEM_ADMIN_TOKEN``, written to ``.env`` by install.sh) and is compared in
+constant time. A user's token acts for that user only; the admin token acts for anyone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, TypeVar
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from .db.database import Database
+from .db.models import ApiToken, User, utcnow
+from .errors import BadInput, Forbidden, NotFound, Unauthorised
+
+T = TypeVar("T")
+
+USER_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+TOKEN_PREFIX = "ccm_"
+# Writing last_used_at on every request would turn each read into a write.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class Principal:
+    user_id: str | None
+    is_admin: bool = False
+
+    def require_user(self, user_id: str) -> None:
+        """Raise Forbidden unless this principal may act for ``user_id``."""
+        if not self.is_admin and self.user_id != user_id:
+            raise Forbidden(f"this token cannot access the memories of user {user_id!r}")
+
+
+def validate_user_id(user_id: object) -> str:
+    if not isinstance(user_id, str) or not USER_ID_PATTERN.match(user_id):
+        raise BadInput(
+            f"invalid user_id {user_id!r}: use 1-64 letters, digits, '.', '_', '@' or '-', "
+            "starting with a letter or digit"
+        )
+    return user_id
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def get_or_create(session: Session, model: type[T], criteria: dict[str, Any], defaults: dict[str, Any]) -> T:
+    """Select the row matching ``criteria`` or insert it; safe when two requests race to insert
+    (the loser's insert hits the unique constraint, rolls back its savepoint and re-selects)."""
+    query = select(model).filter_by(**criteria)
+    row = session.scalar(query)
+    if row is not None:
+        return row
+    try:
+        with session.begin_nested():
+            row = model(**criteria, **defaults)
+            session.add(row)
+    except IntegrityError:
+        row = session.scalar(query)
+        if row is None:
+            raise
+    return row
+
+
+def get_or_create_user(session: Session, user_id: str) -> User:
+    validate_user_id(user_id)
+    return get_or_create(session, User, {"user_id": user_id}, {"name": user_id, "metadata_": {}})
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    id: str
+    user_id: str
+    name: str | None
+    prefix: str
+    created_at: str
+    last_used_at: str | None
+    revoked: bool
+
+
+class Identity:
+    def __init__(self, database: Database, admin_token: str | None) -> None:
+        self.database = database
+        self.admin_token = admin_token
+
+    def create_token(self, user_id: str, name: str | None = None) -> str:
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        with self.database.session() as session:
+            user = get_or_create_user(session, user_id)
+            session.add(ApiToken(user_id=user.id, name=name, token_hash=hash_token(token), prefix=token[:12]))
+        return token
+
+    def list_tokens(self, user_id: str | None = None) -> list[TokenInfo]:
+        with self.database.session() as session:
+            query = select(ApiToken, User.user_id).join(User).order_by(ApiToken.created_at)
+            if user_id is not None:
+                query = query.where(User.user_id == user_id)
+            return [
+                TokenInfo(
+                    id=str(token.id),
+                    user_id=owner,
+                    name=token.name,
+                    prefix=token.prefix,
+                    created_at=token.created_at.isoformat(),
+                    last_used_at=token.last_used_at.isoformat() if token.last_used_at else None,
+                    revoked=token.revoked_at is not None,
+                )
+                for token, owner in session.execute(query)
+            ]
+
+    def revoke_token(self, token_id_or_prefix: str, user_id: str | None = None) -> TokenInfo:
+        """Revoke by token id or by the prefix shown in listings."""
+        matches = [
+            t
+            for t in self.list_tokens(user_id)
+            if t.id == token_id_or_prefix or t.prefix == token_id_or_prefix
+        ]
+        if not matches:
+            raise NotFound(f"no token {token_id_or_prefix!r}")
+        if len(matches) > 1:
+            raise BadInput(f"{token_id_or_prefix!r} matches several tokens; use the token id")
+        with self.database.session() as session:
+            token = session.get(ApiToken, _uuid(matches[0].id))
+            assert token is not None
+            token.revoked_at = token.revoked_at or utcnow()
+        return matches[0]
+
+    def authenticate(self, authorization: str | None) -> Principal:
+        """Turn an ``Authorization`` header value into a principal, or raise Unauthorised."""
+        if not authorization:
+            raise Unauthorised("missing Authorization header: send 'Authorization: Bearer <token>'")
+        scheme, _, token = authorization.partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            raise Unauthorised("the Authorization header must be 'Bearer <token>'")
+        if self.admin_token and hmac.compare_digest(token.encode(), self.admin_token.encode()):
+            return Principal(user_id=None, is_admin=True)
+        with self.database.session() as session:
+            row = session.execute(
+                select(ApiToken, User.user_id)
+                .join(User)
+                .where(ApiToken.token_hash == hash_token(token), ApiToken.revoked_at.is_(None))
+            ).first()
+            if row is None:
+                raise Unauthorised("unknown or revoked token")
+            api_token, user_id = row
+            now = utcnow()
+            if api_token.last_used_at is None or now - api_token.last_used_at > LAST_USED_RESOLUTION:
+                api_token.last_used_at = now
+        return Principal(user_id=user_id)
+
+
+def _uuid(value: str):  # type: ignore[no-untyped-def]
+    import uuid
+
+    return uuid.UUID(value)

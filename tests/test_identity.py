@@ -1,0 +1,56 @@
+"""Tokens and principals against a real SQLite database."""
+
+from pathlib import Path
+
+import pytest
+
+from claude_code_memory.db.database import Database
+from claude_code_memory.db.models import ApiToken
+from claude_code_memory.errors import BadInput, Forbidden, NotFound, Unauthorised
+from claude_code_memory.identity import Identity, Principal, hash_token
+
+
+@pytest.fixture
+def identity(tmp_path: Path) -> Identity:
+    database = Database(f"sqlite:///{tmp_path / 'm.db'}")
+    database.migrate()
+    database.migrate()  # migrations are idempotent
+    return Identity(database, admin_token="admin-secret")
+
+
+def test_token_round_trip_and_only_hash_stored(identity: Identity) -> None:
+    token = identity.create_token("alice", "laptop")
+    assert token.startswith("ccm_") and len(token) > 40
+    assert identity.authenticate(f"Bearer {token}") == Principal(user_id="alice")
+    with identity.database.session() as session:
+        stored = session.query(ApiToken).one()
+        assert stored.token_hash == hash_token(token)
+        assert token not in (stored.token_hash, stored.prefix)
+
+
+def test_admin_and_bad_headers(identity: Identity) -> None:
+    assert identity.authenticate("Bearer admin-secret").is_admin
+    for header in (None, "", "Bearer", "Basic abc", "Bearer nope"):
+        with pytest.raises(Unauthorised):
+            identity.authenticate(header)
+
+
+def test_revoke(identity: Identity) -> None:
+    token = identity.create_token("bob")
+    [info] = identity.list_tokens("bob")
+    identity.revoke_token(info.prefix)
+    with pytest.raises(Unauthorised, match="revoked"):
+        identity.authenticate(f"Bearer {token}")
+    assert identity.list_tokens("bob")[0].revoked
+    with pytest.raises(NotFound):
+        identity.revoke_token("ccm_nothing")
+
+
+def test_principal_scoping_and_user_id_validation(identity: Identity) -> None:
+    Principal(user_id="alice").require_user("alice")
+    Principal(user_id=None, is_admin=True).require_user("anyone")
+    with pytest.raises(Forbidden):
+        Principal(user_id="alice").require_user("bob")
+    for bad in ("", "has space", "x" * 65, "../etc", "-start"):
+        with pytest.raises(BadInput):
+            identity.create_token(bad)
