@@ -1,0 +1,307 @@
+"""Build mem0's ``Memory`` from :class:`Settings`: the composition root of the engine.
+
+How ``Memory`` gets our embedder and store. mem0 builds its parts in ``Memory.__init__``
+through ``EmbedderFactory`` and ``VectorStoreFactory``, whose tables map a provider name to a
+class path; only the pydantic wrappers ``EmbedderConfig``/``VectorStoreConfig`` refuse names
+they do not list. So we add our two classes to the factories' tables and build those two
+wrappers with ``model_construct`` (skipping only the name check), and mem0 constructs, owns and
+resets our objects exactly as it does its own. The alternatives were worse: swapping
+``memory.vector_store`` after construction first builds a stock store (a qdrant-client
+directory or an in-memory client) and leaves mem0's entity store and ``reset()`` building stock
+ones; re-implementing ``Memory.__init__`` in a subclass silently breaks when mem0 adds an
+attribute. mem0 is pinned (2.2.1) and ``tests/test_engine.py`` exercises this path.
+
+mem0 refuses to start without an LLM even when every write uses ``infer=False``. With
+``llm.provider: none`` it gets an OpenAI config with a dummy key and a dead loopback URL, and
+after construction its ``llm`` is replaced by :class:`_NoLlm`, which raises instead of sending
+anything (mem0's OpenAI class would otherwise follow ``OPENROUTER_API_KEY`` from the
+environment to a real host).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from ..config import Settings
+from ..errors import ConfigError, Unavailable
+
+if TYPE_CHECKING:
+    from mem0 import Memory
+    from mem0.embeddings.base import EmbeddingBase
+    from mem0.vector_stores.base import VectorStoreBase
+
+logger = logging.getLogger(__name__)
+
+EDGE_PROVIDER = "ccmem_qdrant_edge"
+ONNX_PROVIDER = "ccmem_onnx_minilm"
+#: Port 9 (discard) on loopback: nothing listens, so a stray call fails at once, locally.
+DEAD_LLM_URL = "http://127.0.0.1:9/v1"
+ONNX_MODEL = "all-MiniLM-L6-v2"
+EMBEDDING_CACHE_SIZE = 4096
+#: Fields indexed on a Qdrant server beyond the four mem0 indexes itself.
+SERVER_INDEXED_FIELDS = ("app_id", "project", "state", "hash")
+
+
+class EdgeStoreConfig(BaseModel):
+    """What mem0's ``VectorStoreFactory`` passes to :class:`QdrantEdgeStore` as keywords."""
+
+    collection_name: str
+    path: str
+    embedding_model_dims: int
+    payload_indexes: dict[str, str] | None = None
+
+
+# -- configuration as plain data ---------------------------------------------------------------
+def mem0_config(settings: Settings) -> dict[str, Any]:
+    """mem0's configuration for these settings: ``vector_store``, ``embedder``, ``llm`` and
+    ``history_db_path``, each a plain dict as ``Memory.from_config`` takes them."""
+    data = settings.data_path
+    return {
+        "vector_store": _vector_store_config(settings, data),
+        "embedder": _embedder_config(settings),
+        "llm": _llm_config(settings),
+        "history_db_path": str(data / "mem0" / "history.db"),
+    }
+
+
+def _vector_store_config(settings: Settings, data: Path) -> dict[str, Any]:
+    storage = settings.storage
+    dims = settings.embedder.dims
+    if storage.qdrant_url:
+        config: dict[str, Any] = {
+            "collection_name": storage.collection_name,
+            "embedding_model_dims": dims,
+            "url": storage.qdrant_url,
+        }
+        if storage.qdrant_api_key:
+            config["api_key"] = storage.qdrant_api_key
+        return {"provider": "qdrant", "config": config}
+    return {
+        "provider": EDGE_PROVIDER,
+        "config": {
+            "collection_name": storage.collection_name,
+            "path": str(data / "vectors"),
+            "embedding_model_dims": dims,
+        },
+    }
+
+
+def _embedder_config(settings: Settings) -> dict[str, Any]:
+    embedder = settings.embedder
+    if embedder.provider == "onnx-minilm":
+        if embedder.model != ONNX_MODEL:
+            raise ConfigError(f"embedder.model = {embedder.model!r}: onnx-minilm runs only {ONNX_MODEL}")
+        if embedder.dims != 384:
+            raise ConfigError(f"embedder.dims = {embedder.dims!r}: {ONNX_MODEL} produces 384 dimensions")
+        cache_size = EMBEDDING_CACHE_SIZE if settings.performance.cache_embeddings else 0
+        return {
+            "provider": ONNX_PROVIDER,
+            "config": {
+                "model": ONNX_MODEL,
+                "embedding_dims": 384,
+                "model_kwargs": {"cache_size": cache_size},
+            },
+        }
+    config: dict[str, Any] = {"model": embedder.model, "embedding_dims": embedder.dims}
+    if embedder.provider == "openai":
+        config.update(api_key=embedder.api_key, openai_base_url=embedder.base_url)
+    else:  # ollama
+        config.update(ollama_base_url=embedder.base_url)
+    return {"provider": embedder.provider, "config": _without_none(config)}
+
+
+def _llm_config(settings: Settings) -> dict[str, Any]:
+    llm = settings.llm
+    if llm.provider == "none":
+        return {
+            "provider": "openai",
+            "config": {"model": "none", "api_key": "no-llm-configured", "openai_base_url": DEAD_LLM_URL},
+        }
+    base_url_key = {
+        "openai": "openai_base_url",
+        "anthropic": "anthropic_base_url",
+        "ollama": "ollama_base_url",
+    }
+    config = {
+        "model": llm.model,
+        "api_key": llm.api_key,
+        base_url_key[llm.provider]: llm.base_url,
+        "temperature": llm.temperature,
+        "max_tokens": llm.max_tokens,
+    }
+    return {"provider": llm.provider, "config": _without_none(config)}
+
+
+def _without_none(config: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in config.items() if value is not None}
+
+
+# -- construction ------------------------------------------------------------------------------
+def _point_mem0_at(mem0_dir: Path) -> None:
+    """Set mem0's environment; it reads it once, when ``mem0`` is first imported."""
+    mem0_dir.mkdir(parents=True, exist_ok=True)
+    os.environ["MEM0_TELEMETRY"] = "False"
+    os.environ["MEM0_DIR"] = str(mem0_dir)
+    setup = sys.modules.get("mem0.memory.setup")
+    if setup is not None and Path(setup.mem0_dir) != mem0_dir:
+        # Harmless with telemetry off (mem0 keeps only a random id there), but worth knowing.
+        logger.debug("mem0 was imported earlier and keeps its config in %s", setup.mem0_dir)
+
+
+def _register_providers() -> None:
+    from mem0.utils.factory import EmbedderFactory, VectorStoreFactory
+
+    EmbedderFactory.provider_to_class[ONNX_PROVIDER] = f"{__package__}.embedder.OnnxMiniLmEmbedder"
+    VectorStoreFactory.provider_to_class[EDGE_PROVIDER] = f"{__package__}.edge_store.QdrantEdgeStore"
+
+
+def build_memory(settings: Settings) -> Memory:
+    """A ready mem0 ``Memory`` for these settings (the vector store is open: close it)."""
+    config = mem0_config(settings)
+    _point_mem0_at(settings.data_path / "mem0")
+
+    from mem0 import Memory
+    from mem0.configs.base import MemoryConfig
+    from mem0.embeddings.configs import EmbedderConfig
+    from mem0.llms.configs import LlmConfig
+    from mem0.vector_stores.configs import VectorStoreConfig
+
+    _register_providers()
+    # mem0 validates what it knows; our two parts are added unvalidated (model_construct and
+    # model_copy skip the provider-name check, which would otherwise run again on MemoryConfig).
+    stock: dict[str, Any] = {"llm": LlmConfig(**config["llm"]), "history_db_path": config["history_db_path"]}
+    ours: dict[str, Any] = {}
+    vector_store = config["vector_store"]
+    if vector_store["provider"] == EDGE_PROVIDER:
+        ours["vector_store"] = VectorStoreConfig.model_construct(
+            provider=EDGE_PROVIDER, config=EdgeStoreConfig(**vector_store["config"])
+        )
+    else:
+        stock["vector_store"] = VectorStoreConfig(**vector_store)
+    embedder = config["embedder"]
+    if embedder["provider"] == ONNX_PROVIDER:
+        ours["embedder"] = EmbedderConfig.model_construct(**embedder)
+    else:
+        stock["embedder"] = EmbedderConfig(**embedder)
+    memory_config = MemoryConfig(**stock).model_copy(update=ours)
+    try:
+        memory = Memory(memory_config)
+    except ImportError as exc:
+        # mem0 imports a provider's client library only when that provider is chosen.
+        raise ConfigError(
+            f"embedder.provider = {settings.embedder.provider!r} / llm.provider = "
+            f"{settings.llm.provider!r}: a library it needs is not installed ({exc})"
+        ) from exc
+    except Exception as exc:
+        if vector_store["provider"] != "qdrant" or isinstance(exc, ConfigError | Unavailable):
+            raise
+        # mem0's qdrant store talks to the server in its constructor (it creates the collection).
+        raise Unavailable(f"Qdrant at {settings.storage.qdrant_url} cannot be used: {exc}") from exc
+    if settings.llm.provider == "none":
+        memory.llm = _NoLlm()
+    _tune_history_db(memory)
+    if vector_store["provider"] == "qdrant":
+        _index_server_fields(memory.vector_store)
+    return memory
+
+
+def _index_server_fields(store: Any) -> None:
+    # mem0 indexes user_id/agent_id/run_id/actor_id on a server; our filters use these too.
+    for field in SERVER_INDEXED_FIELDS:
+        try:
+            store.client.create_payload_index(
+                collection_name=store.collection_name, field_name=field, field_schema="keyword"
+            )
+        except Exception as exc:  # the index exists already, or the server refuses: not fatal
+            logger.debug("payload index %s not created: %s", field, exc)
+
+
+def _tune_history_db(memory: Memory) -> None:
+    """mem0 opens its history SQLite in rollback-journal mode with full fsync, which makes every
+    write wait for the disk (~2 ms here). WAL with NORMAL sync survives a process crash (what a
+    server needs) and is the setting our own metadata database uses."""
+    with memory.db._lock:
+        memory.db.connection.execute("PRAGMA journal_mode=WAL")
+        memory.db.connection.execute("PRAGMA synchronous=NORMAL")
+
+
+class _NoLlm:
+    """mem0's LLM when none is configured: nothing leaves the machine, a clear error instead."""
+
+    def generate_response(self, *args: Any, **kwargs: Any) -> str:
+        raise Unavailable(
+            "no LLM is configured (llm.provider = 'none'): store memories with infer=False, "
+            "or set llm.provider to openai, anthropic or ollama"
+        )
+
+
+class Engine:
+    """mem0's ``Memory`` with its embedder and vector store, and helpers that work with the
+    embedded store and with a Qdrant server alike."""
+
+    def __init__(self, memory: Memory, settings: Settings) -> None:
+        self.memory = memory
+        self.settings = settings
+
+    @classmethod
+    def open(cls, settings: Settings) -> Engine:
+        return cls(build_memory(settings), settings)
+
+    @property
+    def embedder(self) -> EmbeddingBase:
+        return self.memory.embedding_model
+
+    @property
+    def store(self) -> VectorStoreBase:
+        return self.memory.vector_store
+
+    @property
+    def embedded(self) -> bool:
+        """True when vectors live in Qdrant Edge under the data directory."""
+        return not self.settings.storage.qdrant_url
+
+    def embed(self, text: str) -> list[float]:
+        """The vector mem0 stores for ``text`` (cached: embedding it again is free)."""
+        return self.embedder.embed(text, "add")
+
+    def set_payload(self, memory_id: str, fields: dict[str, Any]) -> None:
+        """Merge ``fields`` into a memory's stored payload without re-embedding it."""
+        # Both our store and mem0's qdrant store merge on a payload-only update.
+        self.store.update(vector_id=memory_id, vector=None, payload=fields)
+
+    def count(self, filters: dict[str, Any] | None = None) -> int:
+        store: Any = self.store
+        if self.embedded:
+            return int(store.count(filters))
+        condition = store._create_filter(filters) if filters else None
+        result = store.client.count(collection_name=store.collection_name, count_filter=condition, exact=True)
+        return int(result.count)
+
+    def flush(self) -> None:
+        flush = getattr(self.store, "flush", None)
+        if flush is not None:
+            flush()
+
+    def close(self) -> None:
+        """Flush and release the vector stores and mem0's history database."""
+        memory: Any = self.memory
+        stores = [memory.vector_store, memory._entity_store]
+        for store in stores:
+            if store is None:
+                continue
+            close = getattr(store, "close", None) or getattr(getattr(store, "client", None), "close", None)
+            if close is not None:
+                close()
+        memory.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -1,0 +1,335 @@
+"""The engine against the real model, a real Qdrant Edge shard in tmp_path and mem0 itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from claude_code_memory.config import Settings
+from claude_code_memory.engine import Engine, mem0_config
+from claude_code_memory.engine.edge_store import QdrantEdgeStore
+from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder, default_model_path
+from claude_code_memory.engine.factory import DEAD_LLM_URL
+from claude_code_memory.errors import BadInput, ConfigError, NotFound, Unavailable
+
+REPO = Path(__file__).resolve().parent.parent
+# qdrant-client checks the server version from a background thread, so the warning from the
+# unreachable-server test can surface during a later test.
+pytestmark = pytest.mark.filterwarnings("ignore:Failed to obtain server version:UserWarning")
+
+
+def settings_for(data_dir: Path, **sections: dict[str, Any]) -> Settings:
+    return Settings.model_validate({"server": {"data_dir": str(data_dir)}, **sections})
+
+
+@pytest.fixture(scope="module")
+def embedder() -> OnnxMiniLmEmbedder:
+    return OnnxMiniLmEmbedder()
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    with Engine.open(settings_for(tmp_path)) as opened:
+        yield opened
+
+
+def add(engine: Engine, text: str, user: str, **metadata: Any) -> str:
+    result = engine.memory.add(text, user_id=user, infer=False, metadata=metadata or None)
+    return result["results"][0]["id"]
+
+
+def search_ids(engine: Engine, query: str, **filters: Any) -> list[str]:
+    found = engine.memory.search(query, filters=filters, top_k=10)["results"]
+    return [item["id"] for item in found]
+
+
+# -- the embedder ------------------------------------------------------------------------------
+def test_embeddings_are_unit_vectors_that_tell_paraphrases_from_unrelated_text(
+    embedder: OnnxMiniLmEmbedder,
+) -> None:
+    def vector(text: str) -> np.ndarray:
+        values = embedder.embed(text)
+        assert len(values) == 384 and all(isinstance(x, float) for x in values)
+        return np.array(values)
+
+    a = vector("The user prefers dark mode in the editor")
+    paraphrase = vector("In the editor, the user likes a dark theme")
+    unrelated = [vector("Quarterly revenue grew by ten percent"), vector("The capital of France is Paris")]
+    assert abs(np.linalg.norm(a) - 1) < 1e-5
+    assert a @ paraphrase > 0.75
+    assert all(a @ other < 0.2 for other in unrelated)
+
+
+def test_batches_match_single_embeddings_and_the_cache_skips_the_model(tmp_path: Path) -> None:
+    texts = ["short", "a much longer sentence, with many words, that makes the others pad", "short"]
+    uncached = OnnxMiniLmEmbedder(cache_size=0)
+    batch = np.array(uncached.embed_batch(texts))
+    single = np.array([uncached.embed(text) for text in texts])
+    assert np.abs(batch - single).max() < 1e-5
+
+    cached = OnnxMiniLmEmbedder(cache_size=2)
+    cached.embed_batch(texts)
+    assert cached.cache_misses == 2  # the repeated text ran once
+    cached.embed("short")
+    assert (cached.cache_misses, cached.cache_hits) == (2, 1)
+    cached.embed("third text")  # evicts the least recently used entry
+    cached.embed(texts[1])
+    assert cached.cache_misses == 4
+
+
+def test_a_corrupted_or_missing_model_file_is_a_config_error(tmp_path: Path) -> None:
+    copy = tmp_path / "model.onnx"
+    shutil.copyfile(default_model_path(), copy)
+    with copy.open("r+b") as stream:
+        stream.seek(1000)
+        byte = stream.read(1)
+        stream.seek(1000)
+        stream.write(bytes([byte[0] ^ 0xFF]))
+    with pytest.raises(ConfigError, match=r"sha256 .*install\.sh"):
+        OnnxMiniLmEmbedder(model_path=copy)
+    with pytest.raises(ConfigError, match=r"missing.*install\.sh"):
+        OnnxMiniLmEmbedder(model_path=tmp_path / "absent.onnx")
+
+
+# -- mem0 on the engine ------------------------------------------------------------------------
+def test_search_finds_a_memory_for_its_user_only(engine: Engine) -> None:
+    alice = add(engine, "I prefer tabs over spaces in Python code", "alice", app_id="claude-code")
+    bob = add(engine, "I prefer tabs over spaces in Python code", "bob")
+
+    assert search_ids(engine, "indentation style in Python", user_id="alice") == [alice]
+    assert search_ids(engine, "indentation style in Python", user_id="bob") == [bob]
+    assert search_ids(engine, "indentation style in Python", user_id="carol") == []
+
+    memory = engine.memory.get(alice)
+    assert memory["memory"] == "I prefer tabs over spaces in Python code"
+    assert memory["user_id"] == "alice"
+    assert memory["metadata"] == {"app_id": "claude-code"}
+
+
+def test_a_payload_update_changes_state_without_embedding(engine: Engine) -> None:
+    memory_id = add(engine, "Deploy with docker compose up -d", "alice", state="active")
+    embedder = engine.embedder
+    assert isinstance(embedder, OnnxMiniLmEmbedder)
+    runs_before = (embedder.cache_hits, embedder.cache_misses)
+
+    engine.set_payload(memory_id, {"state": "archived"})
+
+    assert (embedder.cache_hits, embedder.cache_misses) == runs_before
+    assert engine.memory.get(memory_id)["metadata"] == {"state": "archived"}
+    assert engine.memory.get(memory_id)["memory"] == "Deploy with docker compose up -d"
+    assert search_ids(engine, "how to deploy", user_id="alice", state="active") == []
+    assert search_ids(engine, "how to deploy", user_id="alice", state={"in": ["archived"]}) == [memory_id]
+    assert engine.count({"user_id": "alice", "state": "archived"}) == 1
+
+
+def test_a_text_update_is_embedded_again(engine: Engine) -> None:
+    memory_id = add(engine, "My favourite colour is green", "alice")
+    add(engine, "The build uses GNU make", "alice")
+
+    engine.memory.update(memory_id, text="I play the cello in an orchestra")
+
+    found = engine.memory.search("musical instrument", filters={"user_id": "alice"}, top_k=1)["results"]
+    assert found[0]["id"] == memory_id
+    assert found[0]["memory"] == "I play the cello in an orchestra"
+    assert [event["event"] for event in engine.memory.history(memory_id)] == ["ADD", "UPDATE"]
+
+
+def test_delete_removes_the_memory(engine: Engine) -> None:
+    memory_id = add(engine, "The staging database is on port 5433", "alice")
+    engine.memory.delete(memory_id)
+    assert engine.memory.get(memory_id) is None
+    assert search_ids(engine, "staging database port", user_id="alice") == []
+    assert engine.count() == 0
+
+
+def test_memories_survive_closing_and_reopening(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path)
+    with Engine.open(settings) as first:
+        memory_id = add(first, "The office wifi password rotates every Monday", "alice", state="active")
+    with Engine.open(settings) as second:
+        assert second.memory.get(memory_id)["memory"] == "The office wifi password rotates every Monday"
+        assert search_ids(second, "when does the wifi password change", user_id="alice") == [memory_id]
+        assert second.count({"state": "active"}) == 1
+    assert (tmp_path / "vectors" / "memories" / "edge_config.json").exists()
+    assert (tmp_path / "mem0" / "history.db").exists()
+
+
+def test_adding_with_inference_fails_without_sending_anything_when_no_llm_is_configured(
+    engine: Engine,
+) -> None:
+    from mem0.exceptions import LLMError
+
+    with pytest.raises(LLMError, match="no LLM is configured"):
+        engine.memory.add("remember this", user_id="alice")
+    assert engine.memory.config.llm.config["openai_base_url"] == DEAD_LLM_URL
+
+
+# -- the store on its own ----------------------------------------------------------------------
+def unit(*values: float) -> list[float]:
+    vector = np.zeros(8)
+    vector[: len(values)] = values
+    return (vector / np.linalg.norm(vector)).tolist()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[QdrantEdgeStore]:
+    with QdrantEdgeStore("things", tmp_path, embedding_model_dims=8) as opened:
+        yield opened
+
+
+def test_filters_run_inside_edge(store: QdrantEdgeStore) -> None:
+    ids = store.insert(
+        [unit(1), unit(1, 0.1), unit(1, 0.2), unit(0, 1)],
+        [
+            {"user_id": "a", "state": "active", "expires_at": 100, "created_at": "2026-01-01T00:00:00Z"},
+            {"user_id": "a", "state": "paused", "expires_at": 200, "created_at": "2026-06-01T00:00:00Z"},
+            {"user_id": "b", "state": "active", "expires_at": 300.5},
+            {"user_id": "a", "state": "deleted"},
+        ],
+    )
+
+    def hits(filters: dict[str, Any]) -> set[int]:
+        return {ids.index(item.id) for item in store.search("", unit(1), top_k=10, filters=filters)}
+
+    assert all(isinstance(item.id, str) for item in store.search("", unit(1), top_k=10))
+    assert hits({"user_id": "a"}) == {0, 1, 3}
+    assert hits({"user_id": "a", "state": {"in": ["active", "paused"]}}) == {0, 1}
+    assert hits({"state": {"nin": ["active"]}}) == {1, 3}
+    assert hits({"state": {"ne": "deleted"}, "user_id": "a"}) == {0, 1}
+    assert hits({"expires_at": {"gte": 150, "lt": 300.5}}) == {1}
+    assert hits({"expires_at": {"lte": 300.5}, "user_id": "*"}) == {0, 1, 2}
+    assert hits({"created_at": {"gt": "2026-03-01T00:00:00Z"}}) == {1}
+    assert hits({"OR": [{"user_id": "b"}, {"state": "deleted"}]}) == {2, 3}
+    assert hits({"user_id": "a", "NOT": [{"state": "active"}]}) == {1, 3}
+    both = {
+        "AND": [
+            {"OR": [{"user_id": "b"}, {"state": "deleted"}]},
+            {"OR": [{"state": "paused"}, {"user_id": "b"}]},
+        ]
+    }
+    assert hits(both) == {2}
+    assert hits({"OR": [{"user_id": "b"}, {"state": "*"}]}) == {0, 1, 2, 3}
+    assert store.count({"user_id": "a"}) == 3
+    assert [len(store.list(top_k=None)[0]), len(store.list(top_k=2)[0])] == [4, 2]
+    with pytest.raises(BadInput):
+        store.search("", unit(1), filters={"flag": True})
+    with pytest.raises(BadInput):
+        store.search("", unit(1), filters={"state": {"like": "act%"}})
+
+
+def test_store_updates_and_errors(store: QdrantEdgeStore, tmp_path: Path) -> None:
+    (point,) = store.insert([unit(1)], [{"user_id": "a", "data": "x"}])
+    store.update(point, payload={"state": "archived"})
+    assert store.get(point).payload == {"user_id": "a", "data": "x", "state": "archived"}
+    store.update(point, vector=unit(0, 1))
+    assert store.search("", unit(0, 1), top_k=1)[0].score == pytest.approx(1.0)
+    store.update(point, vector=unit(1), payload={"user_id": "a"})
+    assert store.get(point).payload == {"user_id": "a"}
+
+    (first, second) = store.search_batch(["", ""], [unit(1), unit(0, 1)], top_k=1)
+    assert first[0].id == second[0].id == point
+    assert store.get("not-a-uuid") is None and store.get(str(uuid.uuid4())) is None
+    with pytest.raises(NotFound):
+        store.set_payload(str(uuid.uuid4()), {"state": "x"})
+    with pytest.raises(BadInput):
+        store.insert([[1.0, 2.0]])
+    with pytest.raises(Unavailable, match="in use"):
+        QdrantEdgeStore("things", tmp_path, embedding_model_dims=8)
+    store.close()
+    with pytest.raises(ConfigError, match="embedder.dims"):
+        QdrantEdgeStore("things", tmp_path, embedding_model_dims=16)
+    with pytest.raises(Unavailable, match="closed"):
+        store.count()
+
+
+# -- configuration -----------------------------------------------------------------------------
+def test_a_qdrant_server_uses_mem0s_stock_provider(tmp_path: Path) -> None:
+    from mem0.vector_stores.configs import VectorStoreConfig
+
+    settings = settings_for(
+        tmp_path,
+        storage={"qdrant_url": "http://qdrant:6333", "qdrant_api_key": "secret", "collection_name": "mem"},
+        embedder={"provider": "openai", "model": "text-embedding-3-small", "dims": 1536, "api_key": "k"},
+        llm={"provider": "anthropic", "model": "claude-haiku-4-5", "api_key": "a"},
+    )
+    config = mem0_config(settings)
+    assert config["vector_store"] == {
+        "provider": "qdrant",
+        "config": {
+            "collection_name": "mem",
+            "embedding_model_dims": 1536,
+            "url": "http://qdrant:6333",
+            "api_key": "secret",
+        },
+    }
+    assert config["embedder"] == {
+        "provider": "openai",
+        "config": {"model": "text-embedding-3-small", "embedding_dims": 1536, "api_key": "k"},
+    }
+    assert config["llm"]["provider"] == "anthropic"
+    assert config["llm"]["config"]["model"] == "claude-haiku-4-5"
+    assert VectorStoreConfig(**config["vector_store"]).config.url == "http://qdrant:6333"
+
+
+def test_an_unreachable_qdrant_server_is_unavailable(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path, storage={"qdrant_url": "http://127.0.0.1:9"})
+    with pytest.raises(Unavailable, match="127.0.0.1:9"):
+        Engine.open(settings)
+
+
+def test_the_embedded_defaults(tmp_path: Path) -> None:
+    config = mem0_config(settings_for(tmp_path, performance={"cache_embeddings": False}))
+    assert config["vector_store"]["config"]["path"] == str(tmp_path / "vectors")
+    assert config["embedder"]["config"]["model_kwargs"] == {"cache_size": 0}
+    assert config["history_db_path"] == str(tmp_path / "mem0" / "history.db")
+    with pytest.raises(ConfigError, match="embedder.dims"):
+        mem0_config(settings_for(tmp_path, embedder={"dims": 768}))
+
+
+_OFFLINE_RUN = """
+import json, socket, sys
+attempts = []
+real_connect = socket.socket.connect
+def connect(self, address):
+    if self.family != socket.AF_UNIX:
+        attempts.append(repr(address))
+    return real_connect(self, address)
+socket.socket.connect = connect
+from claude_code_memory.config import Settings
+from claude_code_memory.engine import Engine
+settings = Settings.model_validate({"server": {"data_dir": sys.argv[1]}})
+with Engine.open(settings) as engine:
+    memory_id = engine.memory.add("offline", user_id="u", infer=False)["results"][0]["id"]
+    engine.memory.search("offline", filters={"user_id": "u"})
+    engine.memory.update(memory_id, text="still offline")
+    engine.memory.delete(memory_id)
+print(json.dumps(attempts))
+"""
+
+
+def test_nothing_leaves_the_data_directory_or_the_machine(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    environment = {**os.environ, "HOME": str(home), "PYTHONPATH": str(REPO)}
+    environment.pop("MEM0_DIR", None)
+    done = subprocess.run(
+        [sys.executable, "-c", _OFFLINE_RUN, str(tmp_path / "data")],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == []
+    assert list(home.iterdir()) == []
+    assert (tmp_path / "data" / "mem0" / "config.json").exists()
