@@ -1,0 +1,1 @@
+"""The HTTP edge: FastAPI app, routes and error translation."""

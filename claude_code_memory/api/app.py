@@ -1,0 +1,112 @@
+"""The API server's composition root: the only place that reads settings and wires parts."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
+
+from .. import __version__
+from ..config import Settings
+from ..db.database import Database
+from ..engine.factory import Engine
+from ..identity import Identity
+from ..mcp import create_mcp_endpoint
+from ..service import MemoryService
+from . import errors
+from .deps import authenticate
+from .middleware import BodyLimit, StripTrailingSlash
+from .routes import apps, backup, config, memories, stats
+
+log = logging.getLogger(__name__)
+
+#: Backup imports upload a zip; they get this many times the ordinary body cap.
+IMPORT_BODY_FACTOR = 50
+
+
+class Components:
+    """Everything the server holds open, built in dependency order and closed in reverse."""
+
+    def __init__(self, settings: Settings) -> None:
+        settings.data_path.mkdir(parents=True, exist_ok=True)
+        self.settings = settings
+        self.database = Database(settings.database_url)
+        self.database.migrate()
+        self.identity = Identity(self.database, settings.server.admin_token)
+        self.engine = Engine.open(settings)
+        self.service = MemoryService(self.database, self.engine)
+
+    def close(self) -> None:
+        self.engine.close()
+        self.database.close()
+
+
+def create_app(settings: Settings, components: Components | None = None) -> FastAPI:
+    parts = components or Components(settings)
+
+    mcp = (
+        create_mcp_endpoint(
+            get_service=lambda: parts.service,
+            authenticate=authenticate,
+            max_body_bytes=settings.server.max_body_bytes,
+        )
+        if settings.mem0.mcp.enabled
+        else None
+    )
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        try:
+            if mcp is None:
+                yield
+            else:
+                async with mcp.run():
+                    yield
+        finally:
+            parts.close()
+
+    app = FastAPI(
+        title="claude-code-memory",
+        version=__version__,
+        description="Self-hosted, OpenMemory-compatible memory server. Every route but /health "
+        "needs `Authorization: Bearer <token>`.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.database = parts.database
+    app.state.identity = parts.identity
+    app.state.service = parts.service
+    errors.install(app)
+
+    @app.get("/health", tags=["health"], summary="Database and vector store status (no auth)")
+    def health() -> JSONResponse:
+        status = parts.service.health()
+        healthy = all(value == "ok" for value in status.values())
+        body: dict[str, Any] = {"status": "ok" if healthy else "degraded", "version": __version__, **status}
+        return JSONResponse(body, status_code=200 if healthy else 503)
+
+    for module in (memories, apps, stats, config, backup):
+        app.include_router(module.router)
+    if mcp is not None:
+        app.router.routes.extend(mcp.routes)
+
+    if settings.server.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.server.cors_origins,
+            allow_methods=["*"],
+            allow_headers=["Authorization", "Content-Type", "Accept", "Mcp-Session-Id"],
+        )
+    app.add_middleware(StripTrailingSlash)
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=settings.server.max_body_bytes,
+        exempt_prefixes=("/api/v1/backup/import",),
+        exempt_max_bytes=settings.server.max_body_bytes * IMPORT_BODY_FACTOR,
+    )
+    return app

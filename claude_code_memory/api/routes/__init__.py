@@ -1,0 +1,1 @@
+"""REST routes, one module per OpenMemory router."""

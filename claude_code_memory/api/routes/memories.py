@@ -1,0 +1,421 @@
+"""`/api/v1/memories`: OpenMemory's memories router, plus semantic search."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from fastapi import APIRouter, Body, Query
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import Select, and_, func, select
+from sqlalchemy.orm import Session
+
+from ...db.models import App, Category, Memory, MemoryAccessLog, MemoryCategory, MemoryState
+from ...errors import BadInput, NotFound
+from ...service import DEFAULT_APP
+from ..deps import PrincipalDep, ServiceDep, acting_user
+from ..serializers import epoch, iso, memory_detail, memory_response, memory_row, page
+
+router = APIRouter(prefix="/api/v1/memories", tags=["memories"])
+
+SORT_COLUMNS = {
+    "memory": Memory.content,
+    "content": Memory.content,
+    "app_name": App.name,
+    "created_at": Memory.created_at,
+}
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class CreateMemory(_Body):
+    user_id: str | None = None
+    text: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    infer: bool = False
+    app: str = DEFAULT_APP
+
+
+class SearchRequest(_Body):
+    user_id: str | None = None
+    query: str
+    limit: int = Field(10, ge=1, le=100)
+    app_id: uuid.UUID | None = None
+    app: str = DEFAULT_APP
+
+
+class DeleteRequest(_Body):
+    memory_ids: list[uuid.UUID]
+    user_id: str | None = None
+
+
+class PauseRequest(_Body):
+    memory_ids: list[uuid.UUID] | None = None
+    category_ids: list[uuid.UUID] | None = None
+    app_id: uuid.UUID | None = None
+    all_for_app: bool = False
+    global_pause: bool = False
+    state: MemoryState = MemoryState.paused
+    user_id: str | None = None
+
+
+class UpdateRequest(_Body):
+    memory_content: str
+    user_id: str | None = None
+
+
+class FilterRequest(_Body):
+    user_id: str | None = None
+    page: int = Field(1, ge=1)
+    size: int = Field(10, ge=1, le=100)
+    search_query: str | None = None
+    app_ids: list[uuid.UUID] | None = None
+    category_ids: list[uuid.UUID] | None = None
+    sort_column: Literal["memory", "content", "app_name", "created_at"] | None = None
+    sort_direction: Literal["asc", "desc"] | None = None
+    from_date: int | None = None
+    to_date: int | None = None
+    show_archived: bool = False
+
+
+def _from_epoch(value: int | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return datetime.fromtimestamp(value, UTC).replace(tzinfo=None)
+    except (OverflowError, OSError, ValueError):
+        raise BadInput(f"invalid timestamp {value!r}: expected epoch seconds") from None
+
+
+def _listing(
+    session: Session,
+    user_pk: uuid.UUID,
+    *,
+    states: list[MemoryState],
+    app_ids: list[uuid.UUID] | None = None,
+    category_ids: list[uuid.UUID] | None = None,
+    category_names: list[str] | None = None,
+    search_query: str | None = None,
+    from_date: int | None = None,
+    to_date: int | None = None,
+) -> Select[Any]:
+    query = (
+        select(Memory, App.name)
+        .join(App, Memory.app_id == App.id)
+        .where(Memory.user_id == user_pk, Memory.state.in_(states))
+    )
+    if app_ids:
+        query = query.where(Memory.app_id.in_(app_ids))
+    if category_ids or category_names:
+        in_category = select(MemoryCategory.memory_id).join(Category)
+        in_category = in_category.where(
+            Category.id.in_(category_ids) if category_ids else Category.name.in_(category_names or [])
+        )
+        query = query.where(Memory.id.in_(in_category))
+    if search_query:
+        pattern = "%" + search_query.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_") + "%"
+        query = query.where(Memory.content.ilike(pattern, escape="\\"))
+    if (start := _from_epoch(from_date)) is not None:
+        query = query.where(Memory.created_at >= start)
+    if (end := _from_epoch(to_date)) is not None:
+        query = query.where(Memory.created_at <= end)
+    return query
+
+
+def _paged(session: Session, query: Select[Any], page_number: int, size: int, order: Any) -> dict[str, Any]:
+    total = session.scalar(select(func.count()).select_from(query.order_by(None).subquery())) or 0
+    rows = session.execute(query.order_by(order, Memory.id).offset((page_number - 1) * size).limit(size))
+    return page([memory_response(m, name) for m, name in rows], total, page_number, size)
+
+
+def _order(column: str | None, direction: str | None) -> Any:
+    target = SORT_COLUMNS[column or "created_at"]
+    return target.asc() if direction == "asc" else target.desc()
+
+
+@router.get("", summary="List memories (paginated)")
+def list_memories(
+    service: ServiceDep,
+    principal: PrincipalDep,
+    user_id: str | None = None,
+    app_id: uuid.UUID | None = None,
+    from_date: int | None = None,
+    to_date: int | None = None,
+    categories: str | None = Query(None, description="comma-separated category names"),
+    search_query: str | None = None,
+    sort_column: Literal["memory", "content", "app_name", "created_at"] | None = None,
+    sort_direction: Literal["asc", "desc"] | None = None,
+    page: int = Query(1, ge=1),
+    size: int = Query(50, ge=1, le=100),
+) -> dict[str, Any]:
+    uid = acting_user(principal, user_id)
+    with service.database.session() as session:
+        user = service.find_user(session, uid)
+        query = _listing(
+            session,
+            user.id,
+            states=[MemoryState.active, MemoryState.paused],
+            app_ids=[app_id] if app_id else None,
+            category_names=[c.strip().lower() for c in categories.split(",") if c.strip()]
+            if categories
+            else None,
+            search_query=search_query,
+            from_date=from_date,
+            to_date=to_date,
+        )
+        return _paged(session, query, page, size, _order(sort_column, sort_direction))
+
+
+@router.get("/categories", summary="Categories in use by the user's memories")
+def list_categories(
+    service: ServiceDep, principal: PrincipalDep, user_id: str | None = None
+) -> dict[str, Any]:
+    uid = acting_user(principal, user_id)
+    with service.database.session() as session:
+        user = service.find_user(session, uid)
+        rows = session.scalars(
+            select(Category)
+            .join(MemoryCategory, MemoryCategory.category_id == Category.id)
+            .join(Memory, Memory.id == MemoryCategory.memory_id)
+            .where(Memory.user_id == user.id, Memory.state.in_([MemoryState.active, MemoryState.paused]))
+            .distinct()
+            .order_by(Category.name)
+        ).all()
+        items = [
+            {
+                "id": str(c.id),
+                "name": c.name,
+                "description": c.description,
+                "created_at": iso(c.created_at),
+                "updated_at": iso(c.updated_at),
+            }
+            for c in rows
+        ]
+    return {"categories": items, "total": len(items)}
+
+
+@router.post("", summary="Create a memory")
+def create_memory(body: CreateMemory, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any] | None:
+    uid = acting_user(principal, body.user_id)
+    results = service.add_memory(
+        user_id=uid,
+        app_name=body.app,
+        text=body.text,
+        infer=body.infer,
+        metadata=body.metadata,
+        channel="rest",
+    )
+    first = next((r for r in results if r.get("event") == "ADD"), None)
+    if first is None:
+        return None
+    memory = service.get(first["id"], uid)
+    return memory_row(memory)
+
+
+@router.post("/search", summary="Semantic search over the user's active memories")
+def search_memories(body: SearchRequest, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
+    uid = acting_user(principal, body.user_id)
+    hits = service.search_hits(
+        user_id=uid, app_name=body.app, query=body.query, limit=body.limit, app_filter=body.app_id
+    )
+    return {
+        "results": [
+            {
+                "id": str(hit.memory.id),
+                "content": hit.memory.content,
+                "score": hit.score,
+                "metadata": hit.memory.metadata_ or {},
+                "app": hit.app_name,
+                "app_id": str(hit.memory.app_id),
+                "categories": [c.name for c in hit.memory.categories],
+                "created_at": epoch(hit.memory.created_at),
+            }
+            for hit in hits
+        ]
+    }
+
+
+@router.post("/filter", summary="Filter, sort and page the user's memories (the UI's list call)")
+def filter_memories(body: FilterRequest, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
+    uid = acting_user(principal, body.user_id)
+    states = [MemoryState.active, MemoryState.paused] + ([MemoryState.archived] if body.show_archived else [])
+    with service.database.session() as session:
+        user = service.find_user(session, uid)
+        query = _listing(
+            session,
+            user.id,
+            states=states,
+            app_ids=body.app_ids,
+            category_ids=body.category_ids,
+            search_query=body.search_query,
+            from_date=body.from_date,
+            to_date=body.to_date,
+        )
+        return _paged(session, query, body.page, body.size, _order(body.sort_column, body.sort_direction))
+
+
+@router.delete("", summary="Delete memories (vector, text and categories are removed)")
+def delete_memories(
+    service: ServiceDep, principal: PrincipalDep, body: DeleteRequest = Body(...)
+) -> dict[str, str]:
+    uid = acting_user(principal, body.user_id)
+    count = service.delete_memories(body.memory_ids, user_id=uid, changed_by=uid)
+    return {"message": f"Successfully deleted {count} memories"}
+
+
+@router.post("/actions/archive", summary="Archive memories")
+def archive_memories(
+    service: ServiceDep,
+    principal: PrincipalDep,
+    body: list[uuid.UUID] = Body(...),
+    user_id: str | None = None,
+) -> dict[str, str]:
+    uid = _user_or_internal_id(service, principal, user_id)
+    count = service.change_state(body, MemoryState.archived, user_id=uid, changed_by=uid)
+    return {"message": f"Successfully archived {count} memories"}
+
+
+@router.post("/actions/pause", summary="Change the state of memories (pause, archive, resume as active)")
+def pause_memories(body: PauseRequest, service: ServiceDep, principal: PrincipalDep) -> dict[str, str]:
+    uid = acting_user(principal, body.user_id)
+    with service.database.session() as session:
+        user = service.find_user(session, uid)
+        mine = select(Memory.id).where(Memory.user_id == user.id, Memory.state != MemoryState.deleted)
+        if body.global_pause:
+            # OpenMemory paused every user's memories here; we scope it to the caller's user.
+            ids = list(session.scalars(mine))
+        elif body.app_id:
+            app = session.get(App, body.app_id)
+            if app is None or app.owner_id != user.id:
+                raise NotFound(f"app {body.app_id} not found")
+            ids = list(session.scalars(mine.where(Memory.app_id == body.app_id)))
+        elif body.memory_ids:
+            ids = list(body.memory_ids)
+        elif body.category_ids:
+            in_category = select(MemoryCategory.memory_id).where(
+                MemoryCategory.category_id.in_(body.category_ids)
+            )
+            ids = list(session.scalars(mine.where(Memory.id.in_(in_category))))
+        else:
+            raise BadInput("give memory_ids, category_ids, app_id or global_pause")
+    count = service.change_state(ids, body.state, user_id=uid, changed_by=uid)
+    verb = {"active": "resumed", "paused": "paused", "archived": "archived", "deleted": "deleted"}[
+        body.state.value
+    ]
+    return {"message": f"Successfully {verb} {count} memories"}
+
+
+@router.get("/{memory_id}", summary="Get one memory")
+def get_memory(memory_id: str, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
+    memory = service.get(memory_id, None if principal.is_admin else principal.user_id)
+    return memory_detail(memory)
+
+
+@router.get("/{memory_id}/access-log", summary="Who read a memory, when")
+def access_log(
+    memory_id: str,
+    service: ServiceDep,
+    principal: PrincipalDep,
+    page: int = Query(1, ge=1),
+    page_size: int = Query(10, ge=1, le=100),
+) -> dict[str, Any]:
+    memory = service.get(memory_id, None if principal.is_admin else principal.user_id)
+    with service.database.session() as session:
+        base = select(MemoryAccessLog, App.name).join(App).where(MemoryAccessLog.memory_id == memory.id)
+        total = session.scalar(select(func.count()).select_from(base.subquery())) or 0
+        rows = session.execute(
+            base.order_by(MemoryAccessLog.accessed_at.desc()).offset((page - 1) * page_size).limit(page_size)
+        )
+        logs = [
+            {
+                "id": str(entry.id),
+                "memory_id": str(entry.memory_id),
+                "app_id": str(entry.app_id),
+                "accessed_at": entry.accessed_at.isoformat(),
+                "access_type": entry.access_type,
+                "metadata_": entry.metadata_ or {},
+                "app_name": app_name,
+            }
+            for entry, app_name in rows
+        ]
+    return {"total": total, "page": page, "page_size": page_size, "logs": logs}
+
+
+@router.put("/{memory_id}", summary="Edit a memory's text (re-embeds it)")
+def update_memory(
+    memory_id: str, body: UpdateRequest, service: ServiceDep, principal: PrincipalDep
+) -> dict[str, Any]:
+    if body.user_id is not None:
+        acting_user(principal, body.user_id)
+    memory = service.update_memory(
+        None if principal.is_admin else principal.user_id, memory_id, body.memory_content
+    )
+    return memory_row(memory)
+
+
+@router.get("/{memory_id}/related", summary="Memories sharing categories with this one")
+def related_memories(
+    memory_id: str,
+    service: ServiceDep,
+    principal: PrincipalDep,
+    user_id: str | None = None,
+    page: int = Query(1, ge=1),
+) -> dict[str, Any]:
+    size = 5  # OpenMemory forces 5
+    memory = service.get(memory_id, None if principal.is_admin else principal.user_id)
+    if user_id is not None:
+        acting_user(principal, user_id)
+    category_ids = [c.id for c in memory.categories]
+    with service.database.session() as session:
+        if not category_ids:
+            return page_of_nothing(page, size)
+        overlap = func.count(MemoryCategory.category_id).label("overlap")
+        query = (
+            select(Memory, App.name, overlap)
+            .join(App, Memory.app_id == App.id)
+            .join(MemoryCategory, MemoryCategory.memory_id == Memory.id)
+            .where(
+                and_(
+                    Memory.user_id == memory.user_id,
+                    Memory.id != memory.id,
+                    Memory.state.in_([MemoryState.active, MemoryState.paused]),
+                    MemoryCategory.category_id.in_(category_ids),
+                )
+            )
+            .group_by(Memory.id, App.name)
+        )
+        total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+        rows = session.execute(
+            query.order_by(overlap.desc(), Memory.created_at.desc()).offset((page - 1) * size).limit(size)
+        )
+        return {
+            "items": [memory_response(m, name) for m, name, _ in rows],
+            "total": total,
+            "page": page,
+            "size": size,
+            "pages": max(1, -(-total // size)),
+        }
+
+
+def page_of_nothing(page_number: int, size: int) -> dict[str, Any]:
+    return page([], 0, page_number, size)
+
+
+def _user_or_internal_id(service: ServiceDep, principal: PrincipalDep, user_id: str | None) -> str:
+    """OpenMemory's archive route takes the internal users.id UUID; accept that or a user_id."""
+    if user_id is not None:
+        try:
+            internal = uuid.UUID(user_id)
+        except ValueError:
+            return acting_user(principal, user_id)
+        with service.database.session() as session:
+            from ...db.models import User
+
+            user = session.get(User, internal)
+            if user is None:
+                raise NotFound(f"user {user_id} not found")
+            return acting_user(principal, user.user_id)
+    return acting_user(principal, None)

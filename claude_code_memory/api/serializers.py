@@ -1,0 +1,91 @@
+"""JSON shapes of the OpenMemory contract, built from ORM rows."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any
+
+from ..db.models import App, Memory
+
+
+def epoch(value: datetime | None) -> int | None:
+    """Naive-UTC datetime → epoch seconds, as OpenMemory's MemoryResponse has it."""
+    if value is None:
+        return None
+    from datetime import UTC
+
+    return int(value.replace(tzinfo=UTC).timestamp())
+
+
+def iso(value: datetime | None) -> str | None:
+    return value.isoformat() + "Z" if value else None
+
+
+def category_names(memory: Memory) -> list[str]:
+    return [c.name for c in memory.categories]
+
+
+def memory_response(memory: Memory, app_name: str | None = None) -> dict[str, Any]:
+    """OpenMemory's MemoryResponse: list and filter items."""
+    return {
+        "id": str(memory.id),
+        "content": memory.content,
+        "created_at": epoch(memory.created_at),
+        "state": memory.state.value,
+        "app_id": str(memory.app_id),
+        "app_name": app_name if app_name is not None else memory.app.name,
+        "categories": category_names(memory),
+        "metadata_": memory.metadata_ or {},
+    }
+
+
+def memory_detail(memory: Memory) -> dict[str, Any]:
+    """GET /memories/{id}: the same as MemoryResponse but the text is under ``text``."""
+    body = memory_response(memory)
+    body["text"] = body.pop("content")
+    body["user_id"] = memory.user.user_id
+    body["updated_at"] = epoch(memory.updated_at)
+    return body
+
+
+def memory_row(memory: Memory) -> dict[str, Any]:
+    """The raw row OpenMemory's create and update routes return."""
+    return {
+        "id": str(memory.id),
+        "user_id": str(memory.user_id),
+        "app_id": str(memory.app_id),
+        "content": memory.content,
+        "vector": None,
+        "metadata_": memory.metadata_ or {},
+        "state": memory.state.value,
+        "created_at": iso(memory.created_at),
+        "updated_at": iso(memory.updated_at),
+        "archived_at": iso(memory.archived_at),
+        "deleted_at": iso(memory.deleted_at),
+        "categories": category_names(memory),
+    }
+
+
+def app_row(app: App) -> dict[str, Any]:
+    return {
+        "id": str(app.id),
+        "owner_id": str(app.owner_id),
+        "name": app.name,
+        "description": app.description,
+        "metadata_": app.metadata_ or {},
+        "is_active": app.is_active,
+        "created_at": iso(app.created_at),
+        "updated_at": iso(app.updated_at),
+    }
+
+
+def page(items: list[Any], total: int, page_number: int, size: int) -> dict[str, Any]:
+    """fastapi-pagination's Page shape, which OpenMemory's list routes return."""
+    return {
+        "items": items,
+        "total": total,
+        "page": page_number,
+        "size": size,
+        "pages": max(1, math.ceil(total / size)) if size else 1,
+    }

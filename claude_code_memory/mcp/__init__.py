@@ -1,0 +1,66 @@
+"""The MCP edge: OpenMemory's memory tools over SSE and Streamable HTTP.
+
+Composition (done once by the app factory)::
+
+    endpoint = create_mcp_endpoint(get_service=..., authenticate=...)
+    app.router.routes.extend(endpoint.routes)
+    # and inside the app's lifespan:
+    async with endpoint.run():
+        yield
+
+or :func:`mount_mcp`, which does both for a Starlette/FastAPI app.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from starlette.applications import Starlette
+
+from .server import Caller, bind_caller, build_server, current_caller
+from .transport import DEFAULT_MAX_BODY_BYTES, Authenticate, McpEndpoint
+
+__all__ = [
+    "Caller",
+    "McpEndpoint",
+    "bind_caller",
+    "build_server",
+    "create_mcp_endpoint",
+    "current_caller",
+    "mount_mcp",
+]
+
+
+def create_mcp_endpoint(
+    *,
+    get_service: Callable[[], Any],
+    authenticate: Authenticate,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> McpEndpoint:
+    """The MCP server and its routes. ``get_service()`` is called on every tool call."""
+    return McpEndpoint(build_server(get_service), authenticate, max_body_bytes=max_body_bytes)
+
+
+def mount_mcp(
+    app: Starlette,
+    *,
+    get_service: Callable[[], Any],
+    authenticate: Authenticate,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> McpEndpoint:
+    """Add the MCP routes to ``app`` and run the endpoint inside the app's existing lifespan."""
+    endpoint = create_mcp_endpoint(
+        get_service=get_service, authenticate=authenticate, max_body_bytes=max_body_bytes
+    )
+    app.router.routes.extend(endpoint.routes)
+    app_lifespan = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(app_: Any) -> AsyncIterator[Any]:
+        async with endpoint.run(), app_lifespan(app_) as state:
+            yield state
+
+    app.router.lifespan_context = lifespan
+    return endpoint

@@ -1,0 +1,526 @@
+"""The memory service: every read and write of memories goes through here.
+
+REST routes and MCP tools are thin edges over this class. It keeps SQL (the source of truth
+for ownership, state and categories) and the vector store (mem0's engine) in step: a memory's
+SQL id is its vector id, its state is mirrored into the vector payload so searches filter in
+the store, and a failed SQL write removes the vector it just added.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from .categories import Categoriser
+from .db.database import Database
+from .db.models import (
+    App,
+    Category,
+    Memory,
+    MemoryAccessLog,
+    MemoryCategory,
+    MemoryState,
+    MemoryStatusHistory,
+    User,
+    utcnow,
+)
+from .errors import BadInput, Forbidden, NotFound, TooLarge, Unavailable
+from .identity import get_or_create, get_or_create_user, validate_user_id
+
+log = logging.getLogger(__name__)
+
+APP_NAME_MAX = 64
+MAX_TEXT_CHARS = 100_000
+MAX_SEARCH_LIMIT = 100
+#: The app REST writes go to when the caller names none (OpenMemory's default).
+DEFAULT_APP = "openmemory"
+
+
+def content_hash(text: str) -> str:
+    """Hash of the normalised text: case and whitespace do not make a new memory."""
+    return hashlib.sha256(" ".join(text.split()).casefold().encode("utf-8")).hexdigest()
+
+
+def parse_memory_id(value: object) -> uuid.UUID:
+    try:
+        return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+    except ValueError:
+        raise BadInput(f"invalid memory id {value!r}: expected a UUID") from None
+
+
+def iso(value: datetime | None) -> str | None:
+    return value.isoformat() + "Z" if value else None
+
+
+def validate_app_name(app_name: object) -> str:
+    if not isinstance(app_name, str) or not app_name.strip() or len(app_name) > APP_NAME_MAX:
+        raise BadInput(f"invalid app name {app_name!r}: 1-{APP_NAME_MAX} characters")
+    return app_name.strip()
+
+
+def validate_text(text: object, what: str = "text") -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise BadInput(f"{what} must be a non-empty string")
+    if len(text) > MAX_TEXT_CHARS:
+        raise TooLarge(f"{what} is {len(text)} characters; the maximum is {MAX_TEXT_CHARS}")
+    return text
+
+
+def mem0_item(memory: Memory, app_name: str, score: float | None = None) -> dict[str, Any]:
+    """A memory as mem0 returns items: ``{id, memory, hash, created_at, updated_at, [score], metadata}``."""
+    item: dict[str, Any] = {
+        "id": str(memory.id),
+        "memory": memory.content,
+        "hash": memory.content_hash,
+        "created_at": iso(memory.created_at),
+        "updated_at": iso(memory.updated_at),
+    }
+    if score is not None:
+        item["score"] = score
+    item["metadata"] = {**(memory.metadata_ or {}), "app": app_name}
+    return item
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result, joined with its SQL row."""
+
+    memory: Memory
+    score: float
+    app_name: str
+
+
+class MemoryService:
+    def __init__(self, database: Database, engine: Any) -> None:
+        self.database = database
+        self.engine = engine
+        self.vectors = Vectors(engine)
+        self.categoriser = Categoriser(self.vectors.embed_batch)
+        self._category_ids: dict[str, uuid.UUID] = {}
+
+    # -- users and apps -------------------------------------------------------------------
+    def user(self, session: Session, user_id: str) -> User:
+        return get_or_create_user(session, user_id)
+
+    def find_user(self, session: Session, user_id: str) -> User:
+        validate_user_id(user_id)
+        user = session.scalar(select(User).where(User.user_id == user_id))
+        if user is None:
+            raise NotFound(f"user {user_id!r} not found")
+        return user
+
+    def user_app(self, session: Session, user_id: str, app_name: str) -> tuple[User, App]:
+        """The user and their app, in one query when both exist (the common case)."""
+        validate_user_id(user_id)
+        row = session.execute(
+            select(User, App)
+            .join(App, App.owner_id == User.id)
+            .where(User.user_id == user_id, App.name == app_name)
+        ).first()
+        if row is not None:
+            return row[0], row[1]
+        user = self.user(session, user_id)
+        return user, self.app(session, user, app_name)
+
+    def app(self, session: Session, user: User, app_name: str) -> App:
+        app_name = validate_app_name(app_name)
+        return get_or_create(
+            session, App, {"owner_id": user.id, "name": app_name}, {"is_active": True, "metadata_": {}}
+        )
+
+    @staticmethod
+    def require_active(app: App, action: str) -> None:
+        if not app.is_active:
+            raise Forbidden(f"App {app.name} is currently paused. Cannot {action}.")
+
+    # -- writes ---------------------------------------------------------------------------
+    def add_memory(
+        self,
+        *,
+        user_id: str,
+        app_name: str,
+        text: str,
+        infer: bool = False,
+        metadata: dict[str, Any] | None = None,
+        channel: str = "rest",
+    ) -> list[dict[str, Any]]:
+        """Store ``text`` for the user through ``app_name``; returns mem0-style results."""
+        text = validate_text(text)
+        if metadata is not None and not isinstance(metadata, dict):
+            raise BadInput("metadata must be a JSON object")
+        with self.database.session() as session:
+            user, app = self.user_app(session, user_id, app_name)
+            self.require_active(app, "create new memories")
+            user_pk, app_pk, app_label = user.id, app.id, app.name
+
+        payload = {
+            **(metadata or {}),
+            "source_app": "claude-code-memory",
+            "mcp_client": app_label,
+            "app_id": str(app_pk),
+            "state": MemoryState.active.value,
+            "channel": channel,
+        }
+        results = self.vectors.add(text, user_id=user_id, metadata=payload, infer=infer)
+        added = [r for r in results if r.get("event") == "ADD"]
+        try:
+            with self.database.session() as session:
+                for result in added:
+                    memory_text = result["memory"]
+                    memory = Memory(
+                        id=uuid.UUID(result["id"]),
+                        user_id=user_pk,
+                        app_id=app_pk,
+                        content=memory_text,
+                        content_hash=content_hash(memory_text),
+                        metadata_={**(metadata or {}), "channel": channel},
+                        state=MemoryState.active,
+                    )
+                    session.add(memory)
+                    session.flush()
+                    self._set_categories(session, memory, self.vectors.embed(memory_text), new=True)
+        except Exception:
+            # Keep the stores in step: a vector without its SQL row would be an orphan.
+            for result in added:
+                self.vectors.delete(result["id"])
+            raise
+        return results
+
+    def update_memory(self, principal_user: str | None, memory_id: object, text: str) -> Memory:
+        """Replace a memory's text: SQL and the vector (re-embedded) both change."""
+        text = validate_text(text, "memory_content")
+        mid = parse_memory_id(memory_id)
+        with self.database.session() as session:
+            memory = self._owned(session, mid, principal_user)
+            if memory.state == MemoryState.deleted:
+                raise NotFound(f"memory {mid} not found")
+            self.vectors.update(str(mid), text)
+            memory.content = text
+            memory.content_hash = content_hash(text)
+            memory.updated_at = utcnow()
+            self._set_categories(session, memory, self.vectors.embed(text))
+            session.flush()
+            session.refresh(memory)
+            return memory
+
+    def change_state(
+        self,
+        memory_ids: Iterable[object],
+        new_state: MemoryState,
+        *,
+        user_id: str | None,
+        changed_by: str | None,
+    ) -> int:
+        """Move memories to ``new_state``; ``user_id`` restricts to that owner (None = admin)."""
+        if new_state == MemoryState.deleted:
+            return self.delete_memories(memory_ids, user_id=user_id, changed_by=changed_by)
+        ids = [parse_memory_id(m) for m in memory_ids]
+        changed = 0
+        with self.database.session() as session:
+            actor = self._actor(session, changed_by)
+            for memory in self._rows(session, ids, user_id):
+                if memory.state in (new_state, MemoryState.deleted):
+                    continue
+                self._record_state(session, memory, new_state, actor)
+                self.vectors.set_payload(str(memory.id), {"state": new_state.value})
+                changed += 1
+        return changed
+
+    def delete_memories(
+        self,
+        memory_ids: Iterable[object],
+        *,
+        user_id: str | None,
+        changed_by: str | None = None,
+        app_name: str | None = None,
+    ) -> int:
+        """Delete for real: the vector point and the text go; a content-less tombstone stays.
+
+        ``user_id`` restricts to that owner's memories (None: any, for the admin); ids of
+        other users' memories are ignored. ``app_name``, when given, must not be paused.
+        """
+        ids = [parse_memory_id(m) for m in memory_ids]
+        deleted = 0
+        with self.database.session() as session:
+            if app_name is not None and user_id is not None:
+                self.require_active(
+                    self.app(session, self.user(session, user_id), app_name), "delete memories"
+                )
+            actor = self._actor(session, changed_by or user_id)
+            for memory in self._rows(session, ids, user_id):
+                if memory.state == MemoryState.deleted:
+                    continue
+                self.vectors.delete(str(memory.id))
+                self._record_state(session, memory, MemoryState.deleted, actor)
+                memory.content = ""
+                memory.content_hash = None
+                session.execute(delete(MemoryCategory).where(MemoryCategory.memory_id == memory.id))
+                deleted += 1
+        return deleted
+
+    def delete_all(self, *, user_id: str, app_name: str | None = None) -> int:
+        with self.database.session() as session:
+            user = self.user(session, user_id)
+            query = select(Memory.id).where(Memory.user_id == user.id, Memory.state != MemoryState.deleted)
+            ids = list(session.scalars(query))
+        return self.delete_memories(ids, user_id=user_id, changed_by=user_id, app_name=app_name)
+
+    # -- reads ----------------------------------------------------------------------------
+    def search_hits(
+        self,
+        *,
+        user_id: str,
+        app_name: str,
+        query: str,
+        limit: int = 10,
+        app_filter: uuid.UUID | None = None,
+        access_type: str = "search",
+    ) -> list[Hit]:
+        """Semantic search over the user's active memories; logs each hit as accessed by the app."""
+        query = validate_text(query, "query")
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_SEARCH_LIMIT:
+            raise BadInput(f"limit must be an integer from 1 to {MAX_SEARCH_LIMIT}")
+        with self.database.session() as session:
+            _, app = self.user_app(session, user_id, app_name)
+            self.require_active(app, "read memories")
+            app_pk = app.id
+        filters: dict[str, Any] = {"user_id": user_id, "state": MemoryState.active.value}
+        if app_filter is not None:
+            filters["app_id"] = str(app_filter)
+        scored = self.vectors.search(query, filters=filters, limit=limit)
+        if not scored:
+            return []
+        with self.database.session() as session:
+            rows = {
+                m.id: (m, name)
+                for m, name in session.execute(
+                    select(Memory, App.name)
+                    .join(App, Memory.app_id == App.id)
+                    .where(Memory.id.in_([uuid.UUID(s["id"]) for s in scored]))
+                )
+            }
+            hits = []
+            for item in scored:
+                row = rows.get(uuid.UUID(item["id"]))
+                # The SQL row decides: a vector whose row is gone or inactive is not returned.
+                if row is None or row[0].state != MemoryState.active:
+                    continue
+                hits.append(Hit(memory=row[0], score=float(item["score"]), app_name=row[1]))
+            self._log_access(
+                session,
+                app_pk,
+                [
+                    (h.memory.id, {"query": query, "score": h.score, "hash": h.memory.content_hash})
+                    for h in hits
+                ],
+                access_type,
+            )
+        return hits
+
+    def list_active(
+        self, *, user_id: str, app_name: str, access_type: str = "list"
+    ) -> list[tuple[Memory, str]]:
+        with self.database.session() as session:
+            user = self.user(session, user_id)
+            app = self.app(session, user, app_name)
+            self.require_active(app, "read memories")
+            rows = list(
+                session.execute(
+                    select(Memory, App.name)
+                    .join(App, Memory.app_id == App.id)
+                    .where(Memory.user_id == user.id, Memory.state == MemoryState.active)
+                    .order_by(Memory.created_at.desc())
+                )
+            )
+            self._log_access(session, app.id, [(m.id, {}) for m, _ in rows], access_type)
+            return [(m, name) for m, name in rows]
+
+    def get(self, memory_id: object, principal_user: str | None) -> Memory:
+        mid = parse_memory_id(memory_id)
+        with self.database.session() as session:
+            memory = self._owned(session, mid, principal_user)
+            if memory.state == MemoryState.deleted:
+                raise NotFound(f"memory {mid} not found")
+            _ = memory.app.name, memory.user.user_id, [c.name for c in memory.categories]
+            return memory
+
+    # -- mem0-shaped results, as OpenMemory's MCP tools return them ------------------------
+    def search(
+        self, *, user_id: str, app_name: str, query: str, limit: int = 10, channel: str = "mcp"
+    ) -> list[dict[str, Any]]:
+        hits = self.search_hits(user_id=user_id, app_name=app_name, query=query, limit=limit)
+        return [mem0_item(h.memory, h.app_name, score=h.score) for h in hits]
+
+    def list_memories(self, *, user_id: str, app_name: str, channel: str = "mcp") -> list[dict[str, Any]]:
+        return [mem0_item(m, name) for m, name in self.list_active(user_id=user_id, app_name=app_name)]
+
+    def recent(self, *, user_id: str, limit: int = 20) -> list[dict[str, Any]]:
+        with self.database.session() as session:
+            user = self.user(session, user_id)
+            rows = session.execute(
+                select(Memory, App.name)
+                .join(App, Memory.app_id == App.id)
+                .where(Memory.user_id == user.id, Memory.state == MemoryState.active)
+                .order_by(Memory.created_at.desc())
+                .limit(limit)
+            )
+            return [mem0_item(m, name) for m, name in rows]
+
+    # -- helpers --------------------------------------------------------------------------
+    def _owned(self, session: Session, memory_id: uuid.UUID, principal_user: str | None) -> Memory:
+        memory = session.get(Memory, memory_id)
+        if memory is None:
+            raise NotFound(f"memory {memory_id} not found")
+        if principal_user is not None and memory.user.user_id != principal_user:
+            raise Forbidden("this token cannot access that memory")
+        return memory
+
+    def _rows(self, session: Session, ids: Sequence[uuid.UUID], user_id: str | None) -> list[Memory]:
+        if not ids:
+            return []
+        query = select(Memory).where(Memory.id.in_(ids))
+        if user_id is not None:
+            query = query.join(User, Memory.user_id == User.id).where(User.user_id == user_id)
+        return list(session.scalars(query))
+
+    def _actor(self, session: Session, changed_by: str | None) -> uuid.UUID | None:
+        if changed_by is None:
+            return None
+        user = session.scalar(select(User).where(User.user_id == changed_by))
+        return user.id if user else None
+
+    @staticmethod
+    def _record_state(
+        session: Session, memory: Memory, new_state: MemoryState, actor: uuid.UUID | None
+    ) -> None:
+        now = utcnow()
+        session.add(
+            MemoryStatusHistory(
+                memory_id=memory.id,
+                changed_by=actor,
+                old_state=memory.state.value,
+                new_state=new_state.value,
+                changed_at=now,
+            )
+        )
+        memory.state = new_state
+        memory.updated_at = now
+        if new_state == MemoryState.archived:
+            memory.archived_at = now
+        elif new_state == MemoryState.deleted:
+            memory.deleted_at = now
+
+    def _set_categories(
+        self, session: Session, memory: Memory, vector: Sequence[float], *, new: bool = False
+    ) -> None:
+        names = self.categoriser.categorise(vector)
+        if not new:
+            session.execute(delete(MemoryCategory).where(MemoryCategory.memory_id == memory.id))
+        for name in names:
+            session.add(MemoryCategory(memory_id=memory.id, category_id=self._category_id(session, name)))
+        session.flush()
+        session.expire(memory, ["categories"])
+
+    def _category_id(self, session: Session, name: str) -> uuid.UUID:
+        # Categories are a small fixed-ish set and never deleted: remember their ids.
+        cached = self._category_ids.get(name)
+        if cached is None:
+            category = get_or_create(
+                session,
+                Category,
+                {"name": name},
+                {"description": f"Automatically created category for {name}"},
+            )
+            cached = self._category_ids[name] = category.id
+        return cached
+
+    @staticmethod
+    def _log_access(
+        session: Session,
+        app_id: uuid.UUID,
+        entries: Sequence[tuple[uuid.UUID, dict[str, Any]]],
+        access_type: str,
+    ) -> None:
+        now = utcnow()
+        session.add_all(
+            MemoryAccessLog(
+                memory_id=mid, app_id=app_id, accessed_at=now, access_type=access_type, metadata_=meta
+            )
+            for mid, meta in entries
+        )
+
+    def health(self) -> dict[str, str]:
+        status = {}
+        try:
+            self.database.check()
+            status["database"] = "ok"
+        except Unavailable as exc:
+            status["database"] = exc.message
+        try:
+            self.vectors.check()
+            status["vector_store"] = "ok"
+        except Exception as exc:  # noqa: BLE001 - reported, not raised: this is the health probe
+            status["vector_store"] = f"unavailable: {exc.__class__.__name__}"
+        return status
+
+
+class Vectors:
+    """The service's only door to mem0: add, update, delete, search and embed.
+
+    mem0 returns ``{"results": [...]}`` dicts and raises ``ValueError`` for ids it does not
+    know; this turns those into plain lists and our typed errors, and reports a store that
+    cannot serve as ``Unavailable``.
+    """
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.memory = engine.memory
+        self.has_llm = engine.settings.llm.provider != "none"
+
+    def add(self, text: str, *, user_id: str, metadata: dict[str, Any], infer: bool) -> list[dict[str, Any]]:
+        # Without an LLM, infer=True (OpenMemory's REST default) stores the text verbatim.
+        try:
+            result = self.memory.add(text, user_id=user_id, metadata=metadata, infer=infer and self.has_llm)
+        except ValueError as exc:
+            raise BadInput(str(exc)) from exc
+        return list(result.get("results", []))
+
+    def update(self, memory_id: str, text: str) -> None:
+        try:
+            self.memory.update(memory_id, text=text)
+        except ValueError as exc:
+            raise NotFound(f"memory {memory_id} has no vector: {exc}") from exc
+
+    def delete(self, memory_id: str) -> None:
+        try:
+            self.memory.delete(memory_id)
+        except ValueError:
+            log.info("memory %s had no vector to delete", memory_id)
+
+    def set_payload(self, memory_id: str, fields: dict[str, Any]) -> None:
+        self.engine.set_payload(memory_id, fields)
+
+    def search(self, query: str, *, filters: dict[str, Any], limit: int) -> list[dict[str, Any]]:
+        # threshold 0: rank everything the filter admits; the caller's limit decides.
+        result = self.memory.search(query, top_k=limit, filters=filters, threshold=0.0)
+        return list(result.get("results", []))
+
+    def embed(self, text: str) -> list[float]:
+        return self.engine.embed(text)
+
+    def embed_batch(self, texts: list[str]) -> list[list[float]]:
+        batch = getattr(self.engine.embedder, "embed_batch", None)
+        if batch is not None:
+            return batch(texts)
+        return [self.engine.embed(t) for t in texts]
+
+    def check(self) -> None:
+        self.engine.count({"user_id": "__health__"})
