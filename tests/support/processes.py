@@ -1,0 +1,115 @@
+"""Child processes for tests: free loopback ports, waiting for readiness, stopping by PID.
+
+Every process a test starts is stopped through its own PID (terminate, wait, kill), never by
+name, and its output goes to a file so a failure can show it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def require_tool(path: str | Path, what: str) -> Path:
+    """``path`` (or a command name on ``PATH``) if it is there; otherwise skip, or fail in CI.
+
+    CI installs every tool the tests use, so a missing one there is a broken setup, not a
+    reason to skip.
+    """
+    found = Path(path) if Path(path).is_absolute() else None
+    if found is None:
+        located = shutil.which(str(path))
+        found = Path(located) if located else None
+    if found is not None and found.exists() and os.access(found, os.X_OK):
+        return found
+    message = f"{path} is missing: {what}"
+    if in_ci():
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def tail(path: Path, limit: int = 6000) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return "(no output)"
+    return text[-limit:] if text.strip() else "(no output)"
+
+
+def wait_until(
+    ready: Callable[[], bool],
+    *,
+    timeout: float,
+    process: subprocess.Popen[bytes] | None = None,
+    what: str,
+    log: Path | None = None,
+) -> None:
+    """Poll ``ready`` until it is true; fail early, with the log, if ``process`` dies."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if ready():
+            return
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(
+                f"{what} exited with code {process.returncode} before it was ready:\n{_log(log)}"
+            )
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what} was not ready after {timeout:.0f} s:\n{_log(log)}")
+        time.sleep(0.1)
+
+
+def _log(log: Path | None) -> str:
+    return tail(log) if log is not None else "(no log)"
+
+
+def http_ok(url: str) -> Callable[[], bool]:
+    def check() -> bool:
+        try:
+            return httpx.get(url, timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    return check
+
+
+def port_open(port: int, host: str = "127.0.0.1") -> Callable[[], bool]:
+    def check() -> bool:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.settimeout(0.5)
+            return sock.connect_ex((host, port)) == 0
+
+    return check
+
+
+def stop_process(
+    process: subprocess.Popen[bytes], *, grace: float = 15, first_signal: int = signal.SIGTERM
+) -> int | None:
+    """Stop one child by its PID: ``first_signal`` (SIGTERM), wait ``grace`` seconds, then SIGKILL."""
+    if process.poll() is None:
+        process.send_signal(first_signal)
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+    return process.returncode
