@@ -1,0 +1,267 @@
+"""Server benchmark: ingest rate and search latency through REST and MCP, with RSS. Prints JSON.
+
+    .venv/bin/python bench/bench_server.py [--sizes 1000,10000] [--queries 200]
+
+Starts the real server (`ccmem serve`) on a free loopback port with a temporary data directory,
+ingests synthetic memories through `POST /api/v1/memories` (one request per memory, as a client
+would), then at each size measures end-to-end search latency (query embedding included) through
+REST `POST /api/v1/memories/search` and through the MCP tool `search_memory` over Streamable
+HTTP and SSE with the official SDK client. Not a test: numbers depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+CCMEM = ROOT / ".venv" / "bin" / "ccmem"
+
+SUBJECTS = [
+    "I",
+    "My sister",
+    "Our team",
+    "The backend service",
+    "My manager",
+    "The CI pipeline",
+    "Alice",
+    "Bob",
+]
+VERBS = [
+    "prefers",
+    "switched to",
+    "keeps forgetting",
+    "wants to learn",
+    "deployed",
+    "is debugging",
+    "recommended",
+]
+OBJECTS = [
+    "pytest fixtures",
+    "PostgreSQL 16",
+    "a hiking trip to Norway",
+    "vegetarian lasagna",
+    "the Rust borrow checker",
+    "dark mode in every editor",
+    "Kubernetes on bare metal",
+    "a piano lesson on Thursdays",
+    "TypeScript strict mode",
+    "the quarterly budget review",
+    "sourdough bread",
+    "a flaky integration test",
+    "Qdrant payload indexes",
+    "the Berlin marathon",
+    "Neovim with LSP",
+    "an allergy to peanuts",
+    "GraphQL subscriptions",
+    "jazz records",
+]
+WHEN = ["yesterday", "last week", "every morning", "since March", "on weekends", "before the release", ""]
+
+
+def synthetic(n: int, seed: int = 7) -> list[str]:
+    rng = random.Random(seed)
+    lines = []
+    for i in range(n):
+        words = [rng.choice(SUBJECTS), rng.choice(VERBS), rng.choice(OBJECTS), rng.choice(WHEN)]
+        words.append(f"(note {i})")
+        lines.append(" ".join(w for w in words if w))
+    return lines
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {
+        "p50_ms": round(statistics.median(ordered) * 1000, 2),
+        "p95_ms": round(ordered[max(0, int(len(ordered) * 0.95) - 1)] * 1000, 2),
+        "n": len(ordered),
+    }
+
+
+class Server:
+    def __init__(self) -> None:
+        self.data_dir = Path(tempfile.mkdtemp(prefix="ccmem-bench-"))
+        self.port = free_port()
+        self.admin = secrets.token_urlsafe(24)
+        self.base = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "CCMEM_ADMIN_TOKEN": self.admin, "CCMEM_CONFIG": str(ROOT / "config.yaml")}
+        self.env = env
+        self.log = open(self.data_dir / "server.log", "w")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            [str(CCMEM), "serve", "--port", str(self.port), "--data-dir", str(self.data_dir / "data")],
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.base}/health", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.2)
+        self.stop()
+        raise SystemExit("server did not start; see " + str(self.data_dir / "server.log"))
+
+    def token(self, user: str) -> str:
+        out = subprocess.run(
+            [str(CCMEM), "token", "create", "--user", user, "--data-dir", str(self.data_dir / "data")],
+            env=self.env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        return out.stdout.strip()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+        shutil.rmtree(self.data_dir, ignore_errors=True)
+
+
+def ingest(server: Server, token: str, texts: list[str], workers: int) -> float:
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=server.base, headers=headers, timeout=30) as client:
+
+        def one(text: str) -> None:
+            response = client.post("/api/v1/memories", json={"text": text, "app": "bench"})
+            response.raise_for_status()
+
+        started = time.perf_counter()
+        if workers == 1:
+            for text in texts:
+                one(text)
+        else:
+            with ThreadPoolExecutor(workers) as pool:
+                list(pool.map(one, texts))
+        return len(texts) / (time.perf_counter() - started)
+
+
+def rest_search(server: Server, token: str, queries: list[str]) -> dict[str, float]:
+    samples = []
+    with httpx.Client(
+        base_url=server.base, headers={"Authorization": f"Bearer {token}"}, timeout=30
+    ) as client:
+        for q in queries[:5]:
+            client.post("/api/v1/memories/search", json={"query": q, "limit": 10})
+        for q in queries:
+            started = time.perf_counter()
+            response = client.post("/api/v1/memories/search", json={"query": q, "limit": 10})
+            samples.append(time.perf_counter() - started)
+            response.raise_for_status()
+            assert response.json()["results"], "search returned nothing"
+    return percentiles(samples)
+
+
+async def _mcp_search(url: str, token: str, queries: list[str], transport: str) -> dict[str, float]:
+    from mcp import ClientSession
+
+    headers = {"Authorization": f"Bearer {token}"}
+    if transport == "sse":
+        from mcp.client.sse import sse_client
+
+        context = sse_client(url, headers=headers)
+    else:
+        from mcp.client.streamable_http import streamable_http_client
+
+        context = streamable_http_client(url, http_client=httpx.AsyncClient(headers=headers, timeout=30))
+    samples = []
+    async with context as streams, ClientSession(streams[0], streams[1]) as session:
+        await session.initialize()
+        for q in queries[:5]:
+            await session.call_tool("search_memory", {"query": q})
+        for q in queries:
+            started = time.perf_counter()
+            result = await session.call_tool("search_memory", {"query": q, "limit": 10})
+            samples.append(time.perf_counter() - started)
+            if getattr(result, "is_error", False) or getattr(result, "isError", False):
+                raise SystemExit(f"search_memory failed: {result.content}")
+    return percentiles(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=1, help="concurrent ingest clients")
+    args = parser.parse_args()
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+
+    server = Server()
+    try:
+        token = server.token("bench")
+        corpus = synthetic(sizes[-1])
+        rng = random.Random(11)
+        report: dict[str, object] = {
+            "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+            "rss_mb_idle": round(rss_mb(server.process.pid), 1),
+            "sizes": {},
+        }
+        stored = 0
+        for size in sizes:
+            rate = ingest(server, token, corpus[stored:size], args.workers)
+            stored = size
+            queries = [rng.choice(OBJECTS) + " " + rng.choice(WHEN) for _ in range(args.queries)]
+            entry = {
+                "ingest_per_s": round(rate, 1),
+                "rest_search": rest_search(server, token, queries),
+                "mcp_http_search": asyncio.run(
+                    _mcp_search(f"{server.base}/mcp/bench/http/bench", token, queries, "http")
+                ),
+                "mcp_sse_search": asyncio.run(
+                    _mcp_search(f"{server.base}/mcp/bench/sse/bench", token, queries, "sse")
+                ),
+                "rss_mb": round(rss_mb(server.process.pid), 1),
+            }
+            report["sizes"][str(size)] = entry  # type: ignore[index]
+            print(json.dumps({"progress": size, **entry}), file=sys.stderr)
+        print(json.dumps(report, indent=2))
+    except BaseException:
+        print((server.data_dir / "server.log").read_text()[-4000:], file=sys.stderr)
+        raise
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

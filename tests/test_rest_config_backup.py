@@ -1,0 +1,511 @@
+"""REST config and backup against the real server.
+
+Config: PUT saves (OpenMemory's did not), secrets never come back in plaintext, writes need
+the admin token, bad shapes are 422. Backup: the export zip has OpenMemory's members, an
+import re-embeds every memory into its original app and never half-applies a bad archive.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import sqlite3
+import zipfile
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from tests.support.server import MemoryServer
+
+SECRET = "sk-test-0123456789abcdef"
+
+
+def api(server: MemoryServer, token: str) -> httpx.Client:
+    return httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {token}"}, timeout=120)
+
+
+def remember(client: httpx.Client, user: str, text: str, app: str = "openmemory") -> dict[str, Any]:
+    response = client.post(
+        "/api/v1/memories", json={"user_id": user, "text": text, "infer": False, "app": app}
+    )
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def assert_error(response: httpx.Response, status: int, *words: str) -> None:
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) >= {"detail", "error"}, body
+    for word in words:
+        assert word in body["detail"], body
+
+
+def stored_config(server: MemoryServer) -> dict[str, Any]:
+    """The config row as the server saved it (unmasked), read from its SQLite file."""
+    with sqlite3.connect(server.data_dir / "memory.db") as db:
+        (value,) = db.execute("SELECT value FROM configs WHERE key = 'main'").fetchone()
+    return json.loads(value)
+
+
+# -- config -------------------------------------------------------------------------------------
+def test_config_defaults_come_from_the_server_settings(server: MemoryServer) -> None:
+    user = api(server, server.make_token("alice"))
+    response = user.get("/api/v1/config")
+    assert response.status_code == 200, response.text
+    config = response.json()
+    assert config["openmemory"] == {"custom_instructions": None}
+    assert config["mem0"]["llm"]["provider"] == "none"
+    assert config["mem0"]["embedder"]["provider"] == "onnx-minilm"
+    assert config["mem0"]["embedder"]["config"]["model"] == "all-MiniLM-L6-v2"
+    assert config["mem0"]["vector_store"] is None
+    assert "openai" not in response.text
+    assert stored_config(server) == config  # GET created the row
+
+    assert user.get("/api/v1/config/").json() == config
+    assert user.get("/api/v1/config/mem0/llm").json() == config["mem0"]["llm"]
+    assert user.get("/api/v1/config/mem0/embedder").json() == config["mem0"]["embedder"]
+    assert user.get("/api/v1/config/mem0/vector_store").json() is None
+    assert user.get("/api/v1/config/openmemory").json() == {"custom_instructions": None}
+
+    effective = user.get("/api/v1/config/effective")
+    assert effective.status_code == 200, effective.text
+    assert effective.json()["server"]["admin_token"] == "********"
+    assert effective.json()["embedder"]["provider"] == "onnx-minilm"
+    assert server.admin_token not in effective.text
+    assert httpx.get(f"{server.base_url}/api/v1/config", timeout=30).status_code == 401
+
+
+def test_config_put_saves_masks_secrets_and_survives_a_restart(server: MemoryServer) -> None:
+    admin = api(server, server.admin_token)
+    wanted = {
+        "openmemory": {"custom_instructions": "Only remember facts about code."},
+        "mem0": {
+            "llm": {
+                "provider": "openai",
+                "config": {"model": "gpt-4o-mini", "temperature": 0.2, "max_tokens": 500, "api_key": SECRET},
+            },
+            "embedder": {"provider": "onnx-minilm", "config": {"model": "all-MiniLM-L6-v2"}},
+            "vector_store": None,
+        },
+    }
+    response = admin.put("/api/v1/config", json=wanted)
+    assert response.status_code == 200, response.text
+    saved = response.json()
+    assert SECRET not in response.text
+    assert saved["mem0"]["llm"]["config"]["api_key"] == "********"
+    assert saved["mem0"]["llm"]["config"]["temperature"] == 0.2
+    assert saved["openmemory"]["custom_instructions"] == "Only remember facts about code."
+    assert stored_config(server)["mem0"]["llm"]["config"]["api_key"] == SECRET
+    assert admin.get("/api/v1/config").json() == saved
+    assert SECRET not in admin.get("/api/v1/config/mem0/llm").text
+
+    # The UI sends back what it read: the mask keeps the stored key.
+    echoed = json.loads(json.dumps(saved))
+    echoed["mem0"]["llm"]["config"]["temperature"] = 0.3
+    again = admin.put("/api/v1/config/", json=echoed)
+    assert again.status_code == 200, again.text
+    assert again.json()["mem0"]["llm"]["config"]["temperature"] == 0.3
+    assert stored_config(server)["mem0"]["llm"]["config"]["api_key"] == SECRET
+
+    server.restart()
+    after = admin.get("/api/v1/config")
+    assert after.status_code == 200, after.text
+    assert after.json() == again.json()
+    assert stored_config(server)["mem0"]["llm"]["config"]["api_key"] == SECRET
+
+    # An env: reference is not a secret and reads back as written.
+    echoed["mem0"]["llm"]["config"]["api_key"] = "env:OPENAI_API_KEY"
+    by_reference = admin.put("/api/v1/config", json=echoed).json()
+    assert by_reference["mem0"]["llm"]["config"]["api_key"] == "env:OPENAI_API_KEY"
+
+
+def test_config_patch_sections_and_reset(server: MemoryServer) -> None:
+    admin = api(server, server.admin_token)
+    defaults = admin.get("/api/v1/config").json()
+
+    patched = admin.patch("/api/v1/config", json={"mem0": {"llm": {"config": {"temperature": 0.7}}}})
+    assert patched.status_code == 200, patched.text
+    llm = patched.json()["mem0"]["llm"]
+    assert llm["provider"] == "none" and llm["config"]["temperature"] == 0.7
+    assert llm["config"]["max_tokens"] == defaults["mem0"]["llm"]["config"]["max_tokens"]
+    assert patched.json()["mem0"]["embedder"] == defaults["mem0"]["embedder"]
+
+    ollama = {
+        "provider": "ollama",
+        "config": {"model": "llama3.1", "ollama_base_url": "http://127.0.0.1:11434"},
+    }
+    response = admin.put("/api/v1/config/mem0/llm", json=ollama)
+    assert response.status_code == 200, response.text
+    assert response.json() == ollama
+    assert admin.get("/api/v1/config").json()["mem0"]["llm"] == ollama
+
+    store = {"provider": "qdrant", "config": {"url": "http://qdrant:6333", "api_key": "qdrant-key-123"}}
+    response = admin.put("/api/v1/config/mem0/vector_store", json=store)
+    assert response.status_code == 200, response.text
+    assert response.json() == {
+        "provider": "qdrant",
+        "config": {"url": "http://qdrant:6333", "api_key": "********"},
+    }
+    assert stored_config(server)["mem0"]["vector_store"]["config"]["api_key"] == "qdrant-key-123"
+
+    embedder = {"provider": "ollama", "config": {"model": "nomic-embed-text", "embedding_dims": 768}}
+    response = admin.put("/api/v1/config/mem0/embedder", json=embedder)
+    assert response.status_code == 200, response.text
+    assert response.json() == embedder
+
+    response = admin.put("/api/v1/config/openmemory", json={"custom_instructions": "Be brief."})
+    assert response.status_code == 200, response.text
+    assert response.json() == {"custom_instructions": "Be brief."}
+
+    cleared = admin.patch("/api/v1/config", json={"mem0": {"vector_store": None}})
+    assert cleared.json()["mem0"]["vector_store"] is None
+    assert cleared.json()["openmemory"]["custom_instructions"] == "Be brief."
+
+    reset = admin.post("/api/v1/config/reset")
+    assert reset.status_code == 200, reset.text
+    assert reset.json() == defaults
+    assert admin.get("/api/v1/config").json() == defaults
+
+
+def test_config_rejects_bad_shapes_and_non_admin_writes(server: MemoryServer) -> None:
+    admin = api(server, server.admin_token)
+    user = api(server, server.make_token("alice"))
+    before = admin.get("/api/v1/config").json()
+    llm = {"provider": "openai", "config": {"model": "gpt-4o-mini"}}
+
+    writes: list[Callable[[httpx.Client], httpx.Response]] = [
+        lambda c: c.put("/api/v1/config", json={"mem0": {"llm": llm}}),
+        lambda c: c.patch("/api/v1/config", json={"mem0": {"llm": llm}}),
+        lambda c: c.post("/api/v1/config/reset"),
+        lambda c: c.put("/api/v1/config/mem0/llm", json=llm),
+        lambda c: c.put("/api/v1/config/mem0/embedder", json={"provider": "openai", "config": {}}),
+        lambda c: c.put("/api/v1/config/mem0/vector_store", json={"provider": "qdrant", "config": {}}),
+        lambda c: c.put("/api/v1/config/openmemory", json={"custom_instructions": "x"}),
+    ]
+    for write in writes:
+        assert_error(write(user), 403, "admin")
+
+    bad = [
+        ({"mem0": {"llm": {"provider": "skynet", "config": {}}}}, ("skynet", "provider")),
+        ({"mem0": {"embedder": {"provider": "word2vec"}}}, ("word2vec",)),
+        ({"mem0": {"vector_store": {"provider": "floppy", "config": {}}}}, ("floppy",)),
+        (
+            {"mem0": {"llm": {"provider": "ollama", "config": {"ollama_base_url": "file:///etc/passwd"}}}},
+            ("ollama_base_url", "http"),
+        ),
+        ({"mem0": {"llm": {"provider": "openai", "config": {"base_url": "not a url"}}}}, ("base_url",)),
+        ({"mem0": {"llm": {"provider": "openai", "config": {"temperature": 9}}}}, ("temperature",)),
+        ({"mem0": {"graph_store": {}}}, ("graph_store", "unknown")),
+        ({"colour": "blue"}, ("colour",)),
+    ]
+    for body, words in bad:
+        assert_error(admin.put("/api/v1/config", json=body), 422, *words)
+        assert_error(admin.patch("/api/v1/config", json=body), 422, *words)
+    assert_error(admin.put("/api/v1/config/mem0/llm", json={"provider": "skynet"}), 422, "skynet")
+    assert_error(
+        admin.put(
+            "/api/v1/config/mem0/vector_store", json={"provider": "qdrant", "config": {"url": "gopher://x"}}
+        ),
+        422,
+        "url",
+    )
+    assert_error(admin.put("/api/v1/config", json=["not", "an", "object"]), 422, "object")
+    malformed = admin.put(
+        "/api/v1/config", content=b'{"mem0": ', headers={"Content-Type": "application/json"}
+    )
+    assert malformed.status_code == 422, malformed.text
+    assert "Traceback" not in malformed.text
+
+    assert admin.get("/api/v1/config").json() == before
+
+
+# -- backup -------------------------------------------------------------------------------------
+def export(client: httpx.Client, **body: Any) -> zipfile.ZipFile:
+    response = client.post("/api/v1/backup/export", json=body)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/zip"
+    return zipfile.ZipFile(io.BytesIO(response.content))
+
+
+def lines_of(archive: zipfile.ZipFile) -> list[dict[str, Any]]:
+    raw = gzip.decompress(archive.read("memories.jsonl.gz")).decode("utf-8")
+    return [json.loads(line) for line in raw.splitlines() if line.strip()]
+
+
+def upload(
+    client: httpx.Client,
+    data: bytes,
+    *,
+    user_id: str | None = None,
+    mode: str = "overwrite",
+    name: str = "b.zip",
+) -> httpx.Response:
+    form = {"user_id": user_id} if user_id else {}
+    return client.post(
+        "/api/v1/backup/import",
+        params={"mode": mode},
+        files={"file": (name, data, "application/zip")},
+        data=form,
+    )
+
+
+def make_zip(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buffer.getvalue()
+
+
+def document(*memories: dict[str, Any]) -> bytes:
+    return json.dumps({"apps": [], "memories": list(memories)}).encode()
+
+
+def search(client: httpx.Client, user: str, query: str) -> list[dict[str, Any]]:
+    response = client.post("/api/v1/memories/search", json={"user_id": user, "query": query, "limit": 5})
+    assert response.status_code == 200, response.text
+    return response.json()["results"]
+
+
+def total_memories(admin: httpx.Client, user: str) -> int:
+    response = admin.get("/api/v1/stats", params={"user_id": user})
+    if response.status_code == 404:
+        return 0
+    assert response.status_code == 200, response.text
+    return response.json()["total_memories"]
+
+
+def test_export_zip_has_openmemorys_members_without_deleted_memories(server: MemoryServer) -> None:
+    alice = api(server, server.make_token("alice"))
+    bob = api(server, server.make_token("bob"))
+    admin = api(server, server.admin_token)
+    kept = remember(alice, "alice", "I write commit messages in the imperative mood", "cursor")
+    archived = remember(alice, "alice", "The old CI ran on Jenkins", "claude-code")
+    doomed = remember(alice, "alice", "Delete me: a throwaway note", "cursor")
+    response = alice.post(
+        "/api/v1/memories/actions/pause", json={"memory_ids": [archived["id"]], "state": "archived"}
+    )
+    assert response.status_code == 200, response.text
+    response = alice.request("DELETE", "/api/v1/memories", json={"memory_ids": [doomed["id"]]})
+    assert response.status_code == 200, response.text
+
+    response = alice.post("/api/v1/backup/export", json={})
+    assert response.status_code == 200, response.text
+    assert 'filename="memories_export_alice.zip"' in response.headers["content-disposition"]
+    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    assert sorted(archive.namelist()) == ["memories.json", "memories.jsonl.gz"]
+
+    data = json.loads(archive.read("memories.json"))
+    assert set(data) >= {
+        "user",
+        "apps",
+        "categories",
+        "memories",
+        "memory_categories",
+        "status_history",
+        "access_controls",
+        "export_meta",
+    }
+    assert data["user"]["user_id"] == "alice"
+    assert data["access_controls"] == []
+    assert data["export_meta"]["version"] == "1"
+    assert data["export_meta"]["source"] == "claude-code-memory"
+    assert data["export_meta"]["exported_at"]
+    by_id = {m["id"]: m for m in data["memories"]}
+    assert set(by_id) == {kept["id"], archived["id"]}
+    assert by_id[archived["id"]]["state"] == "archived"
+    assert all(isinstance(m["category_ids"], list) for m in data["memories"])
+    category_ids = {c["id"] for c in data["categories"]}
+    assert {link["category_id"] for link in data["memory_categories"]} <= category_ids
+    assert {a["name"] for a in data["apps"]} == {"cursor", "claude-code"}
+    assert any(
+        h["memory_id"] == archived["id"] and h["new_state"] == "archived" for h in data["status_history"]
+    )
+
+    lines = {line["id"]: line for line in lines_of(archive)}
+    assert set(lines) == {kept["id"], archived["id"]}
+    line = lines[kept["id"]]
+    assert set(line) == {
+        "id",
+        "content",
+        "metadata",
+        "created_at",
+        "updated_at",
+        "state",
+        "app",
+        "categories",
+    }
+    assert line["app"] == "cursor" and line["content"] == "I write commit messages in the imperative mood"
+    assert lines[archived["id"]]["app"] == "claude-code"
+    assert "throwaway" not in json.dumps(data) + json.dumps(list(lines.values()))
+
+    only_cursor = export(alice, app_id=kept["app_id"])
+    assert [m["id"] for m in json.loads(only_cursor.read("memories.json"))["memories"]] == [kept["id"]]
+    assert export(admin, user_id="alice").namelist()
+    assert_error(bob.post("/api/v1/backup/export", json={"user_id": "alice"}), 403)
+    assert_error(admin.post("/api/v1/backup/export", json={}), 422, "user_id")
+    assert_error(alice.post("/api/v1/backup/export", json={"app_id": "nope"}), 422, "app_id")
+    assert_error(alice.post("/api/v1/backup/export", json={"from_date": "yesterday"}), 422, "from_date")
+
+
+def test_import_round_trip_into_a_fresh_user(server: MemoryServer) -> None:
+    alice = api(server, server.make_token("alice"))
+    admin = api(server, server.admin_token)
+    remember(alice, "alice", "My cat is called Miso and she likes tuna", "cursor")
+    archived = remember(alice, "alice", "I used to work at Initech on TPS reports", "claude-code")
+    alice.post("/api/v1/memories/actions/pause", json={"memory_ids": [archived["id"]], "state": "archived"})
+    zipped = alice.post("/api/v1/backup/export", json={}).content
+
+    response = upload(admin, zipped, user_id="carol", mode="skip")
+    assert response.status_code == 200, response.text
+    assert response.json()["message"] == 'Import completed into user "carol"'
+    assert response.json()["imported"] == 2 and response.json()["skipped"] == 0
+
+    carol = api(server, server.make_token("carol"))
+    hits = search(carol, "carol", "what is my cat's name?")
+    assert hits and hits[0]["content"] == "My cat is called Miso and she likes tuna"
+    assert hits[0]["app"] == "cursor"
+    assert hits[0]["metadata"].get("channel") == "import"
+    # Archived memories come back archived, so search does not return them.
+    assert all("Initech" not in hit["content"] for hit in search(carol, "carol", "where did I work?"))
+
+    apps = {app["name"]: app for app in carol.get("/api/v1/apps").json()["apps"]}
+    assert {"cursor", "claude-code"} <= set(apps)
+    old_job = carol.get(f"/api/v1/apps/{apps['claude-code']['id']}/memories").json()["memories"]
+    assert [(m["content"], m["state"]) for m in old_job] == [
+        ("I used to work at Initech on TPS reports", "archived")
+    ]
+    assert total_memories(admin, "carol") == 2
+    # Alice's own memories are untouched.
+    assert total_memories(admin, "alice") == 2
+
+    # A user token imports into its own user by default.
+    dave = api(server, server.make_token("dave"))
+    response = upload(dave, zipped)
+    assert response.status_code == 200, response.text
+    assert response.json()["message"] == 'Import completed into user "dave"'
+    assert total_memories(admin, "dave") == 2
+
+
+def test_import_skip_and_overwrite(server: MemoryServer) -> None:
+    alice = api(server, server.make_token("alice"))
+    bob = api(server, server.make_token("bob"))
+    admin = api(server, server.admin_token)
+    tea = remember(alice, "alice", "I like green tea in the morning", "cursor")
+    remember(alice, "alice", "My editor is Vim", "cursor")
+    zipped = alice.post("/api/v1/backup/export", json={}).content
+    edited = alice.put(f"/api/v1/memories/{tea['id']}", json={"memory_content": "I like strong coffee"})
+    assert edited.status_code == 200, edited.text
+
+    skipped = upload(alice, zipped, mode="skip")
+    assert skipped.status_code == 200, skipped.text
+    assert (skipped.json()["imported"], skipped.json()["skipped"]) == (0, 2)
+    assert alice.get(f"/api/v1/memories/{tea['id']}").json()["text"] == "I like strong coffee"
+
+    overwritten = upload(alice, zipped, mode="overwrite")
+    assert overwritten.status_code == 200, overwritten.text
+    assert (overwritten.json()["imported"], overwritten.json()["skipped"]) == (2, 0)
+    assert alice.get(f"/api/v1/memories/{tea['id']}").json()["text"] == "I like green tea in the morning"
+    assert (
+        search(alice, "alice", "what do I drink in the morning?")[0]["content"]
+        == "I like green tea in the morning"
+    )
+    assert total_memories(admin, "alice") == 2
+
+    # Into another user the ids are new, so duplicates are found by their normalised text.
+    assert upload(bob, zipped, mode="skip").json()["imported"] == 2
+    variant = make_zip({"memories.json": document({"content": "  my EDITOR is   vim ", "state": "active"})})
+    response = upload(bob, variant, mode="skip")
+    assert (response.json()["imported"], response.json()["skipped"]) == (0, 1)
+    response = upload(bob, variant, mode="overwrite")
+    assert (response.json()["imported"], response.json()["skipped"]) == (1, 0)
+    assert total_memories(admin, "bob") == 2
+    assert {hit["content"] for hit in search(bob, "bob", "which editor do I use?")} >= {
+        "  my EDITOR is   vim "
+    }
+
+
+def test_import_rejects_bad_archives_and_writes_nothing(server: MemoryServer) -> None:
+    admin = api(server, server.admin_token)
+    alice = api(server, server.make_token("alice"))
+    good = {"content": "A perfectly fine memory", "state": "active"}
+    memories_json = document(good)
+    lines = gzip.compress(b'{"content": "from the lines file", "app": "cursor"}\n')
+
+    cases: list[tuple[bytes, tuple[str, ...]]] = [
+        (b"this is not a zip file", ("not a zip",)),
+        (make_zip({"readme.txt": b"hello"}), ("memories.json",)),
+        (make_zip({"memories.json": b"{not json"}), ("memories.json", "JSON")),
+        (make_zip({"memories.json": b"[1, 2]"}), ("memories.json", "object")),
+        (make_zip({"memories.json": json.dumps({"memories": "many"}).encode()}), ("memories",)),
+        (
+            make_zip({"memories.json": document(good, {"content": "x", "state": "bogus"})}),
+            ("memories[1]", "bogus"),
+        ),
+        (make_zip({"memories.json": document(good, {"content": ""})}), ("memories[1]", "content")),
+        (make_zip({"memories.json": document(good, {"content": 42})}), ("memories[1]", "content")),
+        (make_zip({"memories.json": document(good, {"content": "x", "metadata": [1]})}), ("metadata",)),
+        (
+            make_zip({"memories.json": document(good, {"content": "x", "created_at": "last tuesday"})}),
+            ("created_at",),
+        ),
+        (
+            make_zip({"memories.json": memories_json, "memories.jsonl.gz": b"not gzip"}),
+            ("memories.jsonl.gz",),
+        ),
+        (
+            make_zip({"memories.json": memories_json, "memories.jsonl.gz": gzip.compress(b"{broken\n")}),
+            ("memories.jsonl.gz", "line 1"),
+        ),
+    ]
+    for data, words in cases:
+        assert_error(upload(admin, data, user_id="erin"), 422, *words)
+    assert total_memories(admin, "erin") == 0
+
+    assert_error(
+        upload(admin, make_zip({"memories.json": memories_json}), user_id="erin", mode="merge"), 422, "mode"
+    )
+    assert_error(upload(alice, make_zip({"memories.json": memories_json}), user_id="erin"), 403)
+    assert_error(upload(admin, make_zip({"memories.json": memories_json})), 422, "user_id")
+    missing_file = admin.post("/api/v1/backup/import", data={"user_id": "erin"})
+    assert_error(missing_file, 422, "file")
+    assert total_memories(admin, "erin") == 0
+
+    # A paused target app refuses the whole import up front.
+    app_id = remember(alice, "alice", "Something through cursor", "cursor")["app_id"]
+    assert alice.put(f"/api/v1/apps/{app_id}", params={"is_active": "false"}).status_code == 200
+    mixed = make_zip(
+        {
+            "memories.json": json.dumps(
+                {
+                    "apps": [{"id": "a1", "name": "claude-code"}, {"id": "a2", "name": "cursor"}],
+                    "memories": [
+                        {"content": "First, into claude-code", "app_id": "a1"},
+                        {"content": "Second, into the paused cursor app", "app_id": "a2"},
+                    ],
+                }
+            ).encode()
+        }
+    )
+    assert_error(upload(alice, mixed), 403, "cursor", "paused")
+    assert total_memories(admin, "alice") == 1
+
+    # The lines file alone is a usable archive too.
+    response = upload(admin, make_zip({"export/memories.jsonl.gz": lines}), user_id="erin")
+    assert response.status_code == 200, response.text
+    assert response.json()["imported"] == 1
+    erin_apps = admin.get("/api/v1/apps", params={"user_id": "erin"}).json()["apps"]
+    assert [app["name"] for app in erin_apps] == ["cursor"]
+
+
+def test_import_over_the_size_cap_is_413(start_server: Callable[..., MemoryServer]) -> None:
+    # max_body_bytes 1024 makes the import cap 50 KiB.
+    server = start_server(env={"CCMEM_SERVER__MAX_BODY_BYTES": "1024"})
+    admin = api(server, server.admin_token)
+    big = make_zip({"memories.json": document({"content": "x"}), "padding.bin": bytes(range(256)) * 400})
+    assert len(big) > 50 * 1024
+    response = upload(admin, big, user_id="alice")
+    assert_error(response, 413)
+    assert total_memories(admin, "alice") == 0
