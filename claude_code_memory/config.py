@@ -110,13 +110,21 @@ class MemorySettings(_Section):
 
 class PrivacySettings(_Section):
     require_consent: bool = True
+    consent_channels: list[Literal["capture", "import", "mcp", "rest", "ui"]] = Field(
+        default_factory=lambda: ["capture"]
+    )
+    pending_expire_days: int = Field(14, ge=1)
     auto_delete_after_days: int = Field(0, ge=0)
+    purge_interval_minutes: int = Field(60, ge=1)
+    mask_pii: bool = False
 
 
 class PerformanceSettings(_Section):
     cache_embeddings: bool = True
     batch_operations: bool = True
     max_memory_size_mb: float = Field(100, gt=0)
+    max_memory_chars: int = Field(20_000, ge=100, le=1_000_000)
+    capture_oversize: Literal["truncate", "reject"] = "truncate"
 
 
 class ClaudeCodeSettings(_Section):

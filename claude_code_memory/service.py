@@ -8,15 +8,14 @@ the store, and a failed SQL write removes the vector it just added.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import uuid
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from .categories import Categoriser
@@ -24,6 +23,8 @@ from .db.database import Database
 from .db.models import (
     App,
     Category,
+    ConsentDecision,
+    ConsentRule,
     Memory,
     MemoryAccessLog,
     MemoryCategory,
@@ -32,21 +33,17 @@ from .db.models import (
     User,
     utcnow,
 )
-from .errors import BadInput, Forbidden, NotFound, TooLarge, Unavailable
+from .errors import BadInput, Conflict, Forbidden, NotFound, TooLarge, Unavailable
 from .identity import get_or_create, get_or_create_user, validate_user_id
+from .policy.gate import Admitted, Facts, Policy, Rule, Write, admit, approved, content_hash
 
 log = logging.getLogger(__name__)
 
 APP_NAME_MAX = 64
-MAX_TEXT_CHARS = 100_000
+MAX_QUERY_CHARS = 10_000
 MAX_SEARCH_LIMIT = 100
 #: The app REST writes go to when the caller names none (OpenMemory's default).
 DEFAULT_APP = "openmemory"
-
-
-def content_hash(text: str) -> str:
-    """Hash of the normalised text: case and whitespace do not make a new memory."""
-    return hashlib.sha256(" ".join(text.split()).casefold().encode("utf-8")).hexdigest()
 
 
 def parse_memory_id(value: object) -> uuid.UUID:
@@ -67,10 +64,9 @@ def validate_app_name(app_name: object) -> str:
 
 
 def validate_text(text: object, what: str = "text") -> str:
+    """Non-empty text. Length caps are policy (performance.max_memory_chars), applied by the gate."""
     if not isinstance(text, str) or not text.strip():
         raise BadInput(f"{what} must be a non-empty string")
-    if len(text) > MAX_TEXT_CHARS:
-        raise TooLarge(f"{what} is {len(text)} characters; the maximum is {MAX_TEXT_CHARS}")
     return text
 
 
@@ -99,9 +95,12 @@ class Hit:
 
 
 class MemoryService:
-    def __init__(self, database: Database, engine: Any) -> None:
+    def __init__(self, database: Database, engine: Any, clock: Callable[[], datetime] | None = None) -> None:
         self.database = database
         self.engine = engine
+        self.clock = clock or utcnow
+        self.policy = Policy.from_settings(engine.settings)
+        self._usage_bytes: dict[uuid.UUID, int] = {}
         self.vectors = Vectors(engine)
         self.categoriser = Categoriser(self.vectors.embed_batch)
         self._category_ids: dict[str, uuid.UUID] = {}
@@ -151,42 +150,96 @@ class MemoryService:
         infer: bool = False,
         metadata: dict[str, Any] | None = None,
         channel: str = "rest",
+        project: str | None = None,
+        conversation_id: str | None = None,
+        model: str | None = None,
+        captured_at: datetime | None = None,
     ) -> list[dict[str, Any]]:
-        """Store ``text`` for the user through ``app_name``; returns mem0-style results."""
+        """Store ``text`` for the user through ``app_name`` after the policy gate.
+
+        Returns mem0-style results: ``event`` is ``ADD`` for stored memories, ``PENDING`` for
+        a capture waiting for consent, ``NONE`` with ``already_existed`` for a duplicate.
+        """
         text = validate_text(text)
         if metadata is not None and not isinstance(metadata, dict):
             raise BadInput("metadata must be a JSON object")
+        write = Write(
+            user_id=user_id,
+            app=validate_app_name(app_name),
+            text=text,
+            channel=channel,
+            metadata=dict(metadata or {}),
+            project=project,
+            conversation_id=conversation_id,
+            model=model,
+            captured_at=captured_at,
+        )
         with self.database.session() as session:
             user, app = self.user_app(session, user_id, app_name)
             self.require_active(app, "create new memories")
-            user_pk, app_pk, app_label = user.id, app.id, app.name
+            admitted = admit(write, self.policy, self._facts(session, user))
+            existing = session.scalar(
+                select(Memory).where(
+                    Memory.user_id == user.id,
+                    Memory.content_hash == admitted.content_hash,
+                    Memory.state != MemoryState.deleted,
+                )
+            )
+            if existing is not None:
+                return [
+                    {
+                        "id": str(existing.id),
+                        "memory": existing.content,
+                        "event": "NONE",
+                        "already_existed": True,
+                        "state": existing.state.value,
+                    }
+                ]
+            if admitted.state == "pending":
+                memory = self._new_row(admitted, uuid.uuid4(), user.id, app.id, MemoryState.pending)
+                session.add(memory)
+                self._usage_add(user.id, admitted.text)
+                return [
+                    {"id": str(memory.id), "memory": memory.content, "event": "PENDING", "state": "pending"}
+                ]
+            user_pk, app_pk = user.id, app.id
+        return self._store(admitted, user_pk, app_pk, infer=infer)
 
-        payload = {
-            **(metadata or {}),
-            "source_app": "claude-code-memory",
-            "mcp_client": app_label,
-            "app_id": str(app_pk),
-            "state": MemoryState.active.value,
-            "channel": channel,
-        }
-        results = self.vectors.add(text, user_id=user_id, metadata=payload, infer=infer)
+    def _store(
+        self,
+        admitted: Admitted,
+        user_pk: uuid.UUID,
+        app_pk: uuid.UUID,
+        *,
+        infer: bool = False,
+        decided_by: str = "",
+    ) -> list[dict[str, Any]]:
+        """Embed and store an admitted write; SQL rows follow the vectors mem0 created."""
+        results = self.vectors.add(admitted, app_id=str(app_pk), infer=infer)
         added = [r for r in results if r.get("event") == "ADD"]
         try:
             with self.database.session() as session:
                 for result in added:
-                    memory_text = result["memory"]
-                    memory = Memory(
-                        id=uuid.UUID(result["id"]),
-                        user_id=user_pk,
-                        app_id=app_pk,
-                        content=memory_text,
-                        content_hash=content_hash(memory_text),
-                        metadata_={**(metadata or {}), "channel": channel},
-                        state=MemoryState.active,
+                    memory = self._new_row(
+                        admitted, uuid.UUID(result["id"]), user_pk, app_pk, MemoryState.active
                     )
+                    memory.content = result["memory"]  # mem0 may have extracted facts (infer=True)
+                    memory.content_hash = content_hash(memory.content)
                     session.add(memory)
                     session.flush()
-                    self._set_categories(session, memory, self.vectors.embed(memory_text), new=True)
+                    self._set_categories(session, memory, self.vectors.embed(memory.content), new=True)
+                    self._usage_add(user_pk, memory.content)
+                    if admitted.consent in ("rule", "approved", "approved_edited"):
+                        session.add(
+                            ConsentDecision(
+                                memory_id=memory.id,
+                                user_id=user_pk,
+                                decision="allowed" if admitted.consent == "rule" else "approved",
+                                decided_by=decided_by or f"rule:{admitted.rule_id}",
+                                rule_id=admitted.rule_id,
+                                edited=admitted.consent == "approved_edited",
+                            )
+                        )
         except Exception:
             # Keep the stores in step: a vector without its SQL row would be an orphan.
             for result in added:
@@ -194,21 +247,152 @@ class MemoryService:
             raise
         return results
 
+    @staticmethod
+    def _new_row(
+        admitted: Admitted, memory_id: uuid.UUID, user_pk: uuid.UUID, app_pk: uuid.UUID, state: MemoryState
+    ) -> Memory:
+        write = admitted.write
+        return Memory(
+            id=memory_id,
+            user_id=user_pk,
+            app_id=app_pk,
+            content=admitted.text,
+            content_hash=admitted.content_hash,
+            metadata_={**admitted.metadata, "channel": write.channel},
+            state=state,
+            channel=write.channel,
+            project=write.project,
+            conversation_id=write.conversation_id,
+            model=write.model,
+            captured_at=write.captured_at,
+            consent=admitted.consent,
+            redactions=admitted.redactions,
+            expires_at=admitted.expires_at,
+        )
+
+    def _facts(self, session: Session, user: User) -> Facts:
+        rules = session.scalars(
+            select(ConsentRule).where(ConsentRule.user_id == user.id).order_by(ConsentRule.created_at)
+        ).all()
+        ordered = sorted(rules, key=lambda r: r.effect != "deny")  # deny rules decide first
+        return Facts(
+            now=self.clock(),
+            used_bytes=self._usage(session, user.id),
+            rules=tuple(Rule(r.id, r.app_pattern, r.project_pattern, r.effect) for r in ordered),  # type: ignore[arg-type]
+        )
+
+    def _usage(self, session: Session, user_pk: uuid.UUID) -> int:
+        """Bytes of memory text the user stores, counted once, then kept up to date in process."""
+        used = self._usage_bytes.get(user_pk)
+        if used is None:
+            used = int(
+                session.scalar(
+                    select(func.coalesce(func.sum(func.length(Memory.content)), 0)).where(
+                        Memory.user_id == user_pk, Memory.state != MemoryState.deleted
+                    )
+                )
+                or 0
+            )
+            self._usage_bytes[user_pk] = used
+        return used
+
+    def _usage_add(self, user_pk: uuid.UUID, text: str) -> None:
+        if user_pk in self._usage_bytes:
+            self._usage_bytes[user_pk] += len(text.encode("utf-8"))
+
+    def forget_usage(self, user_pk: uuid.UUID | None = None) -> None:
+        """Drop cached quota usage (after deletes); it is recounted on the next write."""
+        if user_pk is None:
+            self._usage_bytes.clear()
+        else:
+            self._usage_bytes.pop(user_pk, None)
+
+    # -- consent --------------------------------------------------------------------------
+    def approve(
+        self, memory_id: object, *, user_id: str, decided_by: str, text: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Approve a pending item (optionally edited; the edit passes the gate again): it is
+        embedded and becomes an active memory. mem0 gives it a new id (its vector id), which the
+        result carries; the pending row is replaced."""
+        mid = parse_memory_id(memory_id)
+        with self.database.session() as session:
+            pending = self._owned(session, mid, user_id)
+            if pending.state != MemoryState.pending:
+                raise Conflict(f"memory {mid} is not pending (state {pending.state.value})")
+            new_text = validate_text(text, "text") if text is not None else pending.content
+            write = Write(
+                user_id=pending.user.user_id,
+                app=pending.app.name,
+                text=new_text,
+                channel=pending.channel or "capture",
+                metadata={k: v for k, v in (pending.metadata_ or {}).items() if k != "channel"},
+                project=pending.project,
+                conversation_id=pending.conversation_id,
+                model=pending.model,
+                captured_at=pending.captured_at,
+            )
+            facts = self._facts(session, pending.user)
+            used = max(0, facts.used_bytes - len(pending.content.encode("utf-8")))
+            policy = replace(self.policy, require_consent=False)
+            admitted = admit(write, policy, Facts(now=facts.now, used_bytes=used, rules=()))
+            admitted = approved(admitted, edited=text is not None and text != pending.content)
+            user_pk, app_pk = pending.user_id, pending.app_id
+            session.delete(pending)
+            self.forget_usage(user_pk)
+        return self._store(admitted, user_pk, app_pk, decided_by=decided_by)
+
+    def reject(self, memory_id: object, *, user_id: str, decided_by: str) -> None:
+        """Reject a pending item: its text is gone for good; the decision is recorded."""
+        mid = parse_memory_id(memory_id)
+        with self.database.session() as session:
+            pending = self._owned(session, mid, user_id)
+            if pending.state != MemoryState.pending:
+                raise Conflict(f"memory {mid} is not pending (state {pending.state.value})")
+            session.add(
+                ConsentDecision(
+                    memory_id=mid, user_id=pending.user_id, decision="rejected", decided_by=decided_by
+                )
+            )
+            self.forget_usage(pending.user_id)
+            session.delete(pending)
+
     def update_memory(self, principal_user: str | None, memory_id: object, text: str) -> Memory:
-        """Replace a memory's text: SQL and the vector (re-embedded) both change."""
+        """Replace a memory's text through the gate: SQL and the vector (re-embedded) both change."""
         text = validate_text(text, "memory_content")
         mid = parse_memory_id(memory_id)
         with self.database.session() as session:
             memory = self._owned(session, mid, principal_user)
-            if memory.state == MemoryState.deleted:
-                raise NotFound(f"memory {mid} not found")
-            self.vectors.update(str(mid), text)
-            memory.content = text
-            memory.content_hash = content_hash(text)
+            if memory.state in (MemoryState.deleted, MemoryState.pending):
+                raise NotFound(
+                    f"memory {mid} not found"
+                    if memory.state == MemoryState.deleted
+                    else f"memory {mid} is pending consent: approve it with an edit instead"
+                )
+            write = Write(
+                user_id=memory.user.user_id,
+                app=memory.app.name,
+                text=text,
+                channel="rest",
+                metadata=dict(memory.metadata_ or {}),
+                project=memory.project,
+                conversation_id=memory.conversation_id,
+                model=memory.model,
+            )
+            facts = self._facts(session, memory.user)
+            facts = Facts(
+                now=facts.now, used_bytes=max(0, facts.used_bytes - len(memory.content.encode())), rules=()
+            )
+            admitted = admit(write, self.policy, facts)
+            self.vectors.update(str(mid), admitted)
+            self.forget_usage(memory.user_id)
+            memory.content = admitted.text
+            memory.content_hash = admitted.content_hash
+            memory.redactions = (memory.redactions or 0) + admitted.redactions
             memory.updated_at = utcnow()
-            self._set_categories(session, memory, self.vectors.embed(text))
+            self._set_categories(session, memory, self.vectors.embed(admitted.text))
             session.flush()
             session.refresh(memory)
+            _ = memory.app.name, memory.user.user_id, [c.name for c in memory.categories]  # load before detaching
             return memory
 
     def change_state(
@@ -258,7 +442,9 @@ class MemoryService:
             for memory in self._rows(session, ids, user_id):
                 if memory.state == MemoryState.deleted:
                     continue
-                self.vectors.delete(str(memory.id))
+                if memory.state != MemoryState.pending:  # pending items were never embedded
+                    self.vectors.delete(str(memory.id))
+                self.forget_usage(memory.user_id)
                 self._record_state(session, memory, MemoryState.deleted, actor)
                 memory.content = ""
                 memory.content_hash = None
@@ -286,6 +472,8 @@ class MemoryService:
     ) -> list[Hit]:
         """Semantic search over the user's active memories; logs each hit as accessed by the app."""
         query = validate_text(query, "query")
+        if len(query) > MAX_QUERY_CHARS:
+            raise TooLarge(f"query is {len(query)} characters; the maximum is {MAX_QUERY_CHARS}")
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_SEARCH_LIMIT:
             raise BadInput(f"limit must be an integer from 1 to {MAX_SEARCH_LIMIT}")
         with self.database.session() as session:
@@ -485,25 +673,71 @@ class Vectors:
         self.memory = engine.memory
         self.has_llm = engine.settings.llm.provider != "none"
 
-    def add(self, text: str, *, user_id: str, metadata: dict[str, Any], infer: bool) -> list[dict[str, Any]]:
+    def add(self, admitted: Admitted, *, app_id: str, infer: bool) -> list[dict[str, Any]]:
+        """Embed and store a write the policy gate admitted (nothing else is accepted)."""
+        if not isinstance(admitted, Admitted):
+            raise TypeError("the engine stores only writes admitted by policy.gate.admit()")
+        write = admitted.write
+        payload = {
+            **admitted.metadata,
+            "source_app": "claude-code-memory",
+            "mcp_client": write.app,
+            "app_id": app_id,
+            "state": MemoryState.active.value,
+            "channel": write.channel,
+        }
+        for key in ("project", "conversation_id"):
+            if getattr(write, key):
+                payload[key] = getattr(write, key)
+        if admitted.expires_at is not None:
+            payload["expires_at"] = admitted.expires_at.replace(tzinfo=UTC).timestamp()
         # Without an LLM, infer=True (OpenMemory's REST default) stores the text verbatim.
         try:
-            result = self.memory.add(text, user_id=user_id, metadata=metadata, infer=infer and self.has_llm)
+            result = self.memory.add(
+                admitted.text, user_id=write.user_id, metadata=payload, infer=infer and self.has_llm
+            )
         except ValueError as exc:
             raise BadInput(str(exc)) from exc
         return list(result.get("results", []))
 
-    def update(self, memory_id: str, text: str) -> None:
+    def update(self, memory_id: str, admitted: Admitted) -> None:
+        if not isinstance(admitted, Admitted):
+            raise TypeError("the engine stores only writes admitted by policy.gate.admit()")
         try:
-            self.memory.update(memory_id, text=text)
+            self.memory.update(memory_id, text=admitted.text)
         except ValueError as exc:
             raise NotFound(f"memory {memory_id} has no vector: {exc}") from exc
 
-    def delete(self, memory_id: str) -> None:
+    def delete(self, memory_id: str) -> tuple[int, int]:
+        """Remove the vector point and every mem0 history row of the memory (which keep its old
+        text): deleting is for real. Returns (vectors deleted, history rows deleted)."""
+        vectors = 1
         try:
             self.memory.delete(memory_id)
         except ValueError:
+            vectors = 0
             log.info("memory %s had no vector to delete", memory_id)
+        return vectors, self.purge_history(memory_id)
+
+    def purge_history(self, memory_id: str) -> int:
+        history = self.memory.db
+        with history._lock:  # mem0's own lock around its sqlite connection
+            deleted = history.connection.execute(
+                "DELETE FROM history WHERE memory_id = ?", (memory_id,)
+            ).rowcount
+            history.connection.commit()
+        return int(deleted)
+
+    def history_count(self, memory_id: str) -> int:
+        history = self.memory.db
+        with history._lock:
+            row = history.connection.execute(
+                "SELECT count(*) FROM history WHERE memory_id = ?", (memory_id,)
+            ).fetchone()
+        return int(row[0])
+
+    def exists(self, memory_id: str) -> bool:
+        return self.engine.store.get(memory_id) is not None
 
     def set_payload(self, memory_id: str, fields: dict[str, Any]) -> None:
         self.engine.set_payload(memory_id, fields)

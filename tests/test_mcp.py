@@ -348,7 +348,7 @@ def test_concurrent_calls_of_two_users_stay_apart(memory_server: MemoryServer, a
             anyio.create_task_group() as group,
         ):
             for number in range(8):
-                group.start_soon(add_as, session, user, f"{user} note {number}")
+                group.start_soon(add_as, session, user, f"{user} note {number} via {transport}")
 
     async def add_as(session: Client, user: str, text: str) -> None:
         written[user].add(await add(session, text))

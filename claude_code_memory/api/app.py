@@ -21,7 +21,7 @@ from ..service import MemoryService
 from . import errors
 from .deps import authenticate
 from .middleware import BodyLimit, StripTrailingSlash
-from .routes import apps, backup, config, memories, stats
+from .routes import apps, backup, capture, config, memories, stats
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
         body: dict[str, Any] = {"status": "ok" if healthy else "degraded", "version": __version__, **status}
         return JSONResponse(body, status_code=200 if healthy else 503)
 
-    for module in (memories, apps, stats, config, backup):
+    for module in (memories, apps, stats, config, backup, capture):
         app.include_router(module.router)
     if mcp is not None:
         app.router.routes.extend(mcp.routes)

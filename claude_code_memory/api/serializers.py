@@ -40,12 +40,28 @@ def memory_response(memory: Memory, app_name: str | None = None) -> dict[str, An
     }
 
 
+def provenance(memory: Memory, app_name: str | None = None) -> dict[str, Any]:
+    """Where a memory came from and under what consent and retention."""
+    return {
+        "channel": memory.channel,
+        "app": app_name if app_name is not None else memory.app.name,
+        "project": memory.project,
+        "conversation_id": memory.conversation_id,
+        "model": memory.model,
+        "captured_at": iso(memory.captured_at),
+        "consent": memory.consent,
+        "redactions": memory.redactions or 0,
+        "expires_at": iso(memory.expires_at),
+    }
+
+
 def memory_detail(memory: Memory) -> dict[str, Any]:
     """GET /memories/{id}: the same as MemoryResponse but the text is under ``text``."""
     body = memory_response(memory)
     body["text"] = body.pop("content")
     body["user_id"] = memory.user.user_id
     body["updated_at"] = epoch(memory.updated_at)
+    body["provenance"] = provenance(memory)
     return body
 
 
@@ -64,6 +80,7 @@ def memory_row(memory: Memory) -> dict[str, Any]:
         "archived_at": iso(memory.archived_at),
         "deleted_at": iso(memory.deleted_at),
         "categories": category_names(memory),
+        "provenance": provenance(memory),
     }
 
 

@@ -40,6 +40,8 @@ class MemoryState(enum.StrEnum):
     paused = "paused"
     archived = "archived"
     deleted = "deleted"
+    #: Captured, waiting for the owner's consent: stored, not embedded, not searchable.
+    pending = "pending"
 
 
 class User(Base):
@@ -101,6 +103,15 @@ class Memory(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
     archived_at: Mapped[datetime | None] = mapped_column(DateTime)
     deleted_at: Mapped[datetime | None] = mapped_column(DateTime)
+    # Provenance: where the memory came from and under what consent.
+    channel: Mapped[str | None] = mapped_column(String(16), index=True)
+    project: Mapped[str | None] = mapped_column(String(512), index=True)
+    conversation_id: Mapped[str | None] = mapped_column(String(128), index=True)
+    model: Mapped[str | None] = mapped_column(String(128))
+    captured_at: Mapped[datetime | None] = mapped_column(DateTime)
+    consent: Mapped[str | None] = mapped_column(String(16))
+    redactions: Mapped[int] = mapped_column(default=0)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime, index=True)
 
     user: Mapped[User] = relationship()
     app: Mapped[App] = relationship()
@@ -165,3 +176,33 @@ class ApiToken(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime)
 
     user: Mapped[User] = relationship()
+
+
+class ConsentRule(Base):
+    """A standing decision: captures for this user matching app and project patterns are
+    allowed or denied without asking. Patterns are shell-style globs (``*`` matches all)."""
+
+    __tablename__ = "consent_rules"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    app_pattern: Mapped[str] = mapped_column(String(128), default="*")
+    project_pattern: Mapped[str] = mapped_column(String(512), default="*")
+    effect: Mapped[str] = mapped_column(String(8))
+    created_by: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class ConsentDecision(Base):
+    """Every consent decision: who or which rule decided what about which memory, when."""
+
+    __tablename__ = "consent_decisions"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    memory_id: Mapped[uuid.UUID] = mapped_column(Uuid, index=True)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    decision: Mapped[str] = mapped_column(String(16))
+    decided_by: Mapped[str] = mapped_column(String(64))
+    rule_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    edited: Mapped[bool] = mapped_column(Boolean, default=False)
+    decided_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, index=True)

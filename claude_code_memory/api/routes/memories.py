@@ -15,7 +15,7 @@ from ...db.models import App, Category, Memory, MemoryAccessLog, MemoryCategory,
 from ...errors import BadInput, NotFound
 from ...service import DEFAULT_APP
 from ..deps import PrincipalDep, ServiceDep, acting_user
-from ..serializers import epoch, iso, memory_detail, memory_response, memory_row, page
+from ..serializers import epoch, iso, memory_detail, memory_response, memory_row, page, provenance
 
 router = APIRouter(prefix="/api/v1/memories", tags=["memories"])
 
@@ -208,11 +208,13 @@ def create_memory(body: CreateMemory, service: ServiceDep, principal: PrincipalD
         metadata=body.metadata,
         channel="rest",
     )
-    first = next((r for r in results if r.get("event") == "ADD"), None)
+    first = results[0] if results else None
     if first is None:
         return None
-    memory = service.get(first["id"], uid)
-    return memory_row(memory)
+    row = memory_row(service.get(first["id"], uid))
+    if first.get("already_existed"):
+        row["already_existed"] = True  # de-duplicated: the same text is stored once per user
+    return row
 
 
 @router.post("/search", summary="Semantic search over the user's active memories")
@@ -232,6 +234,7 @@ def search_memories(body: SearchRequest, service: ServiceDep, principal: Princip
                 "app_id": str(hit.memory.app_id),
                 "categories": [c.name for c in hit.memory.categories],
                 "created_at": epoch(hit.memory.created_at),
+                "provenance": provenance(hit.memory, hit.app_name),
             }
             for hit in hits
         ]

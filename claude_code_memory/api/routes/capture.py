@@ -1,0 +1,78 @@
+"""`POST /api/v1/capture`: one captured conversation turn, from the capture proxy.
+
+The turn becomes one memory (``User: …`` / ``Assistant: …``) through the same service call
+and policy gate as every other write, on the ``capture`` channel: redacted, capped (truncated
+with a marker or refused, by ``performance.capture_oversize``), and with consent on, parked
+as a pending item until its owner approves it or a standing rule decides.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..deps import PrincipalDep, ServiceDep, acting_user
+
+router = APIRouter(prefix="/api/v1", tags=["capture"])
+
+ROLE_LABELS = {"user": "User", "assistant": "Assistant"}
+
+
+class CapturedMessage(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    role: Literal["user", "assistant"]
+    content: str = Field(min_length=1)
+
+
+class CaptureRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    user_id: str | None = None
+    app: str = Field("claude-code", min_length=1, max_length=64)
+    project: str | None = Field(None, max_length=512)
+    conversation_id: str | None = Field(None, max_length=128)
+    model: str | None = Field(None, max_length=128)
+    messages: list[CapturedMessage] = Field(min_length=1, max_length=200)
+    captured_at: datetime | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("captured_at")
+    @classmethod
+    def _naive_utc(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        return value
+
+
+def turn_text(messages: list[CapturedMessage]) -> str:
+    return "\n\n".join(f"{ROLE_LABELS[m.role]}: {m.content.strip()}" for m in messages if m.content.strip())
+
+
+@router.post("/capture", summary="Store one captured conversation turn (through the policy gate)")
+def capture(body: CaptureRequest, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
+    uid = acting_user(principal, body.user_id)
+    results = service.add_memory(
+        user_id=uid,
+        app_name=body.app,
+        text=turn_text(body.messages),
+        metadata=body.metadata,
+        channel="capture",
+        project=body.project,
+        conversation_id=body.conversation_id,
+        model=body.model,
+        captured_at=body.captured_at,
+    )
+    first = results[0] if results else {}
+    status = {"ADD": "stored", "PENDING": "pending", "NONE": "duplicate"}.get(
+        first.get("event", ""), "stored"
+    )
+    return {
+        "status": status,
+        "id": first.get("id"),
+        "ids": [r["id"] for r in results],
+        "state": first.get("state"),
+    }

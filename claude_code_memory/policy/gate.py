@@ -1,0 +1,181 @@
+"""The policy gate: the one function every write passes before any store sees its data.
+
+    admit(write, policy, facts) -> Admitted      (pure; raises TooLarge / BadInput / Denied)
+
+In order: size caps (per memory; per-user quota), redaction of secrets (always) and PII (by
+config) in the text and the metadata, the consent decision, the retention date, and the hash
+that de-duplication compares. The engine accepts only an :class:`Admitted`, and only this
+module can make one, so a write path that skips the gate cannot reach a store.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from ..errors import BadInput, Forbidden, TooLarge
+from .redact import redact, redact_value
+
+Channel = Literal["mcp", "rest", "capture", "import", "ui"]
+CHANNELS: frozenset[str] = frozenset({"mcp", "rest", "capture", "import", "ui"})
+TRUNCATION_MARKER = "\n[…truncated by claude-code-memory: over the size cap]"
+
+
+class Denied(Forbidden):
+    """A standing consent rule denies this capture: nothing is stored."""
+
+    code = "consent_denied"
+
+
+@dataclass(frozen=True)
+class Write:
+    """A write as it arrives, before policy."""
+
+    user_id: str
+    app: str
+    text: str
+    channel: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    project: str | None = None
+    conversation_id: str | None = None
+    model: str | None = None
+    captured_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: Any
+    app_pattern: str
+    project_pattern: str
+    effect: Literal["allow", "deny"]
+
+    def matches(self, app: str, project: str | None) -> bool:
+        return fnmatch.fnmatchcase(app, self.app_pattern) and fnmatch.fnmatchcase(
+            project or "", self.project_pattern
+        )
+
+
+@dataclass(frozen=True)
+class Policy:
+    require_consent: bool
+    consent_channels: frozenset[str]
+    max_chars: int
+    quota_bytes: int
+    oversize: Literal["truncate", "reject"]
+    mask_pii: bool
+    retention_days: int
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> Policy:
+        return cls(
+            require_consent=settings.privacy.require_consent,
+            consent_channels=frozenset(settings.privacy.consent_channels),
+            max_chars=settings.performance.max_memory_chars,
+            quota_bytes=int(settings.performance.max_memory_size_mb * 1024 * 1024),
+            oversize=settings.performance.capture_oversize,
+            mask_pii=settings.privacy.mask_pii,
+            retention_days=settings.privacy.auto_delete_after_days,
+        )
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the stores know that the decision needs, looked up by the caller."""
+
+    now: datetime
+    used_bytes: int = 0
+    rules: tuple[Rule, ...] = ()
+
+
+_GATE = object()
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """A write the gate let through, as it may be stored. Made only by :func:`admit`."""
+
+    write: Write
+    text: str
+    metadata: dict[str, Any]
+    redactions: int
+    truncated: bool
+    state: Literal["active", "pending"]
+    consent: str
+    rule_id: Any
+    expires_at: datetime | None
+    content_hash: str
+    _token: object = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self._token is not _GATE:
+            raise TypeError("only policy.gate.admit() makes an Admitted write")
+
+
+def content_hash(text: str) -> str:
+    """Hash of the normalised text: case and whitespace do not make a new memory."""
+    return hashlib.sha256(" ".join(text.split()).casefold().encode("utf-8")).hexdigest()
+
+
+def _cap(write: Write, policy: Policy) -> tuple[str, bool]:
+    text = write.text
+    if len(text) <= policy.max_chars:
+        return text, False
+    if write.channel == "capture" and policy.oversize == "truncate":
+        keep = max(0, policy.max_chars - len(TRUNCATION_MARKER))
+        return text[:keep] + TRUNCATION_MARKER, True
+    raise TooLarge(
+        f"memory is {len(text)} characters; the maximum is {policy.max_chars} (performance.max_memory_chars)"
+    )
+
+
+def _consent(write: Write, policy: Policy, facts: Facts) -> tuple[Literal["active", "pending"], str, Any]:
+    if not (policy.require_consent and write.channel in policy.consent_channels):
+        return "active", "explicit" if write.channel in ("mcp", "rest", "ui") else "not_required", None
+    for rule in facts.rules:  # the caller orders rules: deny rules first
+        if rule.matches(write.app, write.project):
+            if rule.effect == "deny":
+                raise Denied(f"a consent rule denies storing captures from {write.app!r} / {write.project!r}")
+            return "active", "rule", rule.id
+    return "pending", "pending", None
+
+
+def admit(write: Write, policy: Policy, facts: Facts) -> Admitted:
+    if write.channel not in CHANNELS:
+        raise BadInput(f"unknown channel {write.channel!r}")
+    if not isinstance(write.text, str) or not write.text.strip():
+        raise BadInput("text must be a non-empty string")
+    capped, truncated = _cap(write, policy)
+    redaction = redact(capped, pii=policy.mask_pii)
+    metadata, metadata_hits = redact_value(dict(write.metadata or {}), pii=policy.mask_pii)
+    text = redaction.text
+    size = len(text.encode("utf-8"))
+    if facts.used_bytes + size > policy.quota_bytes:
+        raise TooLarge(
+            f"storing this memory would exceed the user's quota of {policy.quota_bytes // (1024 * 1024)} MB "
+            "(performance.max_memory_size_mb); delete memories or raise the quota"
+        )
+    state, consent, rule_id = _consent(write, policy, facts)
+    expires_at = facts.now + timedelta(days=policy.retention_days) if policy.retention_days else None
+    return Admitted(
+        write=write,
+        text=text,
+        metadata=metadata,
+        redactions=len(redaction.findings) + metadata_hits,
+        truncated=truncated,
+        state=state,
+        consent=consent,
+        rule_id=rule_id,
+        expires_at=expires_at,
+        content_hash=content_hash(text),
+        _token=_GATE,
+    )
+
+
+def approved(admitted: Admitted, *, edited: bool) -> Admitted:
+    """The same admitted write, marked as approved by its owner (a consent decision)."""
+    return Admitted(
+        **{**admitted.__dict__, "consent": "approved_edited" if edited else "approved", "_token": _GATE}
+    )

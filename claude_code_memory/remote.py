@@ -1,0 +1,69 @@
+"""The CLI's way to a running server: one authenticated httpx client and error translation.
+
+Commands that touch memories (consent, purge, forget) go through the server's REST API
+because the embedded vector store belongs to the server process (it locks its directory).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import httpx
+
+from .config import Settings
+from .errors import BadInput, Forbidden, MemoryError_, NotFound, TooLarge, Unauthorised, Unavailable
+
+_BY_STATUS: dict[int, type[MemoryError_]] = {
+    400: BadInput,
+    401: Unauthorised,
+    403: Forbidden,
+    404: NotFound,
+    413: TooLarge,
+    422: BadInput,
+}
+
+
+class Remote:
+    def __init__(self, base_url: str, token: str, timeout: float = 30) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.client = httpx.Client(
+            base_url=self.base_url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout
+        )
+
+    @classmethod
+    def from_settings(cls, settings: Settings, url: str | None = None, token: str | None = None) -> Remote:
+        """``url`` defaults to the configured server address; ``token`` to ``$CCMEM_TOKEN``,
+        then the admin token from ``.env`` / the environment."""
+        host = settings.server.host if settings.server.host not in ("0.0.0.0", "::") else "127.0.0.1"
+        base = url or f"http://{host}:{settings.server.port}"
+        chosen = token or os.environ.get("CCMEM_TOKEN") or settings.server.admin_token
+        if not chosen:
+            raise Unauthorised("no token: pass --token, set CCMEM_TOKEN, or set CCMEM_ADMIN_TOKEN in .env")
+        return cls(base, chosen)
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            response = self.client.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            reason = f"cannot reach the server at {self.base_url} ({exc.__class__.__name__})"
+            raise Unavailable(f"{reason}; is `ccmem serve` running?") from exc
+        if response.status_code >= 400:
+            try:
+                detail = response.json().get("detail", response.text)
+            except ValueError:
+                detail = response.text
+            raise _BY_STATUS.get(response.status_code, Unavailable)(f"{detail} (HTTP {response.status_code})")
+        return response.json() if response.content else None
+
+    def get(self, path: str, **kwargs: Any) -> Any:
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path: str, **kwargs: Any) -> Any:
+        return self.request("POST", path, **kwargs)
+
+    def delete(self, path: str, **kwargs: Any) -> Any:
+        return self.request("DELETE", path, **kwargs)
+
+    def close(self) -> None:
+        self.client.close()
