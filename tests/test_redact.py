@@ -1,0 +1,411 @@
+"""Redaction: the corpora of issue 3 (secrets, clean texts, personal data), then rule by rule.
+
+Fake secrets are generated when the tests run (``tests/corpora/generate.py``); nothing in this
+file or in the corpora is a credential in a committed form.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from claude_code_memory.policy import redact as redact_module
+from claude_code_memory.policy.redact import KINDS, PII_KINDS, SECRET_KINDS, Finding, redact, redact_value
+from tests.corpora.generate import GENERATORS, Fake, Sample, load
+
+SEEDS = (0, 1, 2)  # each seed renders every template with new fake values
+FRAGMENT = 8  # no 8-character piece of a secret's random part may survive
+
+
+def fake(name: str, seed: int = 0) -> str:
+    return GENERATORS[name](random.Random(f"{name}:{seed}")).value
+
+
+def survivors(sample: Sample, redacted: str) -> list[str]:
+    """Every declared value, or 8-character fragment of its random part, still in the text."""
+    leaks = []
+    for value in sample.fakes:
+        if value.value in redacted:
+            leaks.append(value.value)
+            continue
+        core = value.core
+        leaks += [
+            core[i : i + FRAGMENT]
+            for i in range(len(core) - FRAGMENT + 1)
+            if core[i : i + FRAGMENT] in redacted
+        ][:1]
+    return leaks
+
+
+# --- the corpora ---------------------------------------------------------------------------------
+
+
+def test_corpora_are_big_enough() -> None:
+    assert len(load("secrets")) >= 60
+    assert len(load("clean")) >= 60
+    assert len(load("pii")) >= 15
+    for sample in load("secrets"):
+        assert sample.fakes and sample.kinds, f"{sample.name} declares no kinds or holds no secret"
+        assert sample.kinds <= set(SECRET_KINDS), sample.name
+    for sample in load("pii"):
+        assert sample.fakes and sample.kinds <= set(PII_KINDS), sample.name
+
+
+def test_no_secret_survives_redaction() -> None:
+    misses, missing_kinds = [], []
+    for seed in SEEDS:
+        for sample in load("secrets", seed):
+            result = redact(sample.text)
+            misses += [(seed, sample.name, leak) for leak in survivors(sample, result.text)]
+            found = {finding.kind for finding in result.findings}
+            if not sample.kinds <= found:
+                missing_kinds.append((seed, sample.name, sorted(sample.kinds - found)))
+            assert redact(result.text).text == result.text, sample.name
+    print(f"\nsecret corpus: {len(load('secrets'))} texts x {len(SEEDS)} seeds, {len(misses)} misses")
+    for miss in misses:
+        print("  MISS", *miss)
+    assert misses == []
+    assert missing_kinds == []
+
+
+def test_clean_corpus_comes_through_unchanged() -> None:
+    false_positives = []
+    for sample in load("clean"):
+        result = redact(sample.text)
+        false_positives += [(sample.name, f.kind, sample.text[f.start : f.end]) for f in result.findings]
+    print(f"\nclean corpus: {len(load('clean'))} texts, {len(false_positives)} false positives")
+    for false_positive in false_positives:
+        print("  FALSE POSITIVE", *false_positive)
+    assert false_positives == []
+
+
+def test_pii_is_masked_only_when_asked() -> None:
+    for seed in SEEDS:
+        for sample in load("pii", seed):
+            masked = redact(sample.text, pii=True)
+            assert survivors(sample, masked.text) == [], sample.name
+            assert sample.kinds <= {finding.kind for finding in masked.findings}, sample.name
+            untouched = redact(sample.text)
+            assert untouched.text == sample.text and untouched.findings == (), sample.name
+
+
+def test_redacting_twice_changes_nothing() -> None:
+    for corpus in ("secrets", "pii", "clean"):
+        for sample in load(corpus, seed=7):
+            once = redact(sample.text, pii=True)
+            twice = redact(once.text, pii=True)
+            assert twice.text == once.text and twice.findings == (), sample.name
+
+
+# --- rule by rule --------------------------------------------------------------------------------
+
+POSITIVES = [
+    ("ANTHROPIC_API_KEY={anthropic_api_key}", "anthropic_api_key"),
+    ('headers = {{"x-api-key": "{anthropic_admin_key}"}}', "anthropic_api_key"),
+    ("client = OpenAI(api_key='{openai_api_key}')", "openai_api_key"),
+    ("key: {openai_svcacct_key}", "openai_api_key"),
+    ("old key {openai_legacy_key} still works", "openai_api_key"),
+    ("aws_access_key_id={aws_access_key}", "aws_access_key"),
+    ('"AccessKeyId": "{aws_session_key_id}"', "aws_access_key"),
+    ("aws_secret_access_key = {aws_secret_key}", "aws_secret_key"),
+    ('"SecretAccessKey": "{aws_secret_key}"', "aws_secret_key"),
+    ("AWS Secret Access Key [None]: {aws_secret_key}", "aws_secret_key"),
+    ("git clone https://{github_token}@github.com/acme/x.git", "github_token"),
+    ("GH_PAT {github_fine_grained}", "github_token"),
+    ("slack bot token: {slack_bot_token}", "slack_token"),
+    ("curl -X POST {slack_webhook} -d @msg.json", "slack_webhook"),
+    ("stripe.api_key = '{stripe_live_key}'", "stripe_key"),
+    ("endpoint_secret = '{stripe_webhook_secret}'", "stripe_key"),
+    ("https://maps.googleapis.com/maps/api/js?key={google_api_key}", "google_api_key"),
+    ('"private_key_id": "{gcp_private_key_id}",', "gcp_service_account"),
+    ('"private_key": "{gcp_private_key_json}",', "gcp_service_account"),
+    ("cookie: session={jwt}", "jwt"),
+    ("Authorization: Bearer {opaque_token}", "bearer_token"),
+    ("authorization: token {opaque_token}", "bearer_token"),
+    ("{rsa_private_key}", "private_key"),
+    ("{openssh_private_key}", "private_key"),
+    ("{ec_private_key}", "private_key"),
+    ("{pgp_private_key}", "private_key"),
+    ("pasted: {truncated_private_key}\n\nthanks", "private_key"),
+    ("client-key-data: {b64_private_key}", "private_key"),
+    ("Authorization: Basic {basic_auth}", "basic_auth"),
+    ("curl -u deploy:{url_password} https://ci.internal/", "basic_auth"),
+    ("postgres://app:{url_password}@db:5432/app", "url_credentials"),
+    ("mongodb+srv://u:{url_password}@cluster0.abcde.mongodb.net/db", "url_credentials"),
+    ("redis://:{url_password}@cache:6379/0", "url_credentials"),
+    ("amqp://guest:{url_password}@rabbit/", "url_credentials"),
+    ("DB_PASSWORD={human_password}", "env_secret"),
+    ("export NEXTAUTH_SECRET='{hex_secret}'", "env_secret"),
+    ("password = '{password}'", "password_assignment"),
+    ('{{"password":"{human_password}"}}', "password_assignment"),
+    ("spring.datasource.password={password}", "password_assignment"),
+    ("  password: {human_password}", "password_assignment"),
+    ("docker login --password {password} registry.acme.dev", "password_assignment"),
+    ("<password>{password}</password>", "password_assignment"),
+    ("define( 'DB_PASSWORD', '{human_password}' );", "password_assignment"),
+    ("GET /export?access_token={opaque_token}&limit=5", "password_assignment"),
+    ("Server=db;User Id=app;Password={password};", "password_assignment"),
+    ("mysql -u root -p{password} app", "password_assignment"),
+    ("machine api.acme.dev login me password {opaque_token}", "password_assignment"),
+]
+
+
+@pytest.mark.parametrize(("template", "kind"), POSITIVES, ids=[t for t, _ in POSITIVES])
+def test_each_secret_format_is_redacted(template: str, kind: str) -> None:
+    names = [name for name in GENERATORS if "{" + name + "}" in template]
+    values = {name: fake(name) for name in names}
+    text = template.format(**values)
+    result = redact(text)
+    for value in values.values():
+        assert value not in result.text
+    assert kind in {finding.kind for finding in result.findings}, result
+    assert f"[REDACTED:{kind}]" in result.text
+
+
+NEGATIVES = [
+    "ANTHROPIC_API_KEY=your-api-key-here",
+    "OPENAI_API_KEY=sk-...",
+    "export GITHUB_TOKEN=${GITHUB_TOKEN}",
+    "GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
+    "password: {{ .Values.db.password }}",
+    "password=changeme",
+    'password: "********"',
+    "password = os.environ['DB_PASSWORD']",
+    "password = getpass.getpass()",
+    "token = create_token(user)",
+    "api_key=api_key",
+    "password=self.password",
+    "secret = settings.SECRET_KEY",
+    "def login(username: str, password: str) -> Token:",
+    "token: Optional[str] = None",
+    "max_tokens=4096",
+    "num_tokens = len(tokens)",
+    '"token_type": "bearer"',
+    "Authorization: Bearer <token>",
+    "Authorization: Bearer $TOKEN",
+    "Authorization: Bearer YOUR_ACCESS_TOKEN",
+    "Bearer tokens go in the Authorization header.",
+    "Your password must be at least 12 characters long.",
+    "Error: password: incorrect for user alice",
+    "PASSWORD_MIN_LENGTH=12",
+    "TOKEN_TTL=3600",
+    "SSH_AUTH_SOCK=/tmp/ssh-XXXXkzQm1P/agent.2231",
+    "SORT_KEY=created_at",
+    "SECRET_NAME=prod/app/db",
+    "DATABASE_URL=postgres://USER:PASSWORD@localhost:5432/app",
+    "postgresql://localhost/app",
+    "ssh://git@github.com:22/acme/api.git",
+    "commit a3f9c2e7b1d04f8e6c2a9b03d5f1e7c4a2b8d6f0",
+    "sha256:4aea012537edfad80f98d870a36e6b90b4c09b27be7f4b4759d72db863baeebb",
+    "request_id=0b6a5f0e-1d0c-4b53-9d7c-7a2b8b4f9e11",
+    '"id": "msg_01XFDUDYJgAACzvnptvVoYEL"',
+    "class='sk-circle sk-folding-cube'",
+    "Keys start with sk-ant- or ghp_ or xoxb-.",
+    "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+    "aws docs: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "AKIA" + "IOSFODNN7EXAMPLE is the documentation key",
+    '"nextPageToken": "CiAKGjBpNDd2Nmp2Zml2cXRtcGVqcGc3bXZ0d2JhOBICCAE"',
+    '"bos_token": "<s>", "pad_token": "[PAD]"',
+    "-----BEGIN CERTIFICATE-----\nMIIFBjCCAu6gAwIBAgIRAIp9PhPWLzDvI4a9KQdrNPgw\n-----END CERTIFICATE-----",
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGf3nN5hWq8vKx2mL9pR4tY7uJ1cB6dE0aS3zX8yQwVe dev@laptop",
+    "SENSITIVE = {'password', 'token', 'api_key', 'client_secret', 'authorization'}",
+    "[REDACTED:aws_access_key] and password=[REDACTED:password_assignment]",
+]
+
+
+@pytest.mark.parametrize("text", NEGATIVES)
+def test_placeholders_references_and_lookalikes_stay(text: str) -> None:
+    result = redact(text)
+    assert (result.text, result.findings) == (text, ())
+
+
+def test_findings_point_into_the_original_text() -> None:
+    key, password = fake("anthropic_api_key"), fake("password")
+    text = f"key={key}\npassword: {password}\n"
+    result = redact(text)
+    assert [text[f.start : f.end] for f in result.findings] == [key, password]
+    assert result.text == "key=[REDACTED:anthropic_api_key]\npassword: [REDACTED:password_assignment]\n"
+
+
+def test_overlapping_findings_merge_under_the_longest() -> None:
+    token = fake("github_token")
+    # github_token and env_secret cover the same value; the specific kind names it
+    assert redact(f"GITHUB_TOKEN={token}").findings == (Finding("github_token", 13, 13 + len(token)),)
+    # a JWT inside a bearer header is one finding, named jwt
+    jwt = fake("jwt")
+    result = redact(f"Authorization: Bearer {jwt}")
+    assert [f.kind for f in result.findings] == ["jwt"]
+    # a private key holding an AWS-looking line is one private_key finding
+    pem = fake("rsa_private_key").replace("\n", "\nAKIA" + "Z" * 16 + "\n", 1)
+    assert [f.kind for f in redact(pem).findings] == ["private_key"]
+
+
+def test_assignment_keeps_the_name_and_quotes() -> None:
+    password = fake("password")
+    assert (
+        redact(f'db.connect(password="{password}")').text
+        == 'db.connect(password="[REDACTED:password_assignment]")'
+    )
+    assert redact(f"--client-secret {password} --tenant x").text == (
+        "--client-secret [REDACTED:password_assignment] --tenant x"
+    )
+    url = f"postgresql://app:{fake('url_password')}@db:5432/app"
+    assert redact(url).text == "postgresql://app:[REDACTED:url_credentials]@db:5432/app"
+
+
+def test_redact_value_walks_metadata() -> None:
+    key, token, password = fake("openai_api_key"), fake("opaque_token"), fake("human_password")
+    metadata = {
+        "source": "capture",
+        "headers": {"authorization": f"Bearer {token}", "x-request-id": "7d1f0a52"},
+        "password": password,  # a bare value: its key names it
+        "api_key": "${OPENAI_API_KEY}",
+        "openai_api_key": key,  # named by its format, not by its key
+        "tags": ["deploy", f"used {key}"],
+        "pair": ("a", key),
+        "count": 3,
+        "ok": True,
+        "none": None,
+    }
+    redacted, count = redact_value(metadata)
+    assert count == 5
+    assert redacted["source"] == "capture"
+    assert redacted["headers"] == {
+        "authorization": "Bearer [REDACTED:bearer_token]",
+        "x-request-id": "7d1f0a52",
+    }
+    assert redacted["password"] == "[REDACTED:password_assignment]"
+    assert redacted["api_key"] == "${OPENAI_API_KEY}"
+    assert redacted["openai_api_key"] == "[REDACTED:openai_api_key]"
+    assert redacted["tags"] == ["deploy", "used [REDACTED:openai_api_key]"]
+    assert redacted["pair"] == ("a", "[REDACTED:openai_api_key]")
+    assert (redacted["count"], redacted["ok"], redacted["none"]) == (3, True, None)
+    assert redact_value(redacted) == (redacted, 0)
+    assert redact_value("plain text") == ("plain text", 0)
+
+
+# --- personal data -------------------------------------------------------------------------------
+
+
+def test_pii_kinds_and_their_lookalikes() -> None:
+    card, email, phone = fake("credit_card"), fake("email"), fake("phone_us")
+    text = f"card {card}, mail {email}, call {phone}, from 81.2.69.160 and 2a01:4f8:c2c:123f::1"
+    result = redact(text, pii=True)
+    assert [f.kind for f in result.findings] == ["credit_card", "email", "phone", "ip_address", "ip_address"]
+    lookalikes = (
+        "version 1.2.3.4, v10.0.0.1, build 2024.06.01, released 2024-06-01 12:30:45, port 8080, "
+        "pid 4111111111111112, order 1234 5678 9012 3456, ts 1718035200123, uuid "
+        "0b6a5f0e-1d0c-4b53-9d7c-7a2b8b4f9e11, 127.0.0.1, 0.0.0.0, ::1, 255.255.255.0, 192.0.2.10, "
+        "docs@example.com, logo@2x.png, a[1::2], 12:30:45, sha 4aea012537edfad80f98d870a36e6b90"
+    )
+    result = redact(lookalikes, pii=True)
+    assert [lookalikes[f.start : f.end] for f in result.findings] == []
+
+
+def test_luhn_decides_card_numbers() -> None:
+    card = fake("credit_card")
+    digits = [c for c in card]
+    last = next(i for i in range(len(digits) - 1, -1, -1) if digits[i].isdigit())
+    digits[last] = str((int(digits[last]) + 1) % 10)
+    assert redact("card " + "".join(digits), pii=True).findings == ()
+
+
+# --- the module itself ---------------------------------------------------------------------------
+
+
+def test_kinds() -> None:
+    assert set(SECRET_KINDS) | set(PII_KINDS) == KINDS
+    assert {
+        "anthropic_api_key",
+        "openai_api_key",
+        "aws_access_key",
+        "aws_secret_key",
+        "github_token",
+    } <= KINDS
+    assert {"slack_token", "slack_webhook", "stripe_key", "google_api_key", "gcp_service_account"} <= KINDS
+    assert {
+        "jwt",
+        "bearer_token",
+        "private_key",
+        "password_assignment",
+        "url_credentials",
+        "env_secret",
+    } <= KINDS
+    assert set(PII_KINDS) == {"email", "phone", "credit_card", "ip_address"}
+
+
+def test_module_uses_only_the_standard_library() -> None:
+    # The capture proxy imports this module from its own virtualenv.
+    tree = ast.parse(Path(redact_module.__file__).read_text())
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    imported |= {
+        node.module.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module
+    }
+    assert imported - {"__future__"} <= sys.stdlib_module_names
+
+
+def _best_of(runs: int, text: str, **options: bool) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        started = time.perf_counter()
+        redact(text, **options)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def test_100_kb_is_fast() -> None:
+    texts = [sample.text for corpus in ("secrets", "clean", "pii") for sample in load(corpus)]
+    blob = "\n\n".join(texts)
+    blob = (blob * (100_000 // len(blob) + 1))[:100_000]
+    secrets_only, with_pii = _best_of(5, blob), _best_of(5, blob, pii=True)
+    print(f"\n100 KB of corpus text: {secrets_only * 1000:.1f} ms, with pii {with_pii * 1000:.1f} ms")
+    assert secrets_only < 0.05 and with_pii < 0.08  # ~10 ms / ~15 ms here; room for slow CI machines
+
+
+PATHOLOGICAL = {
+    "one letter": "a" * 100_000,
+    "capitals": "A" * 100_000,
+    "digits": "7" * 100_000,
+    "spaced digits": "1 " * 50_000,
+    "colons": "a:" * 50_000,
+    "assignments": "password=" * 11_111,
+    "yaml keys": "password: " * 10_000,
+    "env names": "API_KEY=" * 12_500,
+    "quotes": '"password": "' * 7_142,
+    "unterminated keys": ("-----BEGIN RSA " + "PRIVATE KEY-----\n") * 3_125,
+    "jwt heads": ("eyJ" + "a" * 20 + ".") * 4_166,
+    "url credentials": ("postgres://u:" + "p" * 50) * 1_587,
+    "at signs": "a@" * 50_000,
+    "plus ones": "+1 " * 33_333,
+    "long curl": "curl " + "-u " * 33_000,
+    "mysql": "mysql " * 16_666,
+    "escaped newlines": "\\n" * 50_000,
+}
+
+
+@pytest.mark.parametrize("name", PATHOLOGICAL)
+def test_hostile_input_stays_linear(name: str) -> None:
+    elapsed = _best_of(1, PATHOLOGICAL[name], pii=True)
+    assert elapsed < 0.5, f"{name}: {elapsed * 1000:.0f} ms"  # 10-60 ms here; backtracking would be seconds
+
+
+def test_generated_fakes_are_format_valid() -> None:
+    # The corpora are only as good as their fakes: spot-check the formats the rules rely on.
+    assert fake("anthropic_api_key").startswith("sk-ant-api03-") and len(fake("anthropic_api_key")) == 108
+    assert len(fake("aws_access_key")) == 20 and fake("aws_access_key").isupper() is True
+    assert len(fake("aws_secret_key")) == 40
+    assert len(fake("google_api_key")) == 39
+    assert fake("jwt").count(".") == 2 and fake("jwt").startswith("eyJ")
+    assert isinstance(GENERATORS["credit_card"](random.Random(1)), Fake)
