@@ -12,13 +12,14 @@ from typing import Any
 import httpx
 
 from .config import Settings
-from .errors import BadInput, Forbidden, MemoryError_, NotFound, TooLarge, Unauthorised, Unavailable
+from .errors import BadInput, Conflict, Forbidden, MemoryError_, NotFound, TooLarge, Unauthorised, Unavailable
 
 _BY_STATUS: dict[int, type[MemoryError_]] = {
     400: BadInput,
     401: Unauthorised,
     403: Forbidden,
     404: NotFound,
+    409: Conflict,
     413: TooLarge,
     422: BadInput,
 }

@@ -247,13 +247,20 @@ class MemoryService:
             raise
         return results
 
-    @staticmethod
     def _new_row(
-        admitted: Admitted, memory_id: uuid.UUID, user_pk: uuid.UUID, app_pk: uuid.UUID, state: MemoryState
+        self,
+        admitted: Admitted,
+        memory_id: uuid.UUID,
+        user_pk: uuid.UUID,
+        app_pk: uuid.UUID,
+        state: MemoryState,
     ) -> Memory:
         write = admitted.write
+        now = self.clock()  # the same clock retention compares against
         return Memory(
             id=memory_id,
+            created_at=now,
+            updated_at=now,
             user_id=user_pk,
             app_id=app_pk,
             content=admitted.text,
@@ -337,8 +344,30 @@ class MemoryService:
             admitted = admit(write, policy, Facts(now=facts.now, used_bytes=used, rules=()))
             admitted = approved(admitted, edited=text is not None and text != pending.content)
             user_pk, app_pk = pending.user_id, pending.app_id
+            existing = session.scalar(
+                select(Memory).where(
+                    Memory.user_id == user_pk,
+                    Memory.content_hash == admitted.content_hash,
+                    Memory.state.notin_([MemoryState.deleted, MemoryState.pending]),
+                )
+            )
             session.delete(pending)
             self.forget_usage(user_pk)
+            if existing is not None:  # approving a copy of what is stored already stores nothing
+                session.add(
+                    ConsentDecision(
+                        memory_id=existing.id, user_id=user_pk, decision="approved", decided_by=decided_by
+                    )
+                )
+                return [
+                    {
+                        "id": str(existing.id),
+                        "memory": existing.content,
+                        "event": "NONE",
+                        "already_existed": True,
+                        "state": existing.state.value,
+                    }
+                ]
         return self._store(admitted, user_pk, app_pk, decided_by=decided_by)
 
     def reject(self, memory_id: object, *, user_id: str, decided_by: str) -> None:
@@ -392,7 +421,11 @@ class MemoryService:
             self._set_categories(session, memory, self.vectors.embed(admitted.text))
             session.flush()
             session.refresh(memory)
-            _ = memory.app.name, memory.user.user_id, [c.name for c in memory.categories]  # load before detaching
+            _ = (
+                memory.app.name,
+                memory.user.user_id,
+                [c.name for c in memory.categories],
+            )  # load before detaching
             return memory
 
     def change_state(
@@ -532,11 +565,15 @@ class MemoryService:
             return [(m, name) for m, name in rows]
 
     def get(self, memory_id: object, principal_user: str | None) -> Memory:
+        """One memory for its owner (``principal_user``) or the admin (None). Pending items
+        are visible only to their owner: the admin gets Forbidden."""
         mid = parse_memory_id(memory_id)
         with self.database.session() as session:
             memory = self._owned(session, mid, principal_user)
             if memory.state == MemoryState.deleted:
                 raise NotFound(f"memory {mid} not found")
+            if memory.state == MemoryState.pending and principal_user is None:
+                raise Forbidden(f"memory {mid} is pending consent: only its owner can read it")
             _ = memory.app.name, memory.user.user_id, [c.name for c in memory.categories]
             return memory
 

@@ -293,15 +293,20 @@ def test_every_write_path_leaves_no_secret_in_any_store(gated: MemoryServer) -> 
     assert "[REDACTED:" in mcp_result and fakes["github_token"] not in mcp_result
 
     with httpx.Client(base_url=gated.base_url, headers=headers, timeout=30) as c:
-        pending = c.get("/api/v1/consent/pending")
-        if pending.status_code == 200:  # approve through the consent API when it exists
-            c.post(f"/api/v1/consent/{captured['id']}/approve", json={"text": _text(fakes, "approved-edit")})
+        listed = c.get("/api/v1/consent/pending").json()["items"]
+        assert [item["id"] for item in listed] == [captured["id"]]
+        assert not any(piece in json.dumps(listed) for piece in _secret_pieces(fakes))
+        approval = c.post(
+            f"/api/v1/consent/{captured['id']}/approve", json={"text": _text(fakes, "approved-edit")}
+        )
+        assert approval.status_code == 200, approval.text
+        assert "[REDACTED:" in approval.json()["content"]
         hits = c.post("/api/v1/memories/search", json={"query": "deploy notes AWS key", "limit": 20}).json()
         for hit in hits["results"]:
             assert hit["provenance"]["redactions"] >= 1
             assert not any(piece in json.dumps(hit) for piece in _secret_pieces(fakes))
         channels = {hit["provenance"]["channel"] for hit in hits["results"]}
-        assert {"rest", "mcp", "import"} <= channels
+        assert {"rest", "mcp", "import", "capture"} <= channels
 
     gated.stop()  # the vector store is locked by its process: read every store once it is down
     data = gated.data_dir

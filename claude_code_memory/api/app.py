@@ -17,11 +17,13 @@ from ..db.database import Database
 from ..engine.factory import Engine
 from ..identity import Identity
 from ..mcp import create_mcp_endpoint
+from ..retention import Retention, Sweeper
 from ..service import MemoryService
 from . import errors
 from .deps import authenticate
 from .middleware import BodyLimit, StripTrailingSlash
-from .routes import apps, backup, capture, config, memories, stats
+from .routes import apps, backup, capture, config, consent, memories, stats
+from .routes import retention as retention_routes
 
 log = logging.getLogger(__name__)
 
@@ -60,13 +62,15 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
     )
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(application: FastAPI) -> AsyncIterator[None]:
+        retention = application.state.retention = Retention(parts.service)
         try:
-            if mcp is None:
-                yield
-            else:
-                async with mcp.run():
+            async with Sweeper(retention, settings.privacy.purge_interval_minutes).running():
+                if mcp is None:
                     yield
+                else:
+                    async with mcp.run():
+                        yield
         finally:
             parts.close()
 
@@ -90,8 +94,9 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
         body: dict[str, Any] = {"status": "ok" if healthy else "degraded", "version": __version__, **status}
         return JSONResponse(body, status_code=200 if healthy else 503)
 
-    for module in (memories, apps, stats, config, backup, capture):
+    for module in (memories, apps, stats, config, backup, capture, consent):
         app.include_router(module.router)
+    app.include_router(retention_routes.router)
     if mcp is not None:
         app.router.routes.extend(mcp.routes)
 

@@ -189,7 +189,7 @@ class ConsentRule(Base):
     app_pattern: Mapped[str] = mapped_column(String(128), default="*")
     project_pattern: Mapped[str] = mapped_column(String(512), default="*")
     effect: Mapped[str] = mapped_column(String(8))
-    created_by: Mapped[str | None] = mapped_column(String(64))
+    created_by: Mapped[str | None] = mapped_column(String(100))
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
@@ -202,7 +202,7 @@ class ConsentDecision(Base):
     memory_id: Mapped[uuid.UUID] = mapped_column(Uuid, index=True)
     user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     decision: Mapped[str] = mapped_column(String(16))
-    decided_by: Mapped[str] = mapped_column(String(64))
+    decided_by: Mapped[str] = mapped_column(String(100))
     rule_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
     edited: Mapped[bool] = mapped_column(Boolean, default=False)
     decided_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, index=True)

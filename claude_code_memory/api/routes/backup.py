@@ -82,7 +82,10 @@ def build_export(
     """The two archive members for one user: the SQL document and the gzipped JSON lines."""
     with service.database.session() as session:
         user = service.find_user(session, user_id)
-        query = select(Memory).where(Memory.user_id == user.id, Memory.state != MemoryState.deleted)
+        # Pending captures are not memories until approved (and only their owner may read them).
+        query = select(Memory).where(
+            Memory.user_id == user.id, Memory.state.notin_([MemoryState.deleted, MemoryState.pending])
+        )
         app_filter = None
         if request.app_id is not None:
             try:

@@ -19,9 +19,11 @@ Where OpenMemory went wrong, this does what it meant:
   mem0#6081) is a 422 that names it;
 * the config is global, so reading it needs any valid token and changing it the admin token.
 
-The saved ``mem0.llm`` section takes effect the next time the memory engine is built (at
-start-up); the embedder and vector store in use always come from ``config.yaml`` and the
-environment, shown with secrets masked by ``GET /api/v1/config/effective``.
+What the server runs with comes from ``config.yaml`` and the environment only (one place for
+configuration, validated at start-up), shown with secrets masked by
+``GET /api/v1/config/effective``. The saved sections are kept for OpenMemory's UI and scripts;
+they do not change the running engine — to switch the LLM or embedder, edit ``config.yaml``
+and restart.
 """
 
 from __future__ import annotations
