@@ -52,8 +52,8 @@ class Sample:
 def _pick(rng: random.Random, alphabet: str, length: int) -> str:
     while True:
         value = "".join(rng.choice(alphabet) for _ in range(length))
-        # Real tokens mix cases and digits; make sure ours do too, so a 1-in-1000 draw of a
-        # digit-free token does not make the test flaky.
+        # Real tokens mix cases and digits; ours do too, so a rare digit-free draw cannot decide
+        # whether a rule looks right.
         wanted = [chars for chars in (LOWER, UPPER, DIGITS) if set(chars) & set(alphabet)]
         if length < 12 or all(set(value) & set(chars) for chars in wanted):
             return value
