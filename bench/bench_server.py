@@ -175,6 +175,31 @@ def ingest(server: Server, token: str, texts: list[str], workers: int) -> float:
         return len(texts) / (time.perf_counter() - started)
 
 
+def ingest_batches(server: Server, token: str, texts: list[str], batch: int = 100) -> float:
+    with httpx.Client(
+        base_url=server.base, headers={"Authorization": f"Bearer {token}"}, timeout=120
+    ) as client:
+        started = time.perf_counter()
+        for i in range(0, len(texts), batch):
+            response = client.post(
+                "/api/v1/memories/batch",
+                json={"app": "bench", "items": [{"text": t} for t in texts[i : i + batch]]},
+            )
+            response.raise_for_status()
+            assert response.json()["failed"] == 0
+        return len(texts) / (time.perf_counter() - started)
+
+
+def ingest_modes(server: Server, n: int) -> dict[str, float]:
+    """The same kind of data ingested three ways, side by side, each into a fresh user."""
+    texts = synthetic(3 * n, seed=99)
+    return {
+        "single_client_per_s": round(ingest(server, server.token("ingest-a"), texts[:n], 1), 1),
+        "two_clients_per_s": round(ingest(server, server.token("ingest-b"), texts[n : 2 * n], 2), 1),
+        "batch_100_per_s": round(ingest_batches(server, server.token("ingest-c"), texts[2 * n :]), 1),
+    }
+
+
 def rest_search(server: Server, token: str, queries: list[str]) -> dict[str, float]:
     samples = []
     with httpx.Client(
@@ -223,7 +248,8 @@ def main() -> None:
     )
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--workers", type=int, default=1, help="concurrent ingest clients")
+    parser.add_argument("--workers", type=int, default=1, help="concurrent ingest clients for the size runs")
+    parser.add_argument("--ingest-sample", type=int, default=600, help="memories per ingest mode")
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
 
@@ -235,8 +261,10 @@ def main() -> None:
         report: dict[str, object] = {
             "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
             "rss_mb_idle": round(rss_mb(server.process.pid), 1),
+            "ingest_modes": ingest_modes(server, args.ingest_sample),
             "sizes": {},
         }
+        print(json.dumps({"ingest_modes": report["ingest_modes"]}), file=sys.stderr)
         stored = 0
         for size in sizes:
             rate = ingest(server, token, corpus[stored:size], args.workers)

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
 from .categories import Categoriser
 from .db.database import Database
@@ -33,9 +33,10 @@ from .db.models import (
     User,
     utcnow,
 )
-from .errors import BadInput, Conflict, Forbidden, NotFound, TooLarge, Unavailable
+from .errors import BadInput, Conflict, Forbidden, MemoryError_, NotFound, TooLarge, Unavailable
 from .identity import get_or_create, get_or_create_user, validate_user_id
 from .policy.gate import Admitted, Facts, Policy, Rule, Write, admit, approved, content_hash
+from .policy.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -313,6 +314,46 @@ class MemoryService:
             self._usage_bytes.clear()
         else:
             self._usage_bytes.pop(user_pk, None)
+
+    def prime_embeddings(self, texts: Iterable[str]) -> int:
+        """Embed texts that are about to be written in one batch (``performance.batch_operations``).
+
+        mem0 embeds one text per ``add``; batching them first through the embedder's cache makes
+        each of those a cache hit. The texts are redacted exactly as the gate will redact them,
+        so the cache key is the text that will be stored. Returns how many were embedded.
+        """
+        if not self.engine.settings.performance.batch_operations:
+            return 0
+        redacted = [
+            redact(t, pii=self.policy.mask_pii).text for t in texts if isinstance(t, str) and t.strip()
+        ]
+        if redacted:
+            self.vectors.embed_batch(redacted)
+        return len(redacted)
+
+    def add_memories(
+        self, *, user_id: str, app_name: str, items: Sequence[dict[str, Any]], channel: str = "rest"
+    ) -> list[dict[str, Any]]:
+        """Several writes from one caller, embedded as a batch; each passes the gate on its own and
+        fails on its own (``{"index", "error", "status"}``) without stopping the others."""
+        self.prime_embeddings(item.get("text") for item in items)  # type: ignore[misc]
+        outcomes: list[dict[str, Any]] = []
+        for index, item in enumerate(items):
+            try:
+                results = self.add_memory(
+                    user_id=user_id,
+                    app_name=app_name,
+                    text=item.get("text"),  # type: ignore[arg-type]
+                    metadata=item.get("metadata"),
+                    infer=bool(item.get("infer", False)),
+                    channel=channel,
+                )
+                outcomes.append({"index": index, "results": results})
+            except MemoryError_ as exc:
+                outcomes.append(
+                    {"index": index, "error": exc.message, "code": exc.code, "status": exc.status}
+                )
+        return outcomes
 
     # -- consent --------------------------------------------------------------------------
     def approve(
@@ -601,7 +642,8 @@ class MemoryService:
 
     # -- helpers --------------------------------------------------------------------------
     def _owned(self, session: Session, memory_id: uuid.UUID, principal_user: str | None) -> Memory:
-        memory = session.get(Memory, memory_id)
+        # Owner and app come in the same query: every caller reads them.
+        memory = session.get(Memory, memory_id, options=[joinedload(Memory.user), joinedload(Memory.app)])
         if memory is None:
             raise NotFound(f"memory {memory_id} not found")
         if principal_user is not None and memory.user.user_id != principal_user:

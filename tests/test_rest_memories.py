@@ -246,3 +246,29 @@ def test_postgresql_metadata(start_server, postgres_url: str, tmp_path: Path) ->
         assert states == {"archived": 1, "active": 1}
         assert connection.execute("SELECT count(*) FROM memory_status_history").fetchone() == (1,)
     assert not (server.data_dir / "memory.db").exists()  # nothing went to SQLite
+
+
+def test_batch_create_reports_each_item(srv: MemoryServer) -> None:
+    _, c = fresh_user(srv)
+    add(c, "Already stored before the batch")
+    response = c.post(
+        "/api/v1/memories/batch",
+        json={
+            "app": "bulk",
+            "items": [
+                {"text": "First bulk memory about gardening tomatoes"},
+                {"text": "   "},
+                {"text": "already stored BEFORE the batch"},
+                {"text": "Second bulk memory about repairing bicycles", "metadata": {"k": 1}},
+            ],
+        },
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert (body["created"], body["failed"]) == (2, 1)
+    assert body["results"][1]["status"] == 422 and "non-empty" in body["results"][1]["error"]
+    assert body["results"][2]["results"][0]["already_existed"] is True
+    hit = c.post("/api/v1/memories/search", json={"query": "fixing a bike", "limit": 1}).json()["results"][0]
+    assert hit["content"].startswith("Second bulk") and hit["app"] == "bulk" and hit["metadata"]["k"] == 1
+    assert c.post("/api/v1/memories/batch", json={"items": []}).status_code == 422
+    assert total(c) == 3

@@ -396,6 +396,10 @@ class ImportCounts:
     overwritten: int = 0
 
 
+#: Records embedded per batch during import (well under the embedder's cache size).
+PRIME_CHUNK = 64
+
+
 def _existing(service: MemoryService, user_id: str, record: ImportRecord) -> Memory | None:
     """The user's memory this record duplicates: the same id, else the same normalised text."""
     with service.database.session() as session:
@@ -436,7 +440,9 @@ def import_records(
 ) -> None:
     """Write each record through the service, counting into ``counts`` as it goes."""
     changed_by = principal.user_id or user_id
-    for record in records:
+    for index, record in enumerate(records):
+        if index % PRIME_CHUNK == 0:  # embed the next chunk in one batch (performance.batch_operations)
+            service.prime_embeddings(r.content for r in records[index : index + PRIME_CHUNK])
         existing = _existing(service, user_id, record)
         if existing is not None:
             if mode == "skip":

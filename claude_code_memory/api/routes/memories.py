@@ -39,6 +39,18 @@ class CreateMemory(_Body):
     app: str = DEFAULT_APP
 
 
+class BatchItem(_Body):
+    text: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    infer: bool = False
+
+
+class BatchCreate(_Body):
+    user_id: str | None = None
+    app: str = DEFAULT_APP
+    items: list[BatchItem] = Field(min_length=1, max_length=500)
+
+
 class SearchRequest(_Body):
     user_id: str | None = None
     query: str
@@ -215,6 +227,19 @@ def create_memory(body: CreateMemory, service: ServiceDep, principal: PrincipalD
     if first.get("already_existed"):
         row["already_existed"] = True  # de-duplicated: the same text is stored once per user
     return row
+
+
+@router.post("/batch", summary="Create up to 500 memories in one request (embedded as a batch)")
+def create_memories(body: BatchCreate, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
+    uid = acting_user(principal, body.user_id)
+    outcomes = service.add_memories(
+        user_id=uid, app_name=body.app, items=[item.model_dump() for item in body.items], channel="rest"
+    )
+    return {
+        "results": outcomes,
+        "created": sum(1 for o in outcomes for r in o.get("results", []) if r.get("event") == "ADD"),
+        "failed": sum(1 for o in outcomes if "error" in o),
+    }
 
 
 @router.post("/search", summary="Semantic search over the user's active memories")
