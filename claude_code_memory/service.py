@@ -35,6 +35,7 @@ from .db.models import (
 )
 from .errors import BadInput, Conflict, Forbidden, MemoryError_, NotFound, TooLarge, Unavailable
 from .identity import get_or_create, get_or_create_user, validate_user_id
+from .keyword import KeywordIndex, fuse
 from .policy.gate import Admitted, Facts, Policy, Rule, Write, admit, approved, content_hash
 from .policy.redact import redact
 
@@ -42,6 +43,8 @@ log = logging.getLogger(__name__)
 
 APP_NAME_MAX = 64
 MAX_QUERY_CHARS = 10_000
+#: Candidates each retriever (dense, keyword) contributes before fusion.
+SEARCH_CANDIDATES = 50
 MAX_SEARCH_LIMIT = 100
 #: The app REST writes go to when the caller names none (OpenMemory's default).
 DEFAULT_APP = "openmemory"
@@ -103,6 +106,7 @@ class MemoryService:
         self.policy = Policy.from_settings(engine.settings)
         self._usage_bytes: dict[uuid.UUID, int] = {}
         self.vectors = Vectors(engine)
+        self.keywords = KeywordIndex(database)
         self.categoriser = Categoriser(self.vectors.embed_batch)
         self._category_ids: dict[str, uuid.UUID] = {}
 
@@ -544,20 +548,25 @@ class MemoryService:
         app_filter: uuid.UUID | None = None,
         access_type: str = "search",
     ) -> list[Hit]:
-        """Semantic search over the user's active memories; logs each hit as accessed by the app."""
+        """Hybrid search over the user's active memories: dense vectors and keyword relevance,
+        fused by reciprocal rank; logs each hit as accessed by the app. ``score`` is the fused
+        score (higher is better; comparable within one result list)."""
         query = validate_text(query, "query")
         if len(query) > MAX_QUERY_CHARS:
             raise TooLarge(f"query is {len(query)} characters; the maximum is {MAX_QUERY_CHARS}")
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_SEARCH_LIMIT:
             raise BadInput(f"limit must be an integer from 1 to {MAX_SEARCH_LIMIT}")
         with self.database.session() as session:
-            _, app = self.user_app(session, user_id, app_name)
+            user, app = self.user_app(session, user_id, app_name)
             self.require_active(app, "read memories")
-            app_pk = app.id
+            app_pk, user_pk = app.id, user.id
         filters: dict[str, Any] = {"user_id": user_id, "state": MemoryState.active.value}
         if app_filter is not None:
             filters["app_id"] = str(app_filter)
-        scored = self.vectors.search(query, filters=filters, limit=limit)
+        candidates = max(limit, SEARCH_CANDIDATES)
+        dense = [item["id"] for item in self.vectors.search(query, filters=filters, limit=candidates)]
+        keyword = self.keywords.search(user_pk, query, limit=candidates, app_id=app_filter)
+        scored = [{"id": memory_id, "score": score} for memory_id, score in fuse([dense, keyword])[:limit]]
         if not scored:
             return []
         with self.database.session() as session:

@@ -241,6 +241,9 @@ def test_postgresql_metadata(start_server, postgres_url: str, tmp_path: Path) ->
     with client(server, token) as c:
         assert c.post("/api/v1/memories/filter", json={"show_archived": True}).json()["total"] == 2
         assert c.get("/api/v1/memories/").json()["total"] == 1
+        # hybrid search runs its keyword half on PostgreSQL full text here
+        hits = c.post("/api/v1/memories/search", json={"query": "page through", "limit": 5}).json()["results"]
+        assert [h["content"] for h in hits] == ["A second memory to page through"]
     with psycopg.connect(postgres_url) as connection:
         states = dict(connection.execute("SELECT state, count(*) FROM memories GROUP BY state").fetchall())
         assert states == {"archived": 1, "active": 1}
@@ -272,3 +275,18 @@ def test_batch_create_reports_each_item(srv: MemoryServer) -> None:
     assert hit["content"].startswith("Second bulk") and hit["app"] == "bulk" and hit["metadata"]["k"] == 1
     assert c.post("/api/v1/memories/batch", json={"items": []}).status_code == 422
     assert total(c) == 3
+
+
+def test_keyword_half_finds_rare_words_the_embedding_blurs(srv: MemoryServer) -> None:
+    _, c = fresh_user(srv)
+    target = add(c, "The staging VPN gateway is zq-gw-7731 in the Frankfurt rack")
+    for n in range(15):
+        add(c, f"Network note {n}: the VPN gateway handles staging traffic for rack number {n}")
+    hits = c.post("/api/v1/memories/search", json={"query": "zq-gw-7731", "limit": 3}).json()["results"]
+    assert hits[0]["id"] == target["id"]
+    c.put(f"/api/v1/memories/{target['id']}", json={"memory_content": "The gateway was renamed to ab-gw-1"})
+    hits = c.post("/api/v1/memories/search", json={"query": "zq-gw-7731", "limit": 16}).json()["results"]
+    assert all("zq-gw-7731" not in h["content"] for h in hits)  # the keyword index follows edits
+    c.request("DELETE", "/api/v1/memories/", json={"memory_ids": [target["id"]]})
+    hits = c.post("/api/v1/memories/search", json={"query": "ab-gw-1 renamed", "limit": 16}).json()["results"]
+    assert target["id"] not in {h["id"] for h in hits}

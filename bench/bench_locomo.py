@@ -1,0 +1,160 @@
+"""Retrieval benchmark on LoCoMo through the public REST API. Prints JSON.
+
+    .venv/bin/python bench/bench_locomo.py [--data ../shared/bench/locomo-dev.json]
+
+Starts the real server with a temporary data directory, stores every dialog turn of each
+conversation as one memory of its own user (one user per conversation; the dialog id, speaker
+and session date in metadata; `Speaker: text` as content, with an image caption appended when
+the turn shares an image), then asks every question of categories 1-4 through
+`POST /api/v1/memories/search` and scores, at turn level: recall_any@{1,5,10,20} (any evidence
+turn in the top k), recall_all@10 (every evidence turn in the top 10), MRR, search latency
+p50/p95 and ingest rate. Evidence ids are parsed with `D\\d+:\\d+` and kept only when the turn
+exists (the data has a few malformed evidence strings).
+
+The data (LoCoMo, Maharana et al., ACL 2024; CC BY-NC 4.0) is test data and is not part of this
+repository; see ../shared/bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_server import Server, percentiles  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "locomo-dev.json"
+EVIDENCE = re.compile(r"D\d+:\d+")
+KS = (1, 5, 10, 20)
+
+
+def turns(conversation: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every dialog turn with its session date, in order."""
+    body = conversation["conversation"]
+    out = []
+    session = 1
+    while f"session_{session}" in body:
+        date = body.get(f"session_{session}_date_time", "")
+        for turn in body[f"session_{session}"]:
+            text = f"{turn['speaker']}: {turn['text']}"
+            if turn.get("blip_caption"):
+                text += f" [shares an image: {turn['blip_caption']}]"
+            out.append({"dia_id": turn["dia_id"], "text": text, "speaker": turn["speaker"], "date": date})
+        session += 1
+    return out
+
+
+def questions(conversation: dict[str, Any], known: set[str]) -> list[dict[str, Any]]:
+    kept = []
+    for qa in conversation["qa"]:
+        if qa.get("category") not in (1, 2, 3, 4):
+            continue
+        evidence = sorted({e for raw in qa.get("evidence", []) for e in EVIDENCE.findall(raw) if e in known})
+        if evidence:
+            kept.append({"question": qa["question"], "evidence": evidence, "category": qa["category"]})
+    return kept
+
+
+def ingest(client: httpx.Client, user: str, items: list[dict[str, Any]]) -> dict[str, str]:
+    """Store the turns; returns memory id → dialog id."""
+    by_memory: dict[str, str] = {}
+    for start in range(0, len(items), 200):
+        chunk = items[start : start + 200]
+        response = client.post(
+            "/api/v1/memories/batch",
+            json={
+                "user_id": user,
+                "app": "locomo",
+                "items": [
+                    {
+                        "text": t["text"],
+                        "metadata": {"dia_id": t["dia_id"], "speaker": t["speaker"], "date": t["date"]},
+                    }
+                    for t in chunk
+                ],
+            },
+        )
+        response.raise_for_status()
+        for turn, outcome in zip(chunk, response.json()["results"], strict=True):
+            for result in outcome.get("results", []):
+                if result.get("event") == "ADD":
+                    by_memory[result["id"]] = turn["dia_id"]
+    return by_memory
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--limit", type=int, default=20, help="results per query (max k)")
+    args = parser.parse_args()
+    data = json.loads(args.data.read_text())
+
+    server = Server()
+    try:
+        hits_at = {k: 0 for k in KS}
+        all_at_10 = 0
+        reciprocal = 0.0
+        latencies: list[float] = []
+        per_category: dict[int, list[int]] = {}
+        total_turns = 0
+        ingest_seconds = 0.0
+        n_questions = 0
+        with httpx.Client(
+            base_url=server.base, headers={"Authorization": f"Bearer {server.admin}"}, timeout=120
+        ) as c:
+            for number, conversation in enumerate(data):
+                user = f"locomo-{number}"
+                items = turns(conversation)
+                total_turns += len(items)
+                started = time.perf_counter()
+                by_memory = ingest(c, user, items)
+                ingest_seconds += time.perf_counter() - started
+                for qa in questions(conversation, {t["dia_id"] for t in items}):
+                    started = time.perf_counter()
+                    response = c.post(
+                        "/api/v1/memories/search",
+                        json={"user_id": user, "query": qa["question"], "limit": args.limit, "app": "locomo"},
+                    )
+                    latencies.append(time.perf_counter() - started)
+                    response.raise_for_status()
+                    ranked = [by_memory.get(r["id"]) for r in response.json()["results"]]
+                    evidence = set(qa["evidence"])
+                    n_questions += 1
+                    for k in KS:
+                        hits_at[k] += bool(evidence & set(ranked[:k]))
+                    all_at_10 += evidence <= set(ranked[:10])
+                    first = next((i for i, d in enumerate(ranked) if d in evidence), None)
+                    reciprocal += 0 if first is None else 1 / (first + 1)
+                    per_category.setdefault(qa["category"], []).append(int(bool(evidence & set(ranked[:10]))))
+        report = {
+            "data": str(args.data.name),
+            "conversations": len(data),
+            "turns": total_turns,
+            "questions": n_questions,
+            **{f"recall_any@{k}": round(hits_at[k] / n_questions, 4) for k in KS},
+            "recall_all@10": round(all_at_10 / n_questions, 4),
+            "mrr": round(reciprocal / n_questions, 4),
+            "recall_any@10_by_category": {
+                str(cat): round(statistics.mean(v), 4) for cat, v in sorted(per_category.items())
+            },
+            "search": percentiles(latencies),
+            "ingest_per_s": round(total_turns / ingest_seconds, 1),
+        }
+        print(json.dumps(report, indent=2))
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
