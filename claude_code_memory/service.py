@@ -831,7 +831,8 @@ class Vectors:
         self.engine.set_payload(memory_id, fields)
 
     def search(self, query: str, *, filters: dict[str, Any], limit: int) -> list[dict[str, Any]]:
-        # threshold 0: rank everything the filter admits; the caller's limit decides.
+        # threshold 0 (mem0 accepts 0..1): keep every memory that does not point away from the
+        # query (cosine < 0); keyword search and fusion then rank. A limit may return fewer.
         result = self.memory.search(query, top_k=limit, filters=filters, threshold=0.0)
         return list(result.get("results", []))
 
