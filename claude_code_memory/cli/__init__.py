@@ -1,0 +1,69 @@
+"""`ccmem`: run the memory server, manage tokens, and work with memories from the shell.
+
+Commands that touch memories talk to the running server over REST (``--url``, default the
+configured host and port) with a bearer token (``--token``, default ``$CCMEM_TOKEN``, then the
+admin token from ``.env``). Every command that prints data takes ``--json``.
+
+Exit codes:
+
+* 0: success.
+* 1: an error, printed as one line on stderr (``error: ...``): bad input, an unknown id, a
+  refused token, a failed ``doctor`` check, an unhealthy server.
+* 2: bad usage (an unknown option, a missing argument, an invalid value), with the usage line.
+* 3: the server cannot be reached (nothing accepts connections at the URL), for commands that
+  need a running server.
+* 130: interrupted (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from ..errors import MemoryError_
+from . import connect, consent, memories, retention, server, tokens
+from .common import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_UNREACHABLE, err, unreachable
+
+# One module per noun: server (serve, status, doctor), tokens, memories (add, search, list, get,
+# export, import), retention (purge, forget), consent, connect (mcp-config); common holds the
+# shared options, settings loading, the Remote and the output helpers.
+app = typer.Typer(help="claude-code-memory: a self-hosted memory server for Claude Code and MCP clients.")
+
+app.command()(server.serve)
+app.command()(server.status)
+app.command()(server.doctor)
+app.add_typer(tokens.app, name="token")
+app.command()(memories.add)
+app.command()(memories.search)
+app.command("list")(memories.list_memories)
+app.command()(memories.get)
+app.command()(memories.export)
+app.command("import")(memories.import_)
+app.command()(retention.purge)
+app.command()(retention.forget)
+app.add_typer(consent.app, name="consent")
+app.command("mcp-config")(connect.mcp_config)
+
+
+def main() -> None:
+    try:
+        result = app(standalone_mode=False)
+    except MemoryError_ as exc:
+        err.print(f"[red]error:[/] {exc.message}", highlight=False, soft_wrap=True)
+        sys.exit(EXIT_UNREACHABLE if unreachable(exc) else EXIT_ERROR)
+    except (KeyboardInterrupt, typer.Abort):
+        err.print("interrupted", highlight=False)
+        sys.exit(EXIT_INTERRUPTED)
+    except Exception as exc:
+        # Usage errors (typer's vendored click): print the usage line, exit 2.
+        if hasattr(exc, "show") and hasattr(exc, "exit_code"):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise
+    if isinstance(result, int) and result:
+        sys.exit(result)
+
+
+if __name__ == "__main__":
+    main()

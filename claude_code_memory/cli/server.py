@@ -1,0 +1,328 @@
+"""The server itself: ``serve`` runs it, ``status`` asks a running one, ``doctor`` checks the setup."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import httpx
+import typer
+from rich.table import Table
+
+from ..config import Settings
+from ..errors import BadInput, ConfigError, MemoryError_, Unavailable
+from . import common
+from .common import ConfigOpt, DataDirOpt, JsonOpt, UrlOpt, err, out
+
+HostOpt = Annotated[str | None, typer.Option(help="bind address (default 127.0.0.1)")]
+PortOpt = Annotated[int | None, typer.Option(help="port (default 8765)")]
+
+#: Where the capture proxy (a later release) keeps the CA certificate clients must trust.
+PROXY_CA = Path("proxy") / "mitmproxy-ca-cert.pem"
+
+
+def _overrides(host: str | None, port: int | None, data_dir: Path | None) -> dict[str, Any]:
+    return {"server.host": host, "server.port": port, **common.data_dir_override(data_dir)}
+
+
+def serve(
+    host: HostOpt = None,
+    port: PortOpt = None,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Run the memory server (REST API, MCP endpoint, OpenAPI docs at /docs)."""
+    import uvicorn
+
+    from ..api.app import create_app
+
+    settings = common.settings(config, _overrides(host, port, data_dir))
+    logging.basicConfig(
+        level=settings.server.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    if not settings.server.admin_token:
+        err.print("[yellow]warning:[/] no admin token (CCMEM_ADMIN_TOKEN); only user tokens will work")
+    application = create_app(settings)
+    err.print(
+        f"claude-code-memory listening on http://{settings.server.host}:{settings.server.port} "
+        f"(data: {settings.data_path})"
+    )
+    uvicorn.run(
+        application,
+        host=settings.server.host,
+        port=settings.server.port,
+        log_level=settings.server.log_level,
+        access_log=False,
+    )
+
+
+# -- status ------------------------------------------------------------------------------------
+def _health(base: str) -> tuple[int, dict[str, Any]]:
+    """``/health``'s status code and body; Unavailable (exit 3) when nothing answers."""
+    try:
+        response = httpx.get(f"{base}/health", timeout=10)
+    except httpx.HTTPError as exc:
+        reason = f"cannot reach the server at {base} ({exc.__class__.__name__})"
+        raise Unavailable(f"{reason}; is `ccmem serve` running?") from exc
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict) or "status" not in body:
+        raise BadInput(
+            f"{base}/health answered HTTP {response.status_code} without a health report; "
+            "is that a claude-code-memory server?"
+        )
+    return response.status_code, body
+
+
+def status(
+    user: common.UserOpt = None,
+    url: UrlOpt = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            help="a token to count the user's memories with (default: $CCMEM_TOKEN; no counts without one)",
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Is the server up? Its health, version and URL; with a token, the user's memory counts.
+
+    Exits 0 when healthy, 1 when the server reports a problem, 3 when nothing answers.
+    """
+    settings = common.settings(config)
+    base = common.server_url(settings, url)
+    code, health = _health(base)
+    token = token or os.environ.get("CCMEM_TOKEN")
+    healthy = code == 200 and health.get("status") == "ok"
+    counts: dict[str, Any] | None = None
+    # The admin token counts only for a user it is told about; a user token counts its own.
+    # A degraded server could not count, and its health report says more.
+    if healthy and (token or (user and settings.server.admin_token)):
+        scope = common.without_none({"user_id": user})
+        with common.remote(config, base, token) as client:
+            stats = client.get("/api/v1/stats", params=scope)
+            pending = client.get("/api/v1/consent/pending/count", params=scope)
+        counts = {
+            "user": user,
+            "memories": stats["total_memories"],
+            "apps": stats["total_apps"],
+            "pending": pending["total"],
+        }
+    if as_json:
+        common.print_json(
+            {"url": base, "reachable": True, "healthy": healthy, "health": health, "counts": counts}
+        )
+    else:
+        grid = Table.grid(padding=(0, 2))
+        mark = "[green]✓[/]" if healthy else "[red]✗[/]"
+        grid.add_row("server", f"{mark} {base}", style=None)
+        grid.add_row("version", str(health.get("version", "?")))
+        for part, state in health.items():
+            if part not in ("status", "version"):
+                grid.add_row(part.replace("_", " "), common.text(str(state)))
+        if counts is not None:
+            who = counts["user"] or "this token's user"
+            grid.add_row(
+                "memories",
+                common.text(
+                    f"{who}: {counts['memories']} in {counts['apps']} apps, "
+                    f"{counts['pending']} pending consent"
+                ),
+            )
+        out.print(grid)
+    if not healthy:
+        err.print(
+            f"[red]error:[/] the server reports {health.get('status')!r}", highlight=False, soft_wrap=True
+        )
+        raise typer.Exit(common.EXIT_ERROR)
+
+
+# -- doctor ------------------------------------------------------------------------------------
+@dataclass
+class Check:
+    name: str
+    status: Literal["ok", "fail", "warn"]
+    detail: str
+    hint: str = ""
+
+
+_MARKS = {"ok": "[green]✓[/]", "fail": "[red]✗[/]", "warn": "[yellow]![/]"}
+
+
+def _check_config(config: Path | None, overrides: dict[str, Any]) -> tuple[Check, Settings]:
+    path = common.config_file(config).resolve()
+    try:
+        settings = common.settings(config, overrides)
+    except ConfigError as exc:
+        hint = f"fix the key named above in {path} or .env (every key: docs/configuration.md)"
+        fallback = Settings.model_validate({})
+        for dotted, value in overrides.items():
+            if value is not None:
+                section, key = dotted.split(".")
+                setattr(getattr(fallback, section), key, value)
+        return Check("config", "fail", exc.message, hint), fallback
+    where = str(path) if path.exists() else f"{path} not found, built-in defaults"
+    return Check("config", "ok", f"valid ({where})"), settings
+
+
+def _check_port(settings: Settings) -> Check:
+    port = settings.server.port
+    host = settings.server.host if settings.server.host not in ("0.0.0.0", "::") else "127.0.0.1"
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(1)
+        listening = sock.connect_ex((host, port)) == 0
+    if not listening:
+        return Check("port", "ok", f"{host}:{port} is free")
+    try:
+        body = httpx.get(f"http://{host}:{port}/health", timeout=3).json()
+    except (httpx.HTTPError, ValueError):
+        body = None
+    if isinstance(body, dict) and "vector_store" in body and "version" in body:
+        return Check(
+            "port", "ok", f"our server (version {body['version']}, {body['status']}) runs on {host}:{port}"
+        )
+    hint = "stop that program, or pick another port: server.port in config.yaml or CCMEM_SERVER__PORT in .env"
+    return Check("port", "fail", f"{host}:{port} is taken by another program", hint)
+
+
+def _check_data_dir(settings: Settings) -> Check:
+    path = settings.data_path
+    if not path.is_dir():
+        return Check(
+            "data directory",
+            "fail",
+            f"{path} does not exist",
+            f"mkdir -p {path} (ccmem serve creates it too)",
+        )
+    try:
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".doctor-"):
+            pass
+    except OSError as exc:
+        return Check(
+            "data directory", "fail", f"{path} is not writable ({exc.strerror})", f"chown or chmod {path}"
+        )
+    return Check("data directory", "ok", f"{path} is writable")
+
+
+def _check_models(settings: Settings) -> list[Check]:
+    if settings.embedder.provider != "onnx-minilm":
+        return [
+            Check("embedding model", "ok", f"not used (embedder.provider = {settings.embedder.provider})")
+        ]
+    # Imported here: it loads onnxruntime and mem0, which no other command needs.
+    from ..engine.embedder import (
+        MODEL_SHA256,
+        TOKENIZER_SHA256,
+        default_model_path,
+        default_tokenizer_path,
+        verify_file,
+    )
+
+    checks = []
+    for name, locate, digest in (
+        ("embedding model", default_model_path, MODEL_SHA256),
+        ("tokenizer", default_tokenizer_path, TOKENIZER_SHA256),
+    ):
+        try:
+            path = locate()
+            verify_file(path, digest)
+        except ConfigError as exc:
+            checks.append(Check(name, "fail", exc.message, "run ./install.sh to reinstall the model files"))
+            continue
+        checks.append(Check(name, "ok", f"{path} (sha256 matches the pin)"))
+    return checks
+
+
+def _check_secrets(settings: Settings, config: Path | None) -> list[Check]:
+    checks = []
+    if settings.server.admin_token:
+        checks.append(Check("admin token", "ok", "set"))
+    else:
+        hint = "run ./install.sh (it writes .env with a new token) or set CCMEM_ADMIN_TOKEN in .env"
+        checks.append(Check("admin token", "fail", "not set: only user tokens will work", hint))
+    env_file = common.config_file(config).resolve().parent / ".env"
+    if not env_file.exists():
+        checks.append(
+            Check(".env", "ok", f"no {env_file}; settings come from config.yaml and the environment")
+        )
+    else:
+        mode = env_file.stat().st_mode & 0o777
+        if mode & 0o077:
+            detail = f"{env_file} is mode {mode:04o}: other users on this machine can read the admin token"
+            checks.append(Check(".env", "fail", detail, f"chmod 600 {env_file}"))
+        else:
+            checks.append(Check(".env", "ok", f"{env_file} is mode {mode:04o}"))
+    return checks
+
+
+def _check_user_tokens(settings: Settings) -> Check:
+    hint = "create one: ccmem token create --user NAME (then: ccmem mcp-config --user NAME)"
+    url = settings.database_url
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
+        return Check("user tokens", "fail", "none yet (no database: the server has not run here)", hint)
+    try:
+        tokens = [t for t in common.identity(settings).list_tokens() if not t.revoked]
+    except MemoryError_ as exc:
+        return Check("user tokens", "fail", exc.message, "check storage.database_url")
+    if not tokens:
+        return Check("user tokens", "fail", "none yet", hint)
+    users = len({t.user_id for t in tokens})
+    return Check("user tokens", "ok", f"{len(tokens)} active for {users} user{'s' * (users != 1)}")
+
+
+def _check_proxy_ca(settings: Settings) -> Check:
+    path = settings.data_path / PROXY_CA
+    if path.is_file():
+        return Check("proxy CA", "ok", f"{path}")
+    hint = "only the capture proxy needs it (not released yet); it creates the file when it first starts"
+    return Check("proxy CA", "warn", f"not set up ({path} does not exist)", hint)
+
+
+def doctor(
+    host: Annotated[str | None, typer.Option(help="the server's bind address (default: server.host)")] = None,
+    port: Annotated[int | None, typer.Option(help="the port to check (default: server.port, 8765)")] = None,
+    data_dir: DataDirOpt = None,
+    as_json: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Check the setup: config, port, data directory, model files, tokens, proxy CA.
+
+    Every problem comes with a fix. Exits 1 when any check fails (warnings do not count).
+    """
+    config_check, settings = _check_config(config, _overrides(host, port, data_dir))
+    checks = [
+        config_check,
+        _check_port(settings),
+        _check_data_dir(settings),
+        *_check_models(settings),
+        *_check_secrets(settings, config),
+        _check_user_tokens(settings),
+        _check_proxy_ca(settings),
+    ]
+    failed = [c for c in checks if c.status == "fail"]
+    warned = [c for c in checks if c.status == "warn"]
+    if as_json:
+        common.print_json({"ok": not failed, "checks": [asdict(c) for c in checks]})
+    else:
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(no_wrap=True)
+        grid.add_column(no_wrap=True)
+        grid.add_column(overflow="fold")
+        for check in checks:
+            grid.add_row(_MARKS[check.status], check.name, common.text(check.detail))
+            if check.hint:
+                grid.add_row("", "", common.text(f"→ {check.hint}"), style="dim")
+        out.print(grid)
+        summary = f"{len(failed)} failed, {len(warned)} warning{'s' * (len(warned) != 1)}"
+        out.print(f"[red]{summary}[/]" if failed else f"[green]ok[/] ({summary})")
+    if failed:
+        raise typer.Exit(common.EXIT_ERROR)
