@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 APP_NAME_MAX = 64
 MAX_QUERY_CHARS = 10_000
 #: Candidates each retriever (dense, keyword) contributes before fusion.
-SEARCH_CANDIDATES = 50
+SEARCH_CANDIDATES = 20
 MAX_SEARCH_LIMIT = 100
 #: The app REST writes go to when the caller names none (OpenMemory's default).
 DEFAULT_APP = "openmemory"
