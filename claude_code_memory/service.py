@@ -89,6 +89,17 @@ def mem0_item(memory: Memory, app_name: str, score: float | None = None) -> dict
     return item
 
 
+def already_existed(memory: Memory) -> dict[str, Any]:
+    """The mem0-style result for a write that de-duplication turned away."""
+    return {
+        "id": str(memory.id),
+        "memory": memory.content,
+        "event": "NONE",
+        "already_existed": True,
+        "state": memory.state.value,
+    }
+
+
 @dataclass(frozen=True)
 class Hit:
     """One search result, joined with its SQL row."""
@@ -191,15 +202,7 @@ class MemoryService:
                 )
             )
             if existing is not None:
-                return [
-                    {
-                        "id": str(existing.id),
-                        "memory": existing.content,
-                        "event": "NONE",
-                        "already_existed": True,
-                        "state": existing.state.value,
-                    }
-                ]
+                return [already_existed(existing)]
             if admitted.state == "pending":
                 memory = self._new_row(admitted, uuid.uuid4(), user.id, app.id, MemoryState.pending)
                 session.add(memory)
@@ -404,15 +407,7 @@ class MemoryService:
                         memory_id=existing.id, user_id=user_pk, decision="approved", decided_by=decided_by
                     )
                 )
-                return [
-                    {
-                        "id": str(existing.id),
-                        "memory": existing.content,
-                        "event": "NONE",
-                        "already_existed": True,
-                        "state": existing.state.value,
-                    }
-                ]
+                return [already_existed(existing)]
         return self._store(admitted, user_pk, app_pk, decided_by=decided_by)
 
     def reject(self, memory_id: object, *, user_id: str, decided_by: str) -> None:
