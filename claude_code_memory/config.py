@@ -34,10 +34,19 @@ WELL_KNOWN_ENV: dict[str, str] = {
     "QDRANT_URL": "storage.qdrant_url",
     "QDRANT_API_KEY": "storage.qdrant_api_key",
     "CCMEM_ADMIN_TOKEN": "server.admin_token",
+    "CCMEM_PROXY_TOKEN": "proxy.token",
+    "CCMEM_UI_SECRET": "ui.session_secret",
 }
 
 #: Keys whose values are secrets: masked in every view of the config.
-SECRET_KEYS = {"server.admin_token", "storage.qdrant_api_key", "embedder.api_key", "llm.api_key"}
+SECRET_KEYS = {
+    "server.admin_token",
+    "storage.qdrant_api_key",
+    "embedder.api_key",
+    "llm.api_key",
+    "proxy.token",
+    "ui.session_secret",
+}
 
 
 class _Section(BaseModel):
@@ -132,6 +141,35 @@ class ClaudeCodeSettings(_Section):
     fallback_mode: bool = True
 
 
+class ProxySettings(_Section):
+    """The capture proxy (mitmdump with our addon, in its own virtualenv under ``proxy/``)."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(8080, ge=1, le=65535)
+    mode: Literal["forward", "reverse"] = "forward"
+    upstream_hosts: list[str] = Field(default_factory=lambda: ["api.anthropic.com"], min_length=1)
+    reverse_upstream: str = "https://api.anthropic.com"
+    api_url: str = "http://127.0.0.1:8765"
+    token: str | None = None
+    user_id: str | None = None
+    app: str = Field("claude-code", pattern=r"^[A-Za-z0-9._-]{1,64}$")
+    skip_models: list[str] = Field(default_factory=lambda: ["claude-3-5-haiku*", "claude-haiku*"])
+    capture_tool_results: bool = False
+    outbox_max_rows: int = Field(10_000, ge=10)
+    retry_max_seconds: float = Field(60, gt=0)
+
+
+class UiSettings(_Section):
+    """The management web UI (its own process; talks to the API over HTTP)."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(3000, ge=1, le=65535)
+    api_url: str = "http://127.0.0.1:8765"
+    session_secret: str | None = None
+    session_max_age_hours: int = Field(12, ge=1, le=24 * 30)
+    secure_cookies: bool = False
+
+
 class Settings(_Section):
     server: ServerSettings = Field(default_factory=ServerSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)
@@ -142,6 +180,8 @@ class Settings(_Section):
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     performance: PerformanceSettings = Field(default_factory=PerformanceSettings)
     claude_code: ClaudeCodeSettings = Field(default_factory=ClaudeCodeSettings)
+    proxy: ProxySettings = Field(default_factory=ProxySettings)
+    ui: UiSettings = Field(default_factory=UiSettings)
 
     # -- derived values -------------------------------------------------------------------
     @property
