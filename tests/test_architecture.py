@@ -41,3 +41,28 @@ def test_the_checker_sees_relative_imports() -> None:
     # Guard against a checker that passes because it resolves nothing.
     imports = _imports(PACKAGE / "api" / "app.py")
     assert "claude_code_memory.engine.factory" in imports
+
+
+# The capture proxy imports these modules in its own virtualenv, where only mitmproxy and the
+# standard library exist.
+PROXY_SHARED = [
+    PACKAGE / "__init__.py",
+    *sorted((PACKAGE / "capture").rglob("*.py")),
+    PACKAGE / "policy" / "__init__.py",
+    PACKAGE / "policy" / "redact.py",
+]
+
+
+def test_modules_the_proxy_imports_use_only_the_standard_library() -> None:
+    import sys
+
+    assert len(PROXY_SHARED) >= 5, "capture modules not found"
+    offenders = {
+        str(path.relative_to(PACKAGE)): name
+        for path in PROXY_SHARED
+        for name in _imports(path)
+        if name.split(".")[0] not in sys.stdlib_module_names
+        and name not in {"claude_code_memory", "claude_code_memory.capture", "claude_code_memory.policy"}
+        and not name.startswith(("claude_code_memory.capture.", "claude_code_memory.policy.redact"))
+    }
+    assert offenders == {}
