@@ -1,12 +1,18 @@
 """Server benchmark: ingest rate and search latency through REST and MCP, with RSS. Prints JSON.
 
     .venv/bin/python bench/bench_server.py [--sizes 1000,10000] [--queries 200]
+    .venv/bin/python bench/bench_server.py --sizes 10000,100000 --size-ingest batch --restart
+
 
 Starts the real server (`ccmem serve`) on a free loopback port with a temporary data directory,
 ingests synthetic memories through `POST /api/v1/memories` (one request per memory, as a client
 would), then at each size measures end-to-end search latency (query embedding included) through
 REST `POST /api/v1/memories/search` and through the MCP tool `search_memory` over Streamable
-HTTP and SSE with the official SDK client. Not a test: numbers depend on the machine.
+HTTP and SSE with the official SDK client. ``--size-ingest batch`` fills the sizes through
+``POST /api/v1/memories/batch`` (500 a request) to reach 100k in minutes rather than an hour.
+``--restart`` then stops the server (SIGTERM) at the largest size and starts it again on the
+same data: the time until ``/health`` answers, the first search after it, and the RSS after a
+round of searches. Not a test: numbers depend on the machine.
 """
 
 from __future__ import annotations
@@ -113,27 +119,39 @@ class Server:
         self.port = free_port()
         self.admin = secrets.token_urlsafe(24)
         self.base = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "CCMEM_ADMIN_TOKEN": self.admin, "CCMEM_CONFIG": str(ROOT / "config.yaml")}
-        self.env = env
+        self.env = {**os.environ, "CCMEM_ADMIN_TOKEN": self.admin, "CCMEM_CONFIG": str(ROOT / "config.yaml")}
         self.log = open(self.data_dir / "server.log", "w")  # noqa: SIM115 - closed in stop()
+        self.start()
+
+    def start(self) -> float:
+        """Start ``ccmem serve`` on the data dir; seconds until ``/health`` answered 200."""
+        started = time.perf_counter()
         self.process = subprocess.Popen(
             [str(CCMEM), "serve", "--port", str(self.port), "--data-dir", str(self.data_dir / "data")],
-            env=env,
+            env=self.env,
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
                 if httpx.get(f"{self.base}/health", timeout=1).status_code == 200:
-                    return
+                    return time.perf_counter() - started
             except httpx.HTTPError:
                 pass
             if self.process.poll() is not None:
                 break
-            time.sleep(0.2)
+            time.sleep(0.02)
         self.stop()
         raise SystemExit("server did not start; see " + str(self.data_dir / "server.log"))
+
+    def restart(self) -> dict[str, float]:
+        """Stop by SIGTERM (timed), start again on the same data (timed to healthy)."""
+        started = time.perf_counter()
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(120)
+        stop_s = time.perf_counter() - started
+        return {"stop_s": round(stop_s, 2), "start_to_healthy_s": round(self.start(), 2)}
 
     def token(self, user: str) -> str:
         out = subprocess.run(
@@ -176,6 +194,8 @@ def ingest(server: Server, token: str, texts: list[str], workers: int) -> float:
 
 
 def ingest_batches(server: Server, token: str, texts: list[str], batch: int = 100) -> float:
+    if not texts:
+        return 0.0
     with httpx.Client(
         base_url=server.base, headers={"Authorization": f"Bearer {token}"}, timeout=120
     ) as client:
@@ -250,6 +270,13 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--workers", type=int, default=1, help="concurrent ingest clients for the size runs")
     parser.add_argument("--ingest-sample", type=int, default=600, help="memories per ingest mode")
+    parser.add_argument(
+        "--size-ingest",
+        choices=["single", "batch"],
+        default="single",
+        help="fill the sizes one memory per request, or 500 per batch request",
+    )
+    parser.add_argument("--restart", action="store_true", help="measure a restart at the largest size")
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
 
@@ -267,7 +294,10 @@ def main() -> None:
         print(json.dumps({"ingest_modes": report["ingest_modes"]}), file=sys.stderr)
         stored = 0
         for size in sizes:
-            rate = ingest(server, token, corpus[stored:size], args.workers)
+            if args.size_ingest == "batch":
+                rate = ingest_batches(server, token, corpus[stored:size], batch=500)
+            else:
+                rate = ingest(server, token, corpus[stored:size], args.workers)
             stored = size
             queries = [rng.choice(OBJECTS) + " " + rng.choice(WHEN) for _ in range(args.queries)]
             entry = {
@@ -283,6 +313,20 @@ def main() -> None:
             }
             report["sizes"][str(size)] = entry  # type: ignore[index]
             print(json.dumps({"progress": size, **entry}), file=sys.stderr)
+        if args.restart:
+            restart = server.restart()
+            queries = [rng.choice(OBJECTS) + " " + rng.choice(WHEN) for _ in range(args.queries)]
+            with httpx.Client(
+                base_url=server.base, headers={"Authorization": f"Bearer {token}"}, timeout=60
+            ) as client:
+                started = time.perf_counter()
+                first = client.post("/api/v1/memories/search", json={"query": queries[0], "limit": 10})
+                first.raise_for_status()
+                restart["first_search_s"] = round(time.perf_counter() - started, 3)
+            restart["rest_search_after"] = rest_search(server, token, queries)  # type: ignore[assignment]
+            restart["rss_mb"] = round(rss_mb(server.process.pid), 1)
+            restart["size"] = sizes[-1]
+            report["restart"] = restart
         print(json.dumps(report, indent=2))
     except BaseException:
         print((server.data_dir / "server.log").read_text()[-4000:], file=sys.stderr)

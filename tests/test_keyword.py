@@ -1,6 +1,10 @@
-"""Pure parts of hybrid search: query terms and reciprocal-rank fusion."""
+"""Keyword half of hybrid search: query terms, pruning of common terms, fusion, the index."""
 
-from claude_code_memory.keyword import RRF_K, fuse, terms
+from pathlib import Path
+
+from claude_code_memory.db.database import Database
+from claude_code_memory.db.models import App, Memory, User
+from claude_code_memory.keyword import RRF_K, KeywordIndex, fuse, informative, terms
 
 
 def test_terms_drop_stopwords_and_duplicates() -> None:
@@ -17,3 +21,40 @@ def test_fuse_rewards_agreement_and_keeps_singletons() -> None:
     assert fused["a"] == 1 / (RRF_K + 1) + 1 / (RRF_K + 2)
     assert set(fused) == {"a", "b", "c", "d"}
     assert fuse([]) == []
+
+
+def test_informative_keeps_everything_in_a_small_corpus() -> None:
+    assert informative({"note": 90, "norway": 1}, corpus=100, prune_from=1000) == ["note", "norway"]
+
+
+def test_informative_drops_terms_too_common_to_rank_by() -> None:
+    freqs = {"note": 9000, "every": 1200, "norway": 40, "pytest": 1000}
+    assert informative(freqs, corpus=10_000, prune_from=2000, share=0.1) == ["norway", "pytest"]
+    assert informative({"note": 9000}, corpus=10_000) == []  # nothing tells memories apart
+
+
+def test_keyword_index_ranks_by_the_rare_term_on_a_real_database(tmp_path: Path) -> None:
+    database = Database(f"sqlite:///{tmp_path / 'memory.db'}")
+    database.migrate()
+    with database.session() as session:
+        user = User(user_id="alice")
+        session.add(user)
+        session.flush()
+        app = App(owner_id=user.id, name="t")
+        session.add(app)
+        session.flush()
+        texts = [f"a daily note about the weather, item {i}" for i in range(40)]
+        texts.append("a daily note about a hiking trip to Norway")
+        session.add_all([Memory(user_id=user.id, app_id=app.id, content=t) for t in texts])
+        session.flush()
+        norway = session.query(Memory).filter(Memory.content.contains("Norway")).one().id
+        user_pk = user.id
+    pruning = KeywordIndex(database, prune_from=10)
+    # "daily" and "note" are in every memory: only "norway" ranks, so it is the one hit.
+    assert pruning.search(user_pk, "daily note Norway") == [str(norway)]
+    assert pruning.search(user_pk, "daily note") == []
+    # Without pruning every memory matches and the rare term still ranks first.
+    keeping = KeywordIndex(database, prune_from=10_000)
+    everything = keeping.search(user_pk, "daily note Norway", limit=100)
+    assert everything[0] == str(norway) and len(everything) == 41
+    database.close()
