@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -38,6 +38,7 @@ from .identity import get_or_create, get_or_create_user, validate_user_id
 from .keyword import KeywordIndex, fuse
 from .policy.gate import Admitted, Facts, Policy, Rule, Write, admit, approved, content_hash
 from .policy.redact import redact
+from .when import Window, windows
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,10 @@ APP_NAME_MAX = 64
 MAX_QUERY_CHARS = 10_000
 #: Candidates each retriever (dense, keyword) contributes before fusion.
 SEARCH_CANDIDATES = 20
+#: When a query names a date, each retriever looks this deep for memories from that time.
+WINDOW_CANDIDATES = 200
+#: Most neighbouring turns a search result may bring on each side.
+MAX_CONTEXT = 5
 MAX_SEARCH_LIMIT = 100
 #: The app REST writes go to when the caller names none (OpenMemory's default).
 DEFAULT_APP = "openmemory"
@@ -83,6 +88,8 @@ def mem0_item(memory: Memory, app_name: str, score: float | None = None) -> dict
         "created_at": iso(memory.created_at),
         "updated_at": iso(memory.updated_at),
     }
+    if memory.captured_at is not None:
+        item["captured_at"] = iso(memory.captured_at)  # when it happened, if not when stored
     if score is not None:
         item["score"] = score
     item["metadata"] = {**(memory.metadata_ or {}), "app": app_name}
@@ -107,6 +114,9 @@ class Hit:
     memory: Memory
     score: float
     app_name: str
+    #: Neighbouring memories of the same conversation, oldest first (``context`` > 0).
+    before: list[Memory] = field(default_factory=list)
+    after: list[Memory] = field(default_factory=list)
 
 
 class MemoryService:
@@ -354,6 +364,9 @@ class MemoryService:
                     metadata=item.get("metadata"),
                     infer=bool(item.get("infer", False)),
                     channel=channel,
+                    project=item.get("project"),
+                    conversation_id=item.get("conversation_id"),
+                    captured_at=item.get("captured_at"),
                 )
                 outcomes.append({"index": index, "results": results})
             except MemoryError_ as exc:
@@ -542,10 +555,17 @@ class MemoryService:
         limit: int = 10,
         app_filter: uuid.UUID | None = None,
         access_type: str = "search",
+        context: int = 0,
     ) -> list[Hit]:
         """Hybrid search over the user's active memories: dense vectors and keyword relevance,
         fused by reciprocal rank; logs each hit as accessed by the app. ``score`` is the fused
-        score (higher is better; comparable within one result list)."""
+        score (higher is better; comparable within one result list).
+
+        A query that names a date ("in July 2023", "on 13 October 2023", see :mod:`.when`)
+        adds a third ranking to the fusion: the candidates of both retrievers, looked for
+        deeper, that happened inside that window (``captured_at``, else ``created_at``).
+        ``context`` > 0 brings up to that many neighbouring memories of the same conversation
+        on each side of every hit (:attr:`Hit.before`, :attr:`Hit.after`)."""
         query = validate_text(query, "query")
         if len(query) > MAX_QUERY_CHARS:
             raise TooLarge(f"query is {len(query)} characters; the maximum is {MAX_QUERY_CHARS}")
@@ -555,13 +575,20 @@ class MemoryService:
             user, app = self.user_app(session, user_id, app_name)
             self.require_active(app, "read memories")
             app_pk, user_pk = app.id, user.id
+        if not isinstance(context, int) or isinstance(context, bool) or not 0 <= context <= MAX_CONTEXT:
+            raise BadInput(f"context must be an integer from 0 to {MAX_CONTEXT}")
         filters: dict[str, Any] = {"user_id": user_id, "state": MemoryState.active.value}
         if app_filter is not None:
             filters["app_id"] = str(app_filter)
         candidates = max(limit, SEARCH_CANDIDATES)
-        dense = [item["id"] for item in self.vectors.search(query, filters=filters, limit=candidates)]
-        keyword = self.keywords.search(user_pk, query, limit=candidates, app_id=app_filter)
-        scored = [{"id": memory_id, "score": score} for memory_id, score in fuse([dense, keyword])[:limit]]
+        named = windows(query)
+        depth = max(candidates, WINDOW_CANDIDATES) if named else candidates
+        dense = [item["id"] for item in self.vectors.search(query, filters=filters, limit=depth)]
+        keyword = self.keywords.search(user_pk, query, limit=depth, app_id=app_filter)
+        rankings = [dense[:candidates], keyword[:candidates]]
+        if named:
+            rankings.append(self._in_windows(fuse([dense, keyword]), named)[:candidates])
+        scored = [{"id": memory_id, "score": score} for memory_id, score in fuse(rankings)[:limit]]
         if not scored:
             return []
         with self.database.session() as session:
@@ -580,6 +607,8 @@ class MemoryService:
                 if row is None or row[0].state != MemoryState.active:
                     continue
                 hits.append(Hit(memory=row[0], score=float(item["score"]), app_name=row[1]))
+            if context:
+                hits = [replace(hit, **self._neighbours(session, hit.memory, context)) for hit in hits]
             self._log_access(
                 session,
                 app_pk,
@@ -590,6 +619,47 @@ class MemoryService:
                 access_type,
             )
         return hits
+
+    def _in_windows(self, fused: list[tuple[str, float]], named: list[Window]) -> list[str]:
+        """The fused candidates (best first) that happened inside one of the windows."""
+        if not fused:
+            return []
+        with self.database.session() as session:
+            moments = {
+                str(mid): captured or created
+                for mid, captured, created in session.execute(
+                    select(Memory.id, Memory.captured_at, Memory.created_at).where(
+                        Memory.id.in_([uuid.UUID(memory_id) for memory_id, _ in fused])
+                    )
+                )
+            }
+        return [
+            memory_id
+            for memory_id, _ in fused
+            if memory_id in moments and any(w.contains(moments[memory_id]) for w in named)
+        ]
+
+    @staticmethod
+    def _neighbours(session: Session, memory: Memory, count: int) -> dict[str, list[Memory]]:
+        """Up to ``count`` active memories of the same conversation on each side, in the order
+        they happened (``captured_at``, else ``created_at``; ties by ``created_at``)."""
+        if not memory.conversation_id:
+            return {"before": [], "after": []}
+        moment = func.coalesce(Memory.captured_at, Memory.created_at)
+        own = memory.captured_at or memory.created_at
+        same = select(Memory).where(
+            Memory.user_id == memory.user_id,
+            Memory.conversation_id == memory.conversation_id,
+            Memory.state == MemoryState.active,
+            Memory.id != memory.id,
+        )
+        earlier = (moment < own) | ((moment == own) & (Memory.created_at < memory.created_at))
+        later = (moment > own) | ((moment == own) & (Memory.created_at > memory.created_at))
+        before = session.scalars(
+            same.where(earlier).order_by(moment.desc(), Memory.created_at.desc()).limit(count)
+        ).all()
+        after = session.scalars(same.where(later).order_by(moment, Memory.created_at).limit(count)).all()
+        return {"before": list(reversed(before)), "after": list(after)}
 
     def list_active(
         self, *, user_id: str, app_name: str, access_type: str = "list"
@@ -624,10 +694,26 @@ class MemoryService:
 
     # -- mem0-shaped results, as OpenMemory's MCP tools return them ------------------------
     def search(
-        self, *, user_id: str, app_name: str, query: str, limit: int = 10, channel: str = "mcp"
+        self,
+        *,
+        user_id: str,
+        app_name: str,
+        query: str,
+        limit: int = 10,
+        channel: str = "mcp",
+        context: int = 0,
     ) -> list[dict[str, Any]]:
-        hits = self.search_hits(user_id=user_id, app_name=app_name, query=query, limit=limit)
-        return [mem0_item(h.memory, h.app_name, score=h.score) for h in hits]
+        hits = self.search_hits(user_id=user_id, app_name=app_name, query=query, limit=limit, context=context)
+        items = []
+        for hit in hits:
+            item = mem0_item(hit.memory, hit.app_name, score=hit.score)
+            if context:
+                item["context"] = {
+                    "before": [mem0_item(m, hit.app_name) for m in hit.before],
+                    "after": [mem0_item(m, hit.app_name) for m in hit.after],
+                }
+            items.append(item)
+        return items
 
     def list_memories(self, *, user_id: str, app_name: str, channel: str = "mcp") -> list[dict[str, Any]]:
         return [mem0_item(m, name) for m, name in self.list_active(user_id=user_id, app_name=app_name)]

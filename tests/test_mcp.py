@@ -149,7 +149,9 @@ def test_the_five_openmemory_tools_are_listed(
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
         assert set(tools) == TOOLS
         assert tools["search_memory"].description == SEARCH_DESCRIPTION
-        assert set(tools["search_memory"].input_schema["properties"]) == {"query", "limit"}
+        # OpenMemory's query and limit, plus our optional neighbouring-turn context.
+        assert set(tools["search_memory"].input_schema["properties"]) == {"query", "limit", "context"}
+        assert tools["search_memory"].input_schema["properties"]["context"]["default"] == 0
         assert tools["search_memory"].input_schema["required"] == ["query"]
         add_schema = tools["add_memories"].input_schema
         assert add_schema["properties"]["infer"]["default"] is False

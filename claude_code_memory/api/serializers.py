@@ -22,6 +22,25 @@ def iso(value: datetime | None) -> str | None:
     return value.isoformat() + "Z" if value else None
 
 
+def naive_utc(value: datetime | None) -> datetime | None:
+    """A datetime from a request as the naive UTC the database stores (naive input is UTC)."""
+    if value is not None and value.tzinfo is not None:
+        from datetime import UTC
+
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return value
+
+
+def neighbour(memory: Memory) -> dict[str, Any]:
+    """A neighbouring turn shown as a search hit's context."""
+    return {
+        "id": str(memory.id),
+        "content": memory.content,
+        "created_at": epoch(memory.created_at),
+        "captured_at": iso(memory.captured_at),
+    }
+
+
 def category_names(memory: Memory) -> list[str]:
     return [c.name for c in memory.categories]
 

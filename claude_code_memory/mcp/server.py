@@ -34,6 +34,7 @@ from ..errors import MemoryError_
 SERVER_NAME = "mem0-mcp-server"
 CHANNEL = "mcp"
 MAX_SEARCH_LIMIT = 100
+MAX_CONTEXT = 5  # neighbouring turns per side; the service checks the same bound
 RECENT_LIMIT = 20
 
 ADD_DESCRIPTION = (
@@ -129,11 +130,21 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
                 json_schema_extra={"minimum": 1, "maximum": MAX_SEARCH_LIMIT},
             ),
         ] = 10,
+        context: Annotated[
+            int,
+            Field(
+                description=f"Neighbouring turns of the same conversation to include on each side "
+                f"of every result (0-{MAX_CONTEXT})",
+                json_schema_extra={"minimum": 0, "maximum": MAX_CONTEXT},
+            ),
+        ] = 0,
     ) -> str:
         caller = current_caller()
         _require_text(query, "query")
         if not 1 <= limit <= MAX_SEARCH_LIMIT:
             raise ToolError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}, got {limit}")
+        if not 0 <= context <= MAX_CONTEXT:
+            raise ToolError(f"context must be between 0 and {MAX_CONTEXT}, got {context}")
         results = await call(
             "search",
             user_id=caller.user_id,
@@ -141,6 +152,7 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
             query=query,
             limit=limit,
             channel=CHANNEL,
+            context=context,
         )
         return json.dumps({"results": results}, indent=2, default=str)
 

@@ -7,15 +7,25 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from fastapi import APIRouter, Body, Query
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import Select, and_, func, select
 from sqlalchemy.orm import Session
 
 from ...db.models import App, Category, Memory, MemoryAccessLog, MemoryCategory, MemoryState
 from ...errors import BadInput, NotFound
-from ...service import DEFAULT_APP
+from ...service import DEFAULT_APP, MAX_CONTEXT
 from ..deps import PrincipalDep, ServiceDep, acting_user
-from ..serializers import epoch, iso, memory_detail, memory_response, memory_row, page, provenance
+from ..serializers import (
+    epoch,
+    iso,
+    memory_detail,
+    memory_response,
+    memory_row,
+    naive_utc,
+    neighbour,
+    page,
+    provenance,
+)
 
 router = APIRouter(prefix="/api/v1/memories", tags=["memories"])
 
@@ -31,7 +41,29 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-class CreateMemory(_Body):
+class _Provenance(_Body):
+    """Optional provenance of a write (not in OpenMemory's contract; ignored by its clients):
+    the project, the conversation it belongs to (search can then bring neighbouring turns), and
+    when it happened (search ranks by it when a query names a date)."""
+
+    project: str | None = Field(None, max_length=512)
+    conversation_id: str | None = Field(None, max_length=128)
+    captured_at: datetime | None = None
+
+    @field_validator("captured_at")
+    @classmethod
+    def _naive_utc(cls, value: datetime | None) -> datetime | None:
+        return naive_utc(value)
+
+    def provenance(self) -> dict[str, Any]:
+        return {
+            "project": self.project,
+            "conversation_id": self.conversation_id,
+            "captured_at": self.captured_at,
+        }
+
+
+class CreateMemory(_Provenance):
     user_id: str | None = None
     text: str
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -39,7 +71,7 @@ class CreateMemory(_Body):
     app: str = DEFAULT_APP
 
 
-class BatchItem(_Body):
+class BatchItem(_Provenance):
     text: str
     metadata: dict[str, Any] = Field(default_factory=dict)
     infer: bool = False
@@ -57,6 +89,7 @@ class SearchRequest(_Body):
     limit: int = Field(10, ge=1, le=100)
     app_id: uuid.UUID | None = None
     app: str = DEFAULT_APP
+    context: int = Field(0, ge=0, le=MAX_CONTEXT, description="neighbouring turns to bring on each side")
 
 
 class DeleteRequest(_Body):
@@ -219,6 +252,7 @@ def create_memory(body: CreateMemory, service: ServiceDep, principal: PrincipalD
         infer=body.infer,
         metadata=body.metadata,
         channel="rest",
+        **body.provenance(),
     )
     first = results[0] if results else None
     if first is None:
@@ -246,24 +280,33 @@ def create_memories(body: BatchCreate, service: ServiceDep, principal: Principal
 def search_memories(body: SearchRequest, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
     uid = acting_user(principal, body.user_id)
     hits = service.search_hits(
-        user_id=uid, app_name=body.app, query=body.query, limit=body.limit, app_filter=body.app_id
+        user_id=uid,
+        app_name=body.app,
+        query=body.query,
+        limit=body.limit,
+        app_filter=body.app_id,
+        context=body.context,
     )
-    return {
-        "results": [
-            {
-                "id": str(hit.memory.id),
-                "content": hit.memory.content,
-                "score": hit.score,
-                "metadata": hit.memory.metadata_ or {},
-                "app": hit.app_name,
-                "app_id": str(hit.memory.app_id),
-                "categories": [c.name for c in hit.memory.categories],
-                "created_at": epoch(hit.memory.created_at),
-                "provenance": provenance(hit.memory, hit.app_name),
+    results = []
+    for hit in hits:
+        item = {
+            "id": str(hit.memory.id),
+            "content": hit.memory.content,
+            "score": hit.score,
+            "metadata": hit.memory.metadata_ or {},
+            "app": hit.app_name,
+            "app_id": str(hit.memory.app_id),
+            "categories": [c.name for c in hit.memory.categories],
+            "created_at": epoch(hit.memory.created_at),
+            "provenance": provenance(hit.memory, hit.app_name),
+        }
+        if body.context:
+            item["context"] = {
+                "before": [neighbour(m) for m in hit.before],
+                "after": [neighbour(m) for m in hit.after],
             }
-            for hit in hits
-        ]
-    }
+        results.append(item)
+    return {"results": results}
 
 
 @router.post("/filter", summary="Filter, sort and page the user's memories (the UI's list call)")

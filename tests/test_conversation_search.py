@@ -1,0 +1,124 @@
+"""Conversation-aware search through REST and MCP: neighbouring turns as context, and dates
+named in a query ranking what happened then (real server, real stores)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.support.server import MemoryServer
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
+    server = MemoryServer(tmp_path_factory.mktemp("conversation-search"))
+    server.start()
+    yield server
+    server.stop()
+
+
+def fresh_user(server: MemoryServer) -> tuple[str, str, httpx.Client]:
+    user = f"u{uuid.uuid4().hex[:10]}"
+    token = server.make_token(user)
+    c = httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    return user, token, c
+
+
+def store_session(c: httpx.Client, conversation: str, day: str, turns: list[str]) -> list[str]:
+    response = c.post(
+        "/api/v1/memories/batch",
+        json={
+            "app": "chat",
+            "items": [
+                {"text": t, "conversation_id": conversation, "captured_at": f"{day}T10:{i:02d}:00Z"}
+                for i, t in enumerate(turns)
+            ],
+        },
+    )
+    assert response.status_code == 200 and response.json()["failed"] == 0, response.text
+    return [o["results"][0]["id"] for o in response.json()["results"]]
+
+
+def search(c: httpx.Client, query: str, **extra: object) -> list[dict]:
+    response = c.post("/api/v1/memories/search", json={"query": query, "app": "chat", **extra})
+    assert response.status_code == 200, response.text
+    return response.json()["results"]
+
+
+def test_a_hit_brings_its_neighbouring_turns_in_order(srv: MemoryServer) -> None:
+    _, _, c = fresh_user(srv)
+    ids = store_session(
+        c,
+        "s1",
+        "2024-03-02",
+        [
+            "Ann: I finally adopted a dog last weekend.",
+            "Ben: That's great news! What breed is it?",
+            "Ann: A three-legged greyhound named Biscuit.",
+            "Ben: Biscuit is a lovely name for a greyhound.",
+            "Ann: He sleeps twenty hours a day.",
+        ],
+    )
+    store_session(c, "s2", "2024-03-09", ["Ann: My sourdough starter died again.", "Ben: Oh no."])
+    hits = search(c, "three-legged greyhound Biscuit", limit=1, context=2)
+    assert hits[0]["id"] == ids[2]
+    context = hits[0]["context"]
+    assert [m["id"] for m in context["before"]] == ids[0:2]
+    assert [m["id"] for m in context["after"]] == ids[3:5]
+    assert context["before"][0]["captured_at"] == "2024-03-02T10:00:00Z"
+    # The first turn has nothing before it; another conversation never leaks in.
+    first = search(c, "adopted a dog last weekend", limit=1, context=3)[0]
+    assert first["id"] == ids[0] and first["context"]["before"] == []
+    assert [m["id"] for m in first["context"]["after"]] == ids[1:4]
+    # Without context the result has no context key (OpenMemory's shape), and bad values are 422.
+    assert "context" not in search(c, "greyhound", limit=1)[0]
+    for bad in (-1, 6, "two"):
+        assert c.post("/api/v1/memories/search", json={"query": "dog", "context": bad}).status_code == 422
+
+
+def test_a_date_in_the_query_ranks_what_happened_then(srv: MemoryServer) -> None:
+    _, _, c = fresh_user(srv)
+    june = store_session(c, "june", "2023-06-17", ["Mel: We went camping by the lake with the kids."])
+    july = store_session(c, "july", "2023-07-22", ["Mel: We went camping in the mountains with the kids."])
+    for n in range(8):
+        store_session(c, f"other{n}", f"2023-0{n % 5 + 1}-0{n + 1}", [f"Mel: Camping gear list number {n}."])
+    assert search(c, "When did Mel go camping in July?", limit=1)[0]["id"] == july[0]
+    assert search(c, "When did Mel go camping in June?", limit=1)[0]["id"] == june[0]
+    assert search(c, "camping trip on 22 July 2023", limit=1)[0]["id"] == july[0]
+    hit = search(c, "camping in June 2023", limit=1)[0]
+    assert hit["id"] == june[0] and hit["provenance"]["captured_at"] == "2023-06-17T10:00:00Z"
+
+
+def test_mcp_search_memory_takes_context_and_shows_when(srv: MemoryServer) -> None:
+    user, token, c = fresh_user(srv)
+    ids = store_session(
+        c, "talk", "2024-05-01", ["Q: Which port does the API use?", "A: It listens on 8765.", "Q: Thanks!"]
+    )
+
+    async def call() -> dict:
+        http = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+        url = f"{srv.base_url}/mcp/chat/http/{user}"
+        async with (
+            streamable_http_client(url, http_client=http) as streams,
+            ClientSession(streams[0], streams[1]) as session,
+        ):
+            await session.initialize()
+            result = await session.call_tool(
+                "search_memory", {"query": "It listens on 8765", "limit": 1, "context": 1}
+            )
+            bad = await session.call_tool("search_memory", {"query": "x", "context": 9})
+            assert bad.is_error
+            return json.loads(result.content[0].text)
+
+    import anyio
+
+    item = anyio.run(call)["results"][0]
+    assert item["id"] == ids[1] and item["captured_at"] == "2024-05-01T10:01:00Z"
+    assert [m["id"] for m in item["context"]["before"]] == [ids[0]]
+    assert [m["id"] for m in item["context"]["after"]] == [ids[2]]
