@@ -22,7 +22,7 @@ from ..service import MemoryService
 from . import errors
 from .deps import authenticate
 from .middleware import BodyLimit, StripTrailingSlash
-from .routes import apps, backup, capture, config, consent, memories, stats
+from .routes import apps, backup, browse, capture, config, consent, insights, me, memories, stats, tokens
 from .routes import retention as retention_routes
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,8 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
         body: dict[str, Any] = {"status": "ok" if healthy else "degraded", "version": __version__, **status}
         return JSONResponse(body, status_code=200 if healthy else 503)
 
-    for module in (memories, apps, stats, config, backup, capture, consent):
+    # browse, insights, me and tokens serve the web UI (and anyone else): see docs/ui.md.
+    for module in (browse, memories, apps, stats, config, backup, capture, consent, insights, me, tokens):
         app.include_router(module.router)
     app.include_router(retention_routes.router)
     if mcp is not None:

@@ -1,0 +1,226 @@
+"""Sign-in and out, settings (config, tokens, retention, export and import) and Connect."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shlex
+from typing import Annotated, Any
+
+from fastapi import APIRouter, File, Form, Request, UploadFile
+from fastapi.responses import Response
+
+from .api import IMPORT_TIMEOUT, ApiError
+from .session import SESSION_COOKIE, SIGNIN_COOKIE, Session, same_token
+from .web import (
+    CheckedDep,
+    CsrfRejected,
+    SessionDep,
+    clear_cookie,
+    redirect,
+    render,
+    same_origin,
+    set_cookie,
+    ui_of,
+)
+
+router = APIRouter()
+
+SIGNIN_MAX_AGE = 1800
+SERVER_NAME = "memory"
+
+
+def _safe_next(target: str | None) -> str:
+    """Only paths on this site: never an open redirect."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/"
+    return target
+
+
+@router.get("/signin")
+def signin_form(request: Request, next: str | None = None) -> Response:  # noqa: A002 - the query name
+    ui = ui_of(request)
+    form_token = secrets.token_urlsafe(32)
+    response = render(request, "signin.html", nav="signin", form_token=form_token, next=_safe_next(next))
+    set_cookie(response, ui, SIGNIN_COOKIE, form_token, SIGNIN_MAX_AGE)
+    return response
+
+
+@router.post("/signin")
+def signin(
+    request: Request,
+    token: Annotated[str, Form()] = "",
+    csrf: Annotated[str, Form()] = "",
+    next: Annotated[str, Form()] = "/",  # noqa: A002 - the form field's name
+) -> Response:
+    ui = ui_of(request)
+    if not same_origin(request) or not same_token(request.cookies.get(SIGNIN_COOKIE), csrf):
+        raise CsrfRejected()
+    token = token.strip()
+    if not token:
+        return _signin_error(request, "Paste your token to sign in.")
+    try:
+        me = ui.api.get("/api/v1/me", token)
+    except ApiError as exc:
+        if exc.status == 401:
+            return _signin_error(request, "That token was not accepted (unknown or revoked).")
+        raise
+    if me.get("is_admin") or not me.get("user_id"):
+        return _signin_error(
+            request,
+            "That is the admin token, which acts for every user. Sign in with your own user token "
+            "(make one with: ccmem token create --user YOUR_NAME).",
+        )
+    session = Session.new(me["user_id"], token)
+    response = redirect(_safe_next(next), request, f"Signed in as {session.user_id}.")
+    set_cookie(response, ui, SESSION_COOKIE, ui.sealer.seal_session(session), ui.max_age)
+    clear_cookie(response, ui, SIGNIN_COOKIE)
+    return response
+
+
+def _signin_error(request: Request, message: str) -> Response:
+    ui = ui_of(request)
+    form_token = secrets.token_urlsafe(32)
+    response = render(
+        request, "signin.html", status=400, nav="signin", form_token=form_token, next="/", error=message
+    )
+    set_cookie(response, ui, SIGNIN_COOKIE, form_token, SIGNIN_MAX_AGE)
+    return response
+
+
+@router.post("/signout")
+def signout(request: Request, session: CheckedDep) -> Response:
+    response = redirect("/signin", request, "Signed out.")
+    clear_cookie(response, ui_of(request), SESSION_COOKIE)
+    return response
+
+
+# -- settings ----------------------------------------------------------------------------------
+@router.get("/settings")
+def settings_page(request: Request, session: SessionDep) -> Response:
+    api = ui_of(request).api
+    effective = api.get("/api/v1/config/effective", session.token)
+    tokens = api.get("/api/v1/tokens", session.token)["tokens"]
+    retention = api.get("/api/v1/retention", session.token)
+    return render(
+        request,
+        "settings.html",
+        nav="settings",
+        config_text=json.dumps(effective, indent=2, sort_keys=True),
+        tokens=tokens,
+        retention=retention,
+        current_prefix=session.token[:12],
+    )
+
+
+@router.post("/settings/tokens")
+def create_token(request: Request, session: CheckedDep, name: Annotated[str, Form()] = "") -> Response:
+    created = ui_of(request).api.post("/api/v1/tokens", session.token, json={"name": name.strip() or None})
+    return render(request, "token_created.html", nav="settings", created=created)
+
+
+@router.post("/settings/tokens/{token_id}/revoke")
+def revoke_token(request: Request, session: CheckedDep, token_id: str) -> Response:
+    revoked = ui_of(request).api.delete(f"/api/v1/tokens/{token_id}", session.token)
+    if session.token.startswith(revoked["prefix"]) and len(revoked["prefix"]) >= 12:
+        response = redirect(
+            "/signin", request, "You revoked the token you were signed in with; sign in again."
+        )
+        clear_cookie(response, ui_of(request), SESSION_COOKIE)
+        return response
+    return redirect("/settings", request, f"Token {revoked['prefix']}… revoked.")
+
+
+@router.post("/settings/export")
+def export(request: Request, session: CheckedDep) -> Response:
+    upstream = ui_of(request).api.raw("POST", "/api/v1/backup/export", session.token, json={})
+    disposition = upstream.headers.get(
+        "content-disposition", f'attachment; filename="memories_export_{session.user_id}.zip"'
+    )
+    return Response(
+        upstream.content,
+        media_type="application/zip",
+        headers={"Content-Disposition": disposition, "Cache-Control": "no-store"},
+    )
+
+
+@router.post("/settings/import")
+async def import_archive(
+    request: Request,
+    session: CheckedDep,
+    archive: Annotated[UploadFile, File()],
+    mode: Annotated[str, Form()] = "skip",
+) -> Response:
+    data = await archive.read()
+    if not data:
+        return redirect("/settings", request, "Choose an export file (.zip) to import.", "error")
+    mode = mode if mode in ("skip", "overwrite") else "skip"
+    api = ui_of(request).api
+    files = {"file": (archive.filename or "import.zip", data, "application/zip")}
+    from starlette.concurrency import run_in_threadpool
+
+    result = await run_in_threadpool(
+        api.post,
+        "/api/v1/backup/import",
+        session.token,
+        files=files,
+        params={"mode": mode},
+        timeout=IMPORT_TIMEOUT,
+    )
+    return redirect(
+        "/settings",
+        request,
+        f"Imported {result['imported']} memories "
+        f"({result['skipped']} skipped, {result['overwritten']} replaced).",
+    )
+
+
+# -- connect -----------------------------------------------------------------------------------
+@router.get("/connect")
+def connect(request: Request, session: SessionDep) -> Response:
+    effective = ui_of(request).api.get("/api/v1/config/effective", session.token)
+    mcp = (effective.get("mem0") or {}).get("mcp") or {}
+    base = str(mcp.get("base_url") or ui_of(request).settings.api_url).rstrip("/")
+    client = str(mcp.get("client_name") or "claude-code")
+    return render(request, "connect.html", nav="connect", **connect_snippets(base, client, session))
+
+
+def connect_snippets(base: str, client: str, session: Session) -> dict[str, Any]:
+    """Copy-paste configuration for Claude Code, Claude Desktop and Cursor."""
+    header = f"Authorization: Bearer {session.token}"
+    sse = f"{base}/mcp/{client}/sse/{session.user_id}"
+    http = f"{base}/mcp/{client}/http/{session.user_id}"
+    desktop_url = f"{base}/mcp/claude-desktop/sse/{session.user_id}"
+    cursor_url = f"{base}/mcp/cursor/http/{session.user_id}"
+    claude_code = (
+        f"claude mcp add --transport sse {SERVER_NAME} {shlex.quote(sse)} --header {shlex.quote(header)}"
+    )
+    claude_code_http = (
+        f"claude mcp add --transport http {SERVER_NAME} {shlex.quote(http)} --header {shlex.quote(header)}"
+    )
+    desktop = {
+        "mcpServers": {
+            SERVER_NAME: {
+                "command": "npx",
+                "args": [
+                    "-y",
+                    "mcp-remote",
+                    desktop_url,
+                    "--header",
+                    f"Authorization:Bearer {session.token}",
+                ],
+            }
+        }
+    }
+    cursor = {
+        "mcpServers": {
+            SERVER_NAME: {"url": cursor_url, "headers": {"Authorization": f"Bearer {session.token}"}}
+        }
+    }
+    return {
+        "claude_code": claude_code,
+        "claude_code_http": claude_code_http,
+        "desktop": json.dumps(desktop, indent=2),
+        "cursor": json.dumps(cursor, indent=2),
+        "mcp_base": base,
+    }

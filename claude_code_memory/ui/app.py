@@ -1,0 +1,85 @@
+"""The web UI's composition root: the only place that reads its settings and wires its parts."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from fastapi.staticfiles import StaticFiles
+
+from .. import __version__
+from ..config import UiSettings
+from . import account, curation, memories
+from .api import Api
+from .session import Sealer
+from .web import HERE, Ui, install_error_pages, templates
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+        "frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+}
+
+
+def when(value: object) -> str:
+    """Epoch seconds or an ISO time as ``2026-11-22 07:58 UTC``; '' for nothing."""
+    if value in (None, ""):
+        return ""
+    try:
+        if isinstance(value, int | float):
+            moment = datetime.fromtimestamp(value, UTC)
+        else:
+            moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+            moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    except (ValueError, OverflowError, OSError):
+        return str(value)
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def create_app(settings: UiSettings) -> FastAPI:
+    ui = Ui(settings=settings, api=Api(settings.api_url), sealer=Sealer(settings.session_secret))
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            ui.api.close()
+
+    app = FastAPI(
+        title="claude-code-memory UI",
+        version=__version__,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
+    app.state.ui = ui
+    templates.env.filters["when"] = when
+    templates.env.globals["version"] = __version__
+    install_error_pages(app)
+
+    @app.middleware("http")
+    async def security_headers(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        response = await call_next(request)
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        return response
+
+    @app.get("/healthz", include_in_schema=False)
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+    for module in (account, curation, memories):
+        app.include_router(module.router)
+    return app

@@ -1,0 +1,89 @@
+"""The real web UI as a child process: ``ccmem ui`` on a free loopback port, pointed at a
+running :class:`~tests.support.server.MemoryServer` (or any URL, e.g. a dead one)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+from pathlib import Path
+
+from .processes import free_port, http_ok, stop_process, tail, wait_until
+from .server import ccmem_bin
+
+START_TIMEOUT = 30.0
+
+
+class UiServer:
+    def __init__(self, work_dir: Path, api_url: str, *, env: dict[str, str] | None = None) -> None:
+        self.work_dir = work_dir
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self.api_url = api_url
+        self.port = free_port()
+        self.secret = secrets.token_urlsafe(32)
+        self.extra_env = dict(env or {})
+        self.log_path = work_dir / "ui.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = {name: value for name, value in os.environ.items() if not name.startswith("CCMEM_")}
+        home = self.work_dir / "home"
+        home.mkdir(exist_ok=True)
+        # No config file: the built-in defaults plus what the command line says.
+        env |= {
+            "HOME": str(home),
+            "CCMEM_CONFIG": str(self.work_dir / "ui-config.yaml"),
+            "CCMEM_UI_SECRET": self.secret,
+            "NO_PROXY": "127.0.0.1,localhost",
+        }
+        (self.work_dir / "ui-config.yaml").write_text("ui:\n  session_max_age_hours: 1\n", encoding="utf-8")
+        return env | self.extra_env
+
+    def start(self) -> UiServer:
+        command = [
+            str(ccmem_bin()),
+            "ui",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--api-url",
+            self.api_url,
+        ]
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                command, cwd=self.work_dir, env=self.env, stdin=subprocess.DEVNULL, stdout=log, stderr=log
+            )
+        try:
+            wait_until(
+                http_ok(f"{self.base_url}/healthz"),
+                timeout=START_TIMEOUT,
+                process=self.process,
+                what=f"ccmem ui on port {self.port}",
+                log=self.log_path,
+            )
+        except RuntimeError:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> int | None:
+        if self.process is None:
+            return None
+        code = stop_process(self.process)
+        self.process = None
+        return code
+
+    def log(self) -> str:
+        return tail(self.log_path)
+
+    def __enter__(self) -> UiServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
