@@ -111,6 +111,25 @@ say "Installing claude-code-memory itself (editable)"
 
 .venv/bin/ccmem --help >/dev/null || die "the ccmem command does not run; see the output above"
 
+# --- The capture proxy ----------------------------------------------------------------------
+# Its own virtualenv: mitmproxy pins h11/h2 versions the server's packages cannot live with.
+# The addon imports claude_code_memory's standard-library modules from this directory
+# (`ccmem proxy` sets PYTHONPATH), so nothing of the server is installed there.
+
+if [[ ! -x proxy/.venv/bin/python ]]; then
+    say "Creating proxy/.venv for the capture proxy"
+    "$(find_python)" -m venv proxy/.venv && [[ -x proxy/.venv/bin/python ]] || die "could not create proxy/.venv"
+else
+    say "Reusing proxy/.venv ($(proxy/.venv/bin/python -V 2>&1))"
+fi
+proxy_pip=(proxy/.venv/bin/python -m pip --disable-pip-version-check)
+say "Installing the capture proxy's pinned dependencies (proxy/requirements.txt)"
+"${proxy_pip[@]}" install --quiet -r proxy/requirements.txt
+if [[ $dev == 1 ]]; then
+    "${proxy_pip[@]}" install --quiet -r proxy/requirements-dev.txt
+fi
+proxy/.venv/bin/mitmdump --version >/dev/null || die "mitmdump does not run in proxy/.venv; see the output above"
+
 # --- Configuration and data -----------------------------------------------------------------
 
 if [[ -e .env ]]; then
@@ -148,6 +167,9 @@ claude-code-memory is installed.
 
   Connect Claude Code to it:
       claude mcp add --transport sse memory http://127.0.0.1:8765/mcp/claude-code/sse/<user> --header "Authorization: Bearer <token>"
+
+  Capture conversations automatically (prints the environment Claude Code needs):
+      .venv/bin/ccmem proxy            # forward mode; --mode reverse for ANTHROPIC_BASE_URL
 
   Run the tests (after ./install.sh --dev):
       .venv/bin/python -m pytest

@@ -79,9 +79,13 @@ class CaptureConfig:
             raise exceptions.OptionsError(
                 f"ccmem_outbox_max_rows: must be at least 1, not {options.ccmem_outbox_max_rows}"
             )
-        if options.ccmem_retry_max_seconds <= 0:
+        try:  # a string: mitmproxy's --set parses no floats
+            retry_max_seconds = float(options.ccmem_retry_max_seconds)
+        except ValueError:
+            retry_max_seconds = -1.0
+        if not retry_max_seconds > 0:
             raise exceptions.OptionsError(
-                f"ccmem_retry_max_seconds: must be positive, not {options.ccmem_retry_max_seconds}"
+                f"ccmem_retry_max_seconds: {options.ccmem_retry_max_seconds!r} is not a positive number"
             )
         outbox = options.ccmem_outbox or str(Path(options.confdir).expanduser() / "outbox.db")
         return cls(
@@ -96,7 +100,7 @@ class CaptureConfig:
             app=options.ccmem_app or "claude-code",
             outbox_path=Path(outbox).expanduser().resolve(),
             outbox_max_rows=options.ccmem_outbox_max_rows,
-            retry_max_seconds=float(options.ccmem_retry_max_seconds),
+            retry_max_seconds=retry_max_seconds,
         )
 
 
@@ -191,7 +195,7 @@ class CaptureAddon:
         )
         loader.add_option("ccmem_outbox", str, "", "SQLite outbox file (default: <confdir>/outbox.db).")
         loader.add_option("ccmem_outbox_max_rows", int, 10000, "Most undelivered turns kept; oldest dropped.")
-        loader.add_option("ccmem_retry_max_seconds", float, 60.0, "Longest wait between delivery retries.")
+        loader.add_option("ccmem_retry_max_seconds", str, "60", "Longest wait between delivery retries (seconds).")
 
     def configure(self, updated: set[str]) -> None:
         if self.config is not None and not any(

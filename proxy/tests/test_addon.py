@@ -52,7 +52,7 @@ def addon(
             ccmem_api_url=f"http://127.0.0.1:{closed_port()}",
             ccmem_upstream_hosts="api.anthropic.com, LOCALHOST",
             ccmem_outbox=str(outbox_path),
-            ccmem_retry_max_seconds=30.0,
+            ccmem_retry_max_seconds="30",
         )
         capture.running()
         yield capture, tctx
@@ -256,6 +256,9 @@ def test_bad_options_are_refused_with_the_option_named(addon) -> None:
         tctx.configure(capture, ccmem_upstream_hosts=" , ")
     with pytest.raises(exceptions.OptionsError, match="ccmem_outbox_max_rows"):
         tctx.configure(capture, ccmem_outbox_max_rows=0)
+    for bad in ("soon", "0", "-1", "nan"):
+        with pytest.raises(exceptions.OptionsError, match="ccmem_retry_max_seconds"):
+            tctx.configure(capture, ccmem_retry_max_seconds=bad)
 
 
 def test_the_token_comes_from_the_environment_only(addon) -> None:

@@ -14,17 +14,28 @@ conversation that offers the tool gets a ``tool_use`` block, the request that ca
 (title and summary calls to the small model, quota probes) gets plain text.
 
 The server runs uvicorn in a thread of the test process, on a port the OS picks.
+
+For the capture proxy's tests and benchmark it can also behave like the real API under load:
+``first_event_delay`` / ``event_delay`` (seconds before the first event and between events of a
+stream), ``fault`` (``"rate_limit"``: 429 with ``retry-after``; ``"server_error"``: 500;
+``"cut"``: the stream stops mid-way and the connection is dropped), ``gzip`` (non-streamed
+answers gzip-encoded) and ``tls=(certfile, keyfile)`` (HTTPS, e.g. for a forward proxy that
+intercepts TLS; :func:`self_signed_certificate` makes a pair for ``localhost``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import datetime
+import gzip as gzip_module
 import itertools
 import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -247,6 +258,11 @@ class FakeAnthropic:
     responder: Responder = field(default_factory=always_text)
     requests: list[RecordedRequest] = field(default_factory=list)
     host: str = "127.0.0.1"
+    first_event_delay: float = 0.0
+    event_delay: float = 0.0
+    fault: str | None = None  # None, "rate_limit", "server_error" or "cut"
+    gzip: bool = False
+    tls: tuple[Path, Path] | None = None
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -262,7 +278,7 @@ class FakeAnthropic:
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
 
     # Lifecycle.
     def start(self) -> FakeAnthropic:
@@ -274,7 +290,11 @@ class FakeAnthropic:
                 Route("/{path:path}", self._unknown, methods=["GET", "POST", "PUT", "DELETE", "HEAD"]),
             ]
         )
-        config = uvicorn.Config(app, host=self.host, port=0, log_level="warning", lifespan="off")
+        bind = "127.0.0.1" if self.host == "localhost" else self.host
+        tls: dict[str, Any] = {}
+        if self.tls is not None:
+            tls = {"ssl_certfile": str(self.tls[0]), "ssl_keyfile": str(self.tls[1])}
+        config = uvicorn.Config(app, host=bind, port=0, log_level="warning", lifespan="off", **tls)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name="fake-anthropic", daemon=True)
         self._thread.start()
@@ -342,14 +362,78 @@ class FakeAnthropic:
         model = str(body.get("model") or "claude-fake")
         message_id = f"msg_fake{next(self._ids):06d}"
         headers = {"request-id": f"req_fake{message_id[-6:]}", "anthropic-organization-id": "fake-org"}
+        if self.fault == "rate_limit":
+            response = _error(
+                429, "rate_limit_error", "Number of request tokens has exceeded your rate limit."
+            )
+            response.headers["retry-after"] = "7"
+            return response
+        if self.fault == "server_error":
+            return _error(500, "api_error", "Internal server error")
         if body.get("stream"):
             return StreamingResponse(
-                message_events(reply, model, message_id),
+                self._paced(list(message_events(reply, model, message_id))),
                 media_type="text/event-stream",
                 headers=headers | {"cache-control": "no-cache"},
             )
+        if self.gzip:
+            data = gzip_module.compress(json.dumps(message_json(reply, model, message_id)).encode())
+            return Response(
+                data, media_type="application/json", headers=headers | {"content-encoding": "gzip"}
+            )
         return JSONResponse(message_json(reply, model, message_id), headers=headers)
+
+    async def _paced(self, events: list[bytes]) -> AsyncIterator[bytes]:
+        """The events with the configured waits; ``fault="cut"``: half of them, then a dropped connection."""
+        if self.first_event_delay:
+            await asyncio.sleep(self.first_event_delay)
+        for number, event in enumerate(events):
+            if self.fault == "cut" and number == len(events) // 2:
+                raise ConnectionAbortedError("fake upstream: stream cut mid-way (on purpose)")
+            if number and self.event_delay:
+                await asyncio.sleep(self.event_delay)
+            yield event
 
 
 def _error(status: int, kind: str, message: str) -> JSONResponse:
     return JSONResponse({"type": "error", "error": {"type": kind, "message": message}}, status_code=status)
+
+
+def self_signed_certificate(directory: Path, host: str = "localhost") -> tuple[Path, Path]:
+    """A certificate and key for ``host`` (and 127.0.0.1), valid for a day; returns their paths."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName(host), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    directory.mkdir(parents=True, exist_ok=True)
+    cert_path, key_path = directory / f"{host}.crt", directory / f"{host}.key"
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return cert_path, key_path

@@ -1,0 +1,185 @@
+"""``ccmem proxy``: run the capture proxy (mitmdump with our addon, from its own virtualenv).
+
+The command only assembles a mitmdump command line from the settings (``proxy:`` in
+config.yaml) and replaces itself with it, so SIGTERM and Ctrl-C reach mitmdump directly and it
+shuts down cleanly (the addon writes anything still queued to its outbox first). The CA and the
+outbox live in ``<data>/proxy/`` (mode 0700), never in the home directory. The API token goes
+to the child only through ``CCMEM_PROXY_TOKEN`` in its environment, never on a command line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated
+from urllib.parse import urlsplit
+
+import typer
+
+from ..config import Settings
+from ..errors import ConfigError
+from . import common
+from .common import ConfigOpt, DataDirOpt, err
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PROXY_DIR = REPO_ROOT / "proxy"
+ADDON_SCRIPT = PROXY_DIR / "ccmem_proxy.py"
+MITMDUMP = PROXY_DIR / ".venv" / "bin" / "mitmdump"
+CA_FILE = "mitmproxy-ca-cert.pem"
+TOKEN_ENV = "CCMEM_PROXY_TOKEN"
+
+ModeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--mode", help="forward (HTTPS_PROXY + our CA) or reverse (ANTHROPIC_BASE_URL); default proxy.mode"
+    ),
+]
+PortOpt = Annotated[int | None, typer.Option("--port", help="listen port (default proxy.port, 8080)")]
+HostOpt = Annotated[str | None, typer.Option("--host", help="listen address (default proxy.host, 127.0.0.1)")]
+PrintOpt = Annotated[
+    bool,
+    typer.Option("--print-command", help="print the mitmdump command line and exit, without starting it"),
+]
+
+
+def confdir(settings: Settings) -> Path:
+    return settings.data_path / "proxy"
+
+
+def _host_pattern(host: str) -> str:
+    # mitmproxy matches allow_hosts against "host:port" (the SNI, Host header and address).
+    return f"^{re.escape(host)}:\\d+$"
+
+
+def _reverse_host(settings: Settings) -> str:
+    return (urlsplit(settings.proxy.reverse_upstream).hostname or "").lower()
+
+
+def captured_hosts(settings: Settings) -> list[str]:
+    """The hosts whose ``POST /v1/messages`` is captured; in reverse mode its upstream too."""
+    hosts = [host.lower() for host in settings.proxy.upstream_hosts]
+    if settings.proxy.mode == "reverse" and _reverse_host(settings) not in hosts:
+        hosts.append(_reverse_host(settings))
+    return hosts
+
+
+def mitmdump_command(settings: Settings, *, extra: list[str] | None = None) -> list[str]:
+    """The mitmdump command line for these settings (no secrets in it)."""
+    proxy = settings.proxy
+    directory = confdir(settings)
+    command = [
+        str(MITMDUMP),
+        "-s",
+        str(ADDON_SCRIPT),
+        "--listen-host",
+        proxy.host,
+        "--listen-port",
+        str(proxy.port),
+        "--set",
+        f"confdir={directory}",
+    ]
+    if proxy.mode == "reverse":
+        command += ["--mode", f"reverse:{proxy.reverse_upstream}"]
+    else:
+        # Only the upstream hosts are TLS-intercepted; every other host is tunnelled untouched.
+        for host in proxy.upstream_hosts:
+            command += ["--allow-hosts", _host_pattern(host.lower())]
+    options = {
+        "ccmem_api_url": proxy.api_url,
+        "ccmem_upstream_hosts": ",".join(captured_hosts(settings)),
+        "ccmem_user_id": proxy.user_id or "",
+        "ccmem_app": proxy.app,
+        "ccmem_skip_models": ",".join(proxy.skip_models),
+        "ccmem_capture_tool_results": "true" if proxy.capture_tool_results else "false",
+        "ccmem_outbox": str(directory / "outbox.db"),
+        "ccmem_outbox_max_rows": str(proxy.outbox_max_rows),
+        "ccmem_retry_max_seconds": str(proxy.retry_max_seconds),
+    }
+    for name, value in options.items():
+        command += ["--set", f"{name}={value}"]
+    return command + list(extra or [])
+
+
+def client_env(settings: Settings) -> dict[str, str]:
+    """What Claude Code (or any Anthropic client) needs in its environment to go through the proxy."""
+    proxy = settings.proxy
+    listen = f"http://{proxy.host}:{proxy.port}"
+    if proxy.mode == "reverse":
+        return {"ANTHROPIC_BASE_URL": listen}
+    # The memory server (its MCP endpoint) is reached directly, never through the proxy.
+    direct = [urlsplit(proxy.api_url).hostname or "127.0.0.1", "127.0.0.1"]
+    captured = set(captured_hosts(settings))
+    return {
+        "HTTPS_PROXY": listen,
+        "NODE_EXTRA_CA_CERTS": str(confdir(settings) / CA_FILE),
+        "NO_PROXY": ",".join(host for host in dict.fromkeys(direct) if host not in captured),
+    }
+
+
+def child_env(settings: Settings) -> dict[str, str]:
+    env = dict(os.environ)
+    # The addon imports claude_code_memory's standard-library modules from the repository.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    if settings.proxy.token:
+        env[TOKEN_ENV] = settings.proxy.token
+    # mitmdump must not send upstream traffic through a proxy the user set for their clients.
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        env.pop(name, None)
+    return env
+
+
+def proxy(
+    ctx: typer.Context,
+    mode: ModeOpt = None,
+    port: PortOpt = None,
+    host: HostOpt = None,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+    print_command: PrintOpt = False,
+) -> None:
+    """Run the capture proxy: Claude conversations through it are stored as memories.
+
+    Extra arguments after `--` go to mitmdump unchanged (e.g. `-- --set ssl_insecure=true`).
+    """
+    if mode is not None and mode not in ("forward", "reverse"):
+        raise typer.BadParameter(f"{mode!r} is not one of 'forward', 'reverse'", param_hint="--mode")
+    overrides = {
+        "proxy.mode": mode,
+        "proxy.port": port,
+        "proxy.host": host,
+        **common.data_dir_override(data_dir),
+    }
+    settings = common.settings(config, overrides)
+    command = mitmdump_command(settings, extra=list(ctx.args))
+    if print_command:
+        common.out.print(shlex.join(command), highlight=False, soft_wrap=True)
+        return
+    if not MITMDUMP.exists():
+        raise ConfigError(
+            f"{MITMDUMP} is missing: the proxy has its own virtualenv; run ./install.sh to create it"
+        )
+    directory = confdir(settings)
+    directory.mkdir(parents=True, exist_ok=True)
+    directory.chmod(0o700)
+    if not settings.proxy.token:
+        err.print(f"[yellow]warning:[/] no {TOKEN_ENV}; the memory API will refuse captured turns")
+    _announce(settings)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(command[0], command, child_env(settings))
+
+
+def _announce(settings: Settings) -> None:
+    proxy = settings.proxy
+    lines = [
+        f"capture proxy ({proxy.mode} mode) on {proxy.host}:{proxy.port}, "
+        f"capturing POST /v1/messages to {', '.join(captured_hosts(settings))} -> {proxy.api_url}",
+        "Start Claude Code with:",
+        *(f"  export {name}={shlex.quote(value)}" for name, value in client_env(settings).items()),
+    ]
+    if proxy.mode == "forward":
+        lines.append(f"(the CA certificate is created in {confdir(settings)} when the proxy first starts)")
+    err.print("\n".join(lines), highlight=False, soft_wrap=True)
