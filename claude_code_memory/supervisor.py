@@ -75,6 +75,11 @@ def is_supervisor(pid: int) -> bool:
     return is_ours(pid, "claude_code_memory.cli", "stack", "supervise")
 
 
+def is_service(pid: int) -> bool:
+    """A service of ours: a ``ccmem`` command, or the mitmdump ``ccmem proxy`` became (it execs)."""
+    return is_ours(pid, "claude_code_memory") or is_ours(pid, "ccmem_proxy")
+
+
 def healthy(spec: ServiceSpec, timeout: float = 2.0) -> bool:
     """The api answers 200 on /health; the ui and the proxy accept connections on their port."""
     if spec.probe == "http":

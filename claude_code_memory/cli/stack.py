@@ -200,9 +200,7 @@ def down(
     pid = _running_supervisor(settings)
     # The services' PIDs, checked to be ours, in case the supervisor does not stop in time.
     children = [
-        s.pid
-        for s in (state.services.values() if state else [])
-        if s.pid and supervisor.is_ours(s.pid, "claude_code_memory.cli")
+        s.pid for s in (state.services.values() if state else []) if s.pid and supervisor.is_service(s.pid)
     ]
     if pid is None and not children:
         for leftover in (pid_path, state_path):

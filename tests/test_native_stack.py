@@ -1,0 +1,246 @@
+"""``ccmem stack``: the same services as docker-compose.yml, as supervised local processes.
+
+The real thing end to end: ``ccmem stack up`` in a directory laid out like a checkout (its own
+config.yaml, .env and free loopback ports), ``python test_integration.py`` against it, a
+crashed API started again by the supervisor, ``status``, ``logs``, and ``down`` leaving no
+process and no open port behind. Then the pure parts: the plan of services and the backoff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from claude_code_memory.config import Settings, load_settings
+from claude_code_memory.errors import BadInput
+from claude_code_memory.stack import Backoff, plan, read_state
+from claude_code_memory.supervisor import alive
+from tests.support.processes import free_port, port_open, wait_until
+from tests.support.server import REPO_ROOT, ccmem_bin
+
+pytestmark = pytest.mark.timeout(420)
+
+
+@dataclass
+class Checkout:
+    root: Path
+    env: dict[str, str]
+    ports: dict[str, int]
+
+    def ccmem(self, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(ccmem_bin()), *args],
+            cwd=self.root,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    @property
+    def data(self) -> Path:
+        return self.root / "data"
+
+    def state(self) -> dict:
+        return json.loads((self.data / "run" / "stack.json").read_text())
+
+    def supervisor_pid(self) -> int | None:
+        path = self.data / "run" / "stack.pid"
+        return int(path.read_text()) if path.exists() else None
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Iterator[Checkout]:
+    root = tmp_path / "checkout"
+    root.mkdir()
+    shutil.copyfile(REPO_ROOT / "config.yaml", root / "config.yaml")
+    env_file = root / ".env"
+    env_file.write_text(f"CCMEM_ADMIN_TOKEN={secrets.token_urlsafe(32)}\n")
+    env_file.chmod(0o600)
+    ports = {"api": free_port(), "ui": free_port(), "proxy": free_port()}
+    # The developer's settings must not decide how the stack runs; only ports and the home.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CCMEM_", "QDRANT_", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"))
+        and k not in ("DATABASE_URL", "MEM0_DIR")
+    }
+    env.update(
+        HOME=str(tmp_path / "home"),
+        CCMEM_SERVER__PORT=str(ports["api"]),
+        CCMEM_UI__PORT=str(ports["ui"]),
+        CCMEM_PROXY__PORT=str(ports["proxy"]),
+    )
+    (tmp_path / "home").mkdir()
+    where = Checkout(root, env, ports)
+    yield where
+    # Whatever happened: down, then anything still running by its recorded PID.
+    state = read_state(where.data / "run" / "stack.json")
+    pids = [s.pid for s in state.services.values() if s.pid] if state else []
+    where.ccmem("stack", "down", timeout=60)
+    for pid in [where.supervisor_pid(), *pids]:
+        if pid and alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def describe(completed: subprocess.CompletedProcess[str], where: Checkout) -> str:
+    logs = "\n".join(
+        f"--- {path.name} ---\n{path.read_text(errors='replace')[-3000:]}"
+        for path in sorted((where.data / "logs").glob("*.log"))
+    )
+    return f"exit {completed.returncode}\n{completed.stdout}\n{completed.stderr}\n{logs}"
+
+
+def test_up_integration_restart_down(checkout: Checkout) -> None:
+    timings = {}
+    started = time.monotonic()
+    upped = checkout.ccmem("stack", "up", "--timeout", "180")
+    timings["up"] = time.monotonic() - started
+    assert upped.returncode == 0, describe(upped, checkout)
+    api_url = f"http://127.0.0.1:{checkout.ports['api']}"
+    assert api_url in upped.stdout
+    assert f"{api_url}/mcp/claude-code/sse/<user>" in upped.stdout
+    services = checkout.state()["services"]
+    # The same three services as docker-compose.yml (the proxy needs proxy/.venv: ./install.sh).
+    assert list(services) == ["api", "ui", "proxy"]
+    supervisor = checkout.supervisor_pid()
+    assert supervisor and alive(supervisor)
+
+    # The smoke test, as a user runs it: the venv's python, in the checkout, admin token in .env.
+    started = time.monotonic()
+    smoke = subprocess.run(
+        [str(ccmem_bin().parent / "python"), str(REPO_ROOT / "test_integration.py"), "--url", api_url],
+        cwd=checkout.root,
+        env=checkout.env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    timings["integration"] = time.monotonic() - started
+    assert smoke.returncode == 0, describe(smoke, checkout)
+    assert smoke.stdout.count("✓") == 6, smoke.stdout
+
+    # Every service has its log under data/logs, and status sees them all healthy.
+    for name in services:
+        assert (checkout.data / "logs" / f"{name}.log").stat().st_size > 0
+    status = checkout.ccmem("stack", "status", "--json")
+    assert status.returncode == 0, describe(status, checkout)
+    report = json.loads(status.stdout)
+    assert report["running"] and report["supervisor_pid"] == supervisor
+    assert {row["name"]: row["healthy"] for row in report["services"]} == dict.fromkeys(services, True)
+
+    # A crashed API is started again, and answers again.
+    old_api = services["api"]["pid"]
+    os.kill(old_api, signal.SIGKILL)
+    started = time.monotonic()
+    wait_until(
+        lambda: (
+            checkout.state()["services"]["api"]["restarts"] == 1
+            and checkout.ccmem("stack", "status").returncode == 0
+        ),
+        timeout=120,
+        what="the restarted api",
+    )
+    timings["restart"] = time.monotonic() - started
+    api = checkout.state()["services"]["api"]
+    assert api["pid"] != old_api and api["last_exit"] == -signal.SIGKILL
+    assert "exited with -9" in (checkout.data / "logs" / "stack.log").read_text()
+    logs = checkout.ccmem("stack", "logs", "api", "-n", "5")
+    assert logs.returncode == 0 and "api.log" in logs.stdout
+
+    # A second `up` sees the running stack and starts nothing.
+    again = checkout.ccmem("stack", "up")
+    assert again.returncode == 0 and "already runs" in again.stdout
+    assert checkout.supervisor_pid() == supervisor
+
+    children = [s["pid"] for s in checkout.state()["services"].values()]
+    started = time.monotonic()
+    stopped = checkout.ccmem("stack", "down")
+    timings["down"] = time.monotonic() - started
+    assert stopped.returncode == 0, describe(stopped, checkout)
+    assert "stopped the stack" in stopped.stdout
+    for pid in [supervisor, *children]:
+        assert not alive(pid), f"pid {pid} still runs after down"
+    for port in checkout.ports.values():
+        assert not port_open(port)()
+    assert not (checkout.data / "run" / "stack.pid").exists()
+
+    after = checkout.ccmem("stack", "status")
+    assert after.returncode == 3 and "not running" in after.stderr
+    assert checkout.ccmem("stack", "down").stdout.strip() == "the stack is not running"
+    print("native stack timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
+
+
+def test_up_refuses_a_taken_port(checkout: Checkout) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", checkout.ports["api"]))
+        taken.listen()
+        completed = checkout.ccmem("stack", "up", "--service", "api")
+    assert completed.returncode == 1
+    assert f"port {checkout.ports['api']} (api) is taken" in completed.stderr
+    assert checkout.supervisor_pid() is None
+
+
+def test_up_reports_a_service_that_never_becomes_healthy(checkout: Checkout) -> None:
+    """A broken setting: the api exits at once, again and again. `up` says which service, shows
+    the end of its log, and exits 1; the supervisor keeps trying until `down`."""
+    checkout.env["CCMEM_STORAGE__DATABASE_URL"] = "postgresql://nobody@127.0.0.1:1/none"
+    completed = checkout.ccmem("stack", "up", "--service", "api", "--timeout", "15")
+    assert completed.returncode == 1, describe(completed, checkout)
+    assert "not healthy after 15 s: api" in completed.stderr
+    assert "api.log" in completed.stderr
+    assert checkout.state()["services"]["api"]["restarts"] >= 1
+    assert checkout.ccmem("stack", "down").returncode == 0
+    assert checkout.supervisor_pid() is None
+
+
+def test_unknown_service_is_bad_usage(checkout: Checkout) -> None:
+    completed = checkout.ccmem("stack", "up", "--service", "database")
+    assert completed.returncode == 1
+    assert "unknown service 'database'" in completed.stderr
+
+
+# -- the pure parts ----------------------------------------------------------------------------
+def settings(**overrides: object) -> Settings:
+    return load_settings(config_path=REPO_ROOT / "config.yaml", environ={}, overrides=overrides)
+
+
+def test_plan_orders_and_checks_services() -> None:
+    chosen = plan(settings(), {"api", "ui", "proxy"}, ["proxy", "api"])
+    assert [spec.name for spec in chosen] == ["api", "proxy"]
+    api = chosen[0]
+    assert (api.port, api.probe, api.health_path, api.url) == (
+        8765,
+        "http",
+        "/health",
+        "http://127.0.0.1:8765",
+    )
+    assert api.argv[-1] == "serve"
+    assert [spec.name for spec in plan(settings(), {"api"})] == ["api"]
+    with pytest.raises(BadInput, match="not available here"):
+        plan(settings(), {"api"}, ["ui"])
+    with pytest.raises(BadInput, match="both set to port 8765"):
+        plan(settings(**{"ui.port": 8765}), {"api", "ui"})
+    wildcard = plan(settings(**{"server.host": "0.0.0.0"}), {"api"})[0]
+    assert wildcard.url == "http://127.0.0.1:8765"
+
+
+def test_backoff_grows_and_starts_over_after_a_stable_run() -> None:
+    backoff = Backoff()
+    assert [backoff.after_exit(0.5) for _ in range(7)] == [1, 2, 4, 8, 16, 30, 30]
+    assert backoff.after_exit(300) == 1
+    assert backoff.after_exit(0.1) == 2
