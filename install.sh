@@ -153,11 +153,35 @@ fi
 
 mkdir -p data
 
+# --- Docker images --------------------------------------------------------------------------
+# Where Docker works, build the images docker-compose.yml runs, so that ./deploy-mem0.sh starts
+# at once. Without Docker nothing more is needed (and this costs nothing): ./deploy-mem0.sh then
+# runs the same services as local processes (ccmem stack up). CCMEM_SKIP_DOCKER=1 skips it.
+compose=()
+if docker compose version >/dev/null 2>&1; then
+    compose=(docker compose)
+elif command -v docker-compose >/dev/null 2>&1; then
+    compose=(docker-compose)
+fi
+if [[ ${CCMEM_SKIP_DOCKER:-0} == 1 ]]; then
+    say "Skipping the Docker images (CCMEM_SKIP_DOCKER=1)"
+elif ((${#compose[@]})) && docker info >/dev/null 2>&1; then
+    say "Docker works here: building the images (${compose[*]} build api proxy)"
+    "${compose[@]}" build api proxy ||
+        die "building the Docker images failed (see above); CCMEM_SKIP_DOCKER=1 ./install.sh skips this step"
+else
+    say "No working Docker here: ./deploy-mem0.sh will run the services as local processes"
+fi
+
 # --- Next steps -----------------------------------------------------------------------------
 
 cat <<'EOF'
 
 claude-code-memory is installed.
+
+  Start everything (api, ui, capture proxy; with Docker if it works here, else as local
+  processes) and print how to connect Claude Code:
+      ./deploy-mem0.sh
 
   Start the server (http://127.0.0.1:8765, data in ./data):
       .venv/bin/ccmem serve
