@@ -207,7 +207,9 @@ def change_state(
 ) -> Response:
     if state not in STATES:
         return redirect(f"/memories/{memory_id}", request, f"Unknown state {state!r}.", "error")
-    message = ui_of(request).api.post(
+    api = ui_of(request).api
+    api.get(f"/api/v1/memories/{memory_id}", session.token)  # 403 / 404 for a memory not the caller's
+    message = api.post(
         "/api/v1/memories/actions/pause", session.token, json={"memory_ids": [memory_id], "state": state}
     )["message"]
     return redirect(f"/memories/{memory_id}", request, message + ".")
@@ -221,5 +223,8 @@ def confirm_delete(request: Request, session: SessionDep, memory_id: str) -> Res
 
 @router.post("/memories/{memory_id}/delete")
 def delete(request: Request, session: CheckedDep, memory_id: str) -> Response:
-    ui_of(request).api.delete("/api/v1/memories", session.token, json={"memory_ids": [memory_id]})
+    api = ui_of(request).api
+    # The bulk delete skips ids that are not the caller's; one named memory must say why instead.
+    api.get(f"/api/v1/memories/{memory_id}", session.token)
+    api.delete("/api/v1/memories", session.token, json={"memory_ids": [memory_id]})
     return redirect("/memories", request, "The memory was deleted from every store.")
