@@ -185,6 +185,70 @@ def test_up_integration_restart_down(checkout: Checkout) -> None:
     print("native stack timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
 
 
+def test_deploy_script_native_up_status_down(checkout: Checkout) -> None:
+    """`deploy-mem0.sh --native`, as a user runs it from a checkout: up with the connection
+    instructions, --status, --down (without --native: it finds what runs)."""
+    for name in ("deploy-mem0.sh", "docker-compose.yml", "docker-compose.embedded.yml"):
+        shutil.copy2(REPO_ROOT / name, checkout.root / name)
+    (checkout.root / ".venv").symlink_to(ccmem_bin().parent.parent)
+    checkout.env["USER"] = "alice"
+
+    def deploy(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", str(checkout.root / "deploy-mem0.sh"), *args],
+            cwd=checkout.root,
+            env=checkout.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    upped = deploy("--native", "--timeout", "180")
+    assert upped.returncode == 0, describe(upped, checkout)
+    api = f"http://127.0.0.1:{checkout.ports['api']}"
+    assert f"claude mcp add --transport sse memory {api}/mcp/claude-code/sse/alice" in upped.stdout
+    assert ".venv/bin/ccmem token create --user alice" in upped.stdout
+    assert f"HTTPS_PROXY=http://127.0.0.1:{checkout.ports['proxy']}" in upped.stdout
+    supervisor = checkout.supervisor_pid()
+    assert supervisor and alive(supervisor)
+
+    status = deploy("--status")
+    assert status.returncode == 0, describe(status, checkout)
+    assert "healthy" in status.stdout
+
+    stopped = deploy("--down")
+    assert stopped.returncode == 0, describe(stopped, checkout)
+    assert "stopped the stack" in stopped.stdout
+    assert not alive(supervisor)
+    after = deploy("--status")
+    assert after.returncode == 3 and "Nothing runs" in after.stdout
+    assert "Nothing runs" in deploy("--down").stdout
+
+
+def test_deploy_script_needs_install_first(tmp_path: Path) -> None:
+    shutil.copy2(REPO_ROOT / "deploy-mem0.sh", tmp_path / "deploy-mem0.sh")
+    completed = subprocess.run(
+        ["bash", str(tmp_path / "deploy-mem0.sh"), "--native"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 1
+    assert "run ./install.sh first" in completed.stderr
+    bad = subprocess.run(
+        ["bash", str(tmp_path / "deploy-mem0.sh"), "--frobnicate"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert bad.returncode == 1 and "unknown option '--frobnicate'" in bad.stderr
+
+
 def test_up_refuses_a_taken_port(checkout: Checkout) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", checkout.ports["api"]))
