@@ -90,7 +90,8 @@ class CaptureProxy:
             return int(db.execute("SELECT count(*) FROM outbox").fetchone()[0])
 
     def command(self) -> list[str]:
-        command = [str(ccmem_bin()), "proxy", "--config", str(self.config_path), "--data-dir", str(self.data_dir)]
+        command = [str(ccmem_bin()), "proxy", "--config", str(self.config_path)]
+        command += ["--data-dir", str(self.data_dir)]
         return command + (["--", *self.extra_args] if self.extra_args else [])
 
     def env(self) -> dict[str, str]:
