@@ -1,15 +1,17 @@
 """Retrieval benchmark on LoCoMo through the public REST API. Prints JSON.
 
-    .venv/bin/python bench/bench_locomo.py [--data ../shared/bench/locomo-dev.json]
+    .venv/bin/python bench/bench_locomo.py [--data ../shared/bench/locomo-dev.json] [--compare-plain]
 
 Starts the real server with a temporary data directory, stores every dialog turn of each
 conversation as one memory of its own user (one user per conversation; the dialog id, speaker
 and session date in metadata; `Speaker: text` as content, with an image caption appended when
-the turn shares an image), then asks every question of categories 1-4 through
-`POST /api/v1/memories/search` and scores, at turn level: recall_any@{1,5,10,20} (any evidence
-turn in the top k), recall_all@10 (every evidence turn in the top 10), MRR, search latency
-p50/p95 and ingest rate. Evidence ids are parsed with `D\\d+:\\d+` and kept only when the turn
-exists (the data has a few malformed evidence strings).
+the turn shares an image; the session as `conversation_id` and its date as `captured_at`), then
+asks every question of categories 1-4 through `POST /api/v1/memories/search` and scores, at
+turn level: recall_any@{1,5,10,20} (any evidence turn in the top k), recall_all@10 (every
+evidence turn in the top 10), MRR, search latency p50/p95 and ingest rate. Evidence ids are
+parsed with `D\\d+:\\d+` and kept only when the turn exists (the data has a few malformed
+evidence strings). `--compare-plain` runs a second server side by side with the turns stored
+without conversation id and time.
 
 The data (LoCoMo, Maharana et al., ACL 2024; CC BY-NC 4.0) is test data and is not part of this
 repository; see ../shared/bench/README.md.
@@ -23,6 +25,7 @@ import re
 import statistics
 import sys
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -37,18 +40,37 @@ EVIDENCE = re.compile(r"D\d+:\d+")
 KS = (1, 5, 10, 20)
 
 
+def session_time(raw: str) -> datetime | None:
+    """LoCoMo's session date ("1:56 pm on 8 May, 2023") as a datetime, or None."""
+    try:
+        return datetime.strptime(raw.strip(), "%I:%M %p on %d %B, %Y")
+    except ValueError:
+        return None
+
+
 def turns(conversation: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every dialog turn with its session date, in order."""
+    """Every dialog turn with its session (number and date), in order. A turn's time is its
+    session's start plus its position in seconds, so turns keep their order."""
     body = conversation["conversation"]
     out = []
     session = 1
     while f"session_{session}" in body:
         date = body.get(f"session_{session}_date_time", "")
-        for turn in body[f"session_{session}"]:
+        start = session_time(date)
+        for position, turn in enumerate(body[f"session_{session}"]):
             text = f"{turn['speaker']}: {turn['text']}"
             if turn.get("blip_caption"):
                 text += f" [shares an image: {turn['blip_caption']}]"
-            out.append({"dia_id": turn["dia_id"], "text": text, "speaker": turn["speaker"], "date": date})
+            out.append(
+                {
+                    "dia_id": turn["dia_id"],
+                    "text": text,
+                    "speaker": turn["speaker"],
+                    "date": date,
+                    "session": session,
+                    "at": (start + timedelta(seconds=position)).isoformat() if start else None,
+                }
+            )
         session += 1
     return out
 
@@ -64,8 +86,11 @@ def questions(conversation: dict[str, Any], known: set[str]) -> list[dict[str, A
     return kept
 
 
-def ingest(client: httpx.Client, user: str, items: list[dict[str, Any]]) -> dict[str, str]:
-    """Store the turns; returns memory id → dialog id."""
+def ingest(
+    client: httpx.Client, user: str, items: list[dict[str, Any]], provenance: bool = True
+) -> dict[str, str]:
+    """Store the turns; returns memory id → dialog id. With ``provenance``, each turn carries its
+    conversation (the session) and when it was said, as a capture would."""
     by_memory: dict[str, str] = {}
     for start in range(0, len(items), 200):
         chunk = items[start : start + 200]
@@ -78,6 +103,11 @@ def ingest(client: httpx.Client, user: str, items: list[dict[str, Any]]) -> dict
                     {
                         "text": t["text"],
                         "metadata": {"dia_id": t["dia_id"], "speaker": t["speaker"], "date": t["date"]},
+                        **(
+                            {"conversation_id": f"{user}-session-{t['session']}", "captured_at": t["at"]}
+                            if provenance
+                            else {}
+                        ),
                     }
                     for t in chunk
                 ],
@@ -97,9 +127,20 @@ def main() -> None:
     )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--limit", type=int, default=20, help="results per query (max k)")
+    parser.add_argument(
+        "--compare-plain",
+        action="store_true",
+        help="also run with turns stored without conversation id and time (side by side)",
+    )
     args = parser.parse_args()
     data = json.loads(args.data.read_text())
+    report = run(data, args.data.name, args.limit, provenance=True)
+    if args.compare_plain:
+        report = {"with_provenance": report, "plain": run(data, args.data.name, args.limit, provenance=False)}
+    print(json.dumps(report, indent=2))
 
+
+def run(data: list[dict[str, Any]], name: str, limit: int, *, provenance: bool) -> dict[str, Any]:
     server = Server()
     try:
         hits_at = {k: 0 for k in KS}
@@ -118,13 +159,13 @@ def main() -> None:
                 items = turns(conversation)
                 total_turns += len(items)
                 started = time.perf_counter()
-                by_memory = ingest(c, user, items)
+                by_memory = ingest(c, user, items, provenance)
                 ingest_seconds += time.perf_counter() - started
                 for qa in questions(conversation, {t["dia_id"] for t in items}):
                     started = time.perf_counter()
                     response = c.post(
                         "/api/v1/memories/search",
-                        json={"user_id": user, "query": qa["question"], "limit": args.limit, "app": "locomo"},
+                        json={"user_id": user, "query": qa["question"], "limit": limit, "app": "locomo"},
                     )
                     latencies.append(time.perf_counter() - started)
                     response.raise_for_status()
@@ -137,8 +178,9 @@ def main() -> None:
                     first = next((i for i, d in enumerate(ranked) if d in evidence), None)
                     reciprocal += 0 if first is None else 1 / (first + 1)
                     per_category.setdefault(qa["category"], []).append(int(bool(evidence & set(ranked[:10]))))
-        report = {
-            "data": str(args.data.name),
+        return {
+            "data": name,
+            "provenance": provenance,
             "conversations": len(data),
             "turns": total_turns,
             "questions": n_questions,
@@ -151,7 +193,6 @@ def main() -> None:
             "search": percentiles(latencies),
             "ingest_per_s": round(total_turns / ingest_seconds, 1),
         }
-        print(json.dumps(report, indent=2))
     finally:
         server.stop()
 

@@ -114,8 +114,11 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 
 
 class Server:
-    def __init__(self) -> None:
-        self.data_dir = Path(tempfile.mkdtemp(prefix="ccmem-bench-"))
+    def __init__(self, keep: Path | None = None) -> None:
+        """A server on a temporary directory, or on ``keep`` (created if missing, not removed)."""
+        self.keep = keep is not None
+        self.data_dir = keep.resolve() if keep is not None else Path(tempfile.mkdtemp(prefix="ccmem-bench-"))
+        self.data_dir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         self.admin = secrets.token_urlsafe(24)
         self.base = f"http://127.0.0.1:{self.port}"
@@ -172,7 +175,8 @@ class Server:
                 self.process.kill()
                 self.process.wait()
         self.log.close()
-        shutil.rmtree(self.data_dir, ignore_errors=True)
+        if not self.keep:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
 
 
 def ingest(server: Server, token: str, texts: list[str], workers: int) -> float:
@@ -277,10 +281,16 @@ def main() -> None:
         help="fill the sizes one memory per request, or 500 per batch request",
     )
     parser.add_argument("--restart", action="store_true", help="measure a restart at the largest size")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        help="keep the data here (not removed); a later run ingests only what is missing (use "
+        "--ingest-sample 0 to skip the ingest modes)",
+    )
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
 
-    server = Server()
+    server = Server(args.data_dir)
     try:
         token = server.token("bench")
         corpus = synthetic(sizes[-1])
@@ -288,12 +298,16 @@ def main() -> None:
         report: dict[str, object] = {
             "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
             "rss_mb_idle": round(rss_mb(server.process.pid), 1),
-            "ingest_modes": ingest_modes(server, args.ingest_sample),
+            "ingest_modes": ingest_modes(server, args.ingest_sample) if args.ingest_sample else None,
             "sizes": {},
         }
         print(json.dumps({"ingest_modes": report["ingest_modes"]}), file=sys.stderr)
-        stored = 0
+        stored = httpx.get(
+            f"{server.base}/api/v1/stats", headers={"Authorization": f"Bearer {token}"}, timeout=30
+        ).json()["total_memories"]
         for size in sizes:
+            if stored > size:
+                continue
             if args.size_ingest == "batch":
                 rate = ingest_batches(server, token, corpus[stored:size], batch=500)
             else:

@@ -19,6 +19,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, joinedload
 
 from .categories import Categoriser
+from .conversation import adjacent, around, propagate
 from .db.database import Database
 from .db.models import (
     App,
@@ -289,7 +290,8 @@ class MemoryService:
             project=write.project,
             conversation_id=write.conversation_id,
             model=write.model,
-            captured_at=write.captured_at,
+            # A turn of a conversation always has a time: conversations are ordered by it.
+            captured_at=write.captured_at or (now if write.conversation_id else None),
             consent=admitted.consent,
             redactions=admitted.redactions,
             expires_at=admitted.expires_at,
@@ -563,7 +565,9 @@ class MemoryService:
 
         A query that names a date ("in July 2023", "on 13 October 2023", see :mod:`.when`)
         adds a third ranking to the fusion: the candidates of both retrievers, looked for
-        deeper, that happened inside that window (``captured_at``, else ``created_at``).
+        deeper, that happened inside that window (``captured_at``, else ``created_at``). Then
+        each candidate passes a share of its score to its neighbouring turns in the same
+        conversation (:func:`.conversation.propagate`).
         ``context`` > 0 brings up to that many neighbouring memories of the same conversation
         on each side of every hit (:attr:`Hit.before`, :attr:`Hit.after`)."""
         query = validate_text(query, "query")
@@ -588,7 +592,11 @@ class MemoryService:
         rankings = [dense[:candidates], keyword[:candidates]]
         if named:
             rankings.append(self._in_windows(fuse([dense, keyword]), named)[:candidates])
-        scored = [{"id": memory_id, "score": score} for memory_id, score in fuse(rankings)[:limit]]
+        fused = fuse(rankings)
+        if fused:
+            with self.database.session() as session:
+                fused = propagate(fused, adjacent(session, [memory_id for memory_id, _ in fused]))
+        scored = [{"id": memory_id, "score": score} for memory_id, score in fused[:limit]]
         if not scored:
             return []
         with self.database.session() as session:
@@ -608,7 +616,7 @@ class MemoryService:
                     continue
                 hits.append(Hit(memory=row[0], score=float(item["score"]), app_name=row[1]))
             if context:
-                hits = [replace(hit, **self._neighbours(session, hit.memory, context)) for hit in hits]
+                hits = [replace(hit, **around(session, hit.memory, context)) for hit in hits]
             self._log_access(
                 session,
                 app_pk,
@@ -638,28 +646,6 @@ class MemoryService:
             for memory_id, _ in fused
             if memory_id in moments and any(w.contains(moments[memory_id]) for w in named)
         ]
-
-    @staticmethod
-    def _neighbours(session: Session, memory: Memory, count: int) -> dict[str, list[Memory]]:
-        """Up to ``count`` active memories of the same conversation on each side, in the order
-        they happened (``captured_at``, else ``created_at``; ties by ``created_at``)."""
-        if not memory.conversation_id:
-            return {"before": [], "after": []}
-        moment = func.coalesce(Memory.captured_at, Memory.created_at)
-        own = memory.captured_at or memory.created_at
-        same = select(Memory).where(
-            Memory.user_id == memory.user_id,
-            Memory.conversation_id == memory.conversation_id,
-            Memory.state == MemoryState.active,
-            Memory.id != memory.id,
-        )
-        earlier = (moment < own) | ((moment == own) & (Memory.created_at < memory.created_at))
-        later = (moment > own) | ((moment == own) & (Memory.created_at > memory.created_at))
-        before = session.scalars(
-            same.where(earlier).order_by(moment.desc(), Memory.created_at.desc()).limit(count)
-        ).all()
-        after = session.scalars(same.where(later).order_by(moment, Memory.created_at).limit(count)).all()
-        return {"before": list(reversed(before)), "after": list(after)}
 
     def list_active(
         self, *, user_id: str, app_name: str, access_type: str = "list"

@@ -88,6 +88,7 @@ class Memory(Base):
         Index("idx_memory_user_state", "user_id", "state"),
         Index("idx_memory_app_state", "app_id", "state"),
         Index("idx_memory_user_hash", "user_id", "content_hash"),
+        Index("ix_memories_conversation_order", "user_id", "conversation_id", "captured_at"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)

@@ -1,0 +1,70 @@
+"""Order within a conversation (claude_code_memory.conversation): propagation of scores to
+neighbouring turns (pure) and the neighbour queries on a real SQLite database."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from claude_code_memory.conversation import adjacent, around, propagate
+from claude_code_memory.db.database import Database
+from claude_code_memory.db.models import App, Memory, MemoryState, User
+
+
+def test_propagate_lifts_the_neighbours_of_strong_hits() -> None:
+    fused = [("question", 1.0), ("lone", 0.5), ("weak", 0.1)]
+    adjacency = {"question": ["before", "answer"], "weak": ["answer"]}
+    ranked = propagate(fused, adjacency, share=0.6)
+    scores = dict(ranked)
+    assert [memory_id for memory_id, _ in ranked][:2] == ["question", "answer"]
+    assert scores["answer"] == 0.6 * 1.0 + 0.6 * 0.1  # from both of its neighbours
+    assert scores["lone"] == 0.5 and scores["before"] == 0.6
+    assert propagate(fused, {}, share=0.6) == fused  # no conversations: order unchanged
+
+
+def test_adjacent_and_around_walk_one_users_active_conversation(tmp_path: Path) -> None:
+    database = Database(f"sqlite:///{tmp_path / 'memory.db'}")
+    database.migrate()
+    start = datetime(2024, 3, 2, 10, 0)
+    with database.session() as session:
+        alice, bob = User(user_id="alice"), User(user_id="bob")
+        session.add_all([alice, bob])
+        session.flush()
+        app, bob_app = App(owner_id=alice.id, name="t"), App(owner_id=bob.id, name="t")
+        session.add_all([app, bob_app])
+        session.flush()
+
+        def turn(n: int, conversation: str | None = "c1", owner: User = alice, **extra: object) -> Memory:
+            memory = Memory(
+                user_id=owner.id,
+                app_id=app.id if owner is alice else bob_app.id,
+                content=f"turn {n}",
+                conversation_id=conversation,
+                captured_at=start + timedelta(seconds=n),
+                **extra,
+            )
+            session.add(memory)
+            return memory
+
+        turns = [turn(n) for n in range(5)]
+        paused = turn(5, state=MemoryState.paused)
+        last = turn(6)
+        other = turn(7, conversation="c2")
+        loose = turn(8, conversation=None)
+        foreign = turn(9, owner=bob)  # same conversation id, another user
+        session.flush()
+        ids = {m.content: str(m.id) for m in [*turns, paused, last, other, loose, foreign]}
+
+        found = adjacent(session, [ids["turn 0"], ids["turn 2"], ids["turn 4"], ids["turn 8"], ids["turn 7"]])
+        assert found[ids["turn 0"]] == [ids["turn 1"]]
+        assert found[ids["turn 2"]] == [ids["turn 1"], ids["turn 3"]]
+        assert found[ids["turn 4"]] == [ids["turn 3"], ids["turn 6"]]  # the paused turn is skipped
+        assert found[ids["turn 7"]] == []  # alone in its conversation
+        assert ids["turn 8"] not in found  # no conversation
+        assert adjacent(session, []) == {}
+
+        context = around(session, turns[2], 3)
+        assert [m.content for m in context["before"]] == ["turn 0", "turn 1"]
+        assert [m.content for m in context["after"]] == ["turn 3", "turn 4", "turn 6"]
+        assert around(session, loose, 2) == {"before": [], "after": []}
+    database.close()
