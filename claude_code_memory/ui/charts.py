@@ -1,4 +1,8 @@
-"""Charts drawn on the server as inline SVG (no JavaScript, readable by screen readers)."""
+"""Charts drawn on the server as inline SVG (no JavaScript, readable by screen readers).
+
+The bars stretch to the container's width; the labels are HTML text below them, so they stay
+legible from 390 px to 1280 px instead of shrinking with the drawing.
+"""
 
 from __future__ import annotations
 
@@ -12,39 +16,35 @@ class Point:
     value: int
 
 
-def bar_chart(points: list[Point], *, title: str, width: int = 720, height: int = 180) -> str:
-    """A bar chart as an SVG string, with a <title> and one <title> per bar for hover and AT.
-
-    The SVG scales to its container (viewBox), so it reads the same at 390 and 1280 px.
-    """
-    top, bottom, left, right = 12, 24, 32, 8
-    plot_w, plot_h = width - left - right, height - top - bottom
+def bar_chart(points: list[Point], *, title: str, width: int = 720, height: int = 160) -> str:
+    """A bar chart as an HTML ``<figure>``: an SVG with a <title> (and one per bar, for hover
+    and assistive technology), the first, middle and last labels, and the peak value."""
+    top = 4
+    plot_h = height - top
     peak = max((p.value for p in points), default=0)
     scale = plot_h / peak if peak else 0.0
-    slot = plot_w / max(len(points), 1)
+    slot = width / max(len(points), 1)
     bar_w = max(slot * 0.7, 1.0)
     parts = [
+        '<figure class="chart-figure">',
         f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" aria-labelledby="chart-title" '
         f'preserveAspectRatio="none" xmlns="http://www.w3.org/2000/svg">',
         f'<title id="chart-title">{escape(title)}</title>',
-        f'<line x1="{left}" y1="{top + plot_h}" x2="{width - right}" y2="{top + plot_h}" class="axis"/>',
-        f'<text x="{left - 4}" y="{top + 8}" class="tick" text-anchor="end">{peak}</text>',
-        f'<text x="{left - 4}" y="{top + plot_h}" class="tick" text-anchor="end">0</text>',
+        f'<line x1="0" y1="{height}" x2="{width}" y2="{height}" class="axis"/>',
     ]
     for index, point in enumerate(points):
         bar_h = point.value * scale
-        x = left + index * slot + (slot - bar_w) / 2
-        y = top + plot_h - bar_h
+        x, y = index * slot + (slot - bar_w) / 2, height - bar_h
         parts.append(
             f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar_w:.1f}" height="{bar_h:.1f}" class="bar">'
             f"<title>{escape(point.label)}: {point.value}</title></rect>"
         )
-    if points:
-        for index in {0, len(points) // 2, len(points) - 1}:
-            x = left + index * slot + slot / 2
-            parts.append(
-                f'<text x="{x:.1f}" y="{height - 6}" class="tick" text-anchor="middle">'
-                f"{escape(points[index].label)}</text>"
-            )
     parts.append("</svg>")
+    if points:
+        marks = sorted({0, len(points) // 2, len(points) - 1})
+        labels = "".join(f"<span>{escape(points[i].label)}</span>" for i in marks)
+        parts.append(f'<div class="chart-axis" aria-hidden="true">{labels}</div>')
+    total = sum(p.value for p in points)
+    parts.append(f"<figcaption>{escape(title)}: {total} in all, at most {peak} on one day.</figcaption>")
+    parts.append("</figure>")
     return "".join(parts)

@@ -1,0 +1,247 @@
+"""The REST endpoints the web UI needs, against the real server: who am I, tokens, dashboard
+insights (totals, series, hygiene), the browse list and a memory's status history — each with
+the house's auth rules (a user token acts for its user, the admin token for anyone, 403
+otherwise)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.server import MemoryServer
+
+pytestmark = pytest.mark.timeout(300)
+
+GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
+    env = {"CCMEM_PRIVACY__AUTO_DELETE_AFTER_DAYS": "3"}
+    with MemoryServer(tmp_path_factory.mktemp("ui-endpoints"), env=env) as started:
+        yield started
+
+
+class Caller:
+    def __init__(self, server: MemoryServer, token: str, name: str | None = None) -> None:
+        self.name = name
+        self.token = token
+        self.http = httpx.Client(
+            base_url=server.base_url, headers={"Authorization": f"Bearer {token}"}, timeout=60
+        )
+
+    def ok(self, method: str, path: str, **kwargs: Any) -> Any:
+        response = self.http.request(method, path, **kwargs)
+        assert response.status_code < 300, response.text
+        return response.json()
+
+    def add(self, text: str, **fields: Any) -> str:
+        return self.ok("POST", "/api/v1/memories", json={"text": text, **fields})["id"]
+
+
+def user(server: MemoryServer, name: str) -> Caller:
+    unique = f"{name}-{uuid.uuid4().hex[:6]}"
+    return Caller(server, server.make_token(unique), unique)
+
+
+def admin(server: MemoryServer) -> Caller:
+    return Caller(server, server.admin_token)
+
+
+def error(response: httpx.Response, status: int) -> str:
+    assert response.status_code == status, response.text
+    return response.json()["detail"]
+
+
+# -- /me --------------------------------------------------------------------------------------
+def test_me_names_the_tokens_user(server: MemoryServer) -> None:
+    alice = user(server, "alice")
+    assert alice.ok("GET", "/api/v1/me") == {"user_id": alice.name, "is_admin": False}
+    assert admin(server).ok("GET", "/api/v1/me") == {"user_id": None, "is_admin": True}
+    assert httpx.get(f"{server.base_url}/api/v1/me").status_code == 401
+    bad = httpx.get(f"{server.base_url}/api/v1/me", headers={"Authorization": "Bearer ccm_nope"})
+    assert bad.status_code == 401
+
+
+# -- /tokens -----------------------------------------------------------------------------------
+def test_tokens_create_list_revoke_scoped_to_their_user(server: MemoryServer) -> None:
+    alice, bob = user(server, "alice"), user(server, "bob")
+    created = alice.ok("POST", "/api/v1/tokens", json={"name": "laptop"})
+    assert created["token"].startswith("ccm_") and created["name"] == "laptop"
+    assert created["user_id"] == alice.name and created["prefix"] == created["token"][:12]
+    laptop = Caller(server, created["token"])
+    assert laptop.ok("GET", "/api/v1/me")["user_id"] == alice.name
+
+    listed = alice.ok("GET", "/api/v1/tokens")["tokens"]
+    assert {t["user_id"] for t in listed} == {alice.name} and len(listed) == 2
+    assert all("token" not in t for t in listed)  # digests only: a listing never shows a token
+    assert error(alice.http.get("/api/v1/tokens", params={"user_id": bob.name}), 403)
+
+    # Another user's token: 403, and it keeps working.
+    bobs = bob.ok("GET", "/api/v1/tokens")["tokens"][0]
+    assert "cannot access" in error(alice.http.delete(f"/api/v1/tokens/{bobs['id']}"), 403)
+    assert bob.ok("GET", "/api/v1/me")["user_id"] == bob.name
+    error(alice.http.delete("/api/v1/tokens/no-such-token"), 404)
+
+    revoked = alice.ok("DELETE", f"/api/v1/tokens/{created['id']}")
+    assert revoked == {"id": created["id"], "prefix": created["prefix"], "status": "revoked"}
+    assert laptop.http.get("/api/v1/me").status_code == 401
+    assert [
+        t["revoked"] for t in alice.ok("GET", "/api/v1/tokens")["tokens"] if t["id"] == created["id"]
+    ] == [True]
+
+    # Bad input: nothing created.
+    error(alice.http.post("/api/v1/tokens", json={"name": "x" * 101}), 422)
+    error(alice.http.post("/api/v1/tokens", json={"nmae": "typo"}), 422)
+    assert len(alice.ok("GET", "/api/v1/tokens")["tokens"]) == 2
+
+
+def test_the_admin_manages_anyones_tokens_but_must_name_the_user(server: MemoryServer) -> None:
+    root, carol = admin(server), user(server, "carol")
+    assert "user_id is required" in error(root.http.post("/api/v1/tokens", json={}), 422)
+    made = root.ok("POST", "/api/v1/tokens", json={"user_id": carol.name, "name": "by admin"})
+    assert Caller(server, made["token"]).ok("GET", "/api/v1/me")["user_id"] == carol.name
+    everyone = {t["user_id"] for t in root.ok("GET", "/api/v1/tokens")["tokens"]}
+    assert carol.name in everyone and len(everyone) > 1
+    root.ok("DELETE", f"/api/v1/tokens/{made['prefix']}")
+    assert (
+        httpx.get(
+            f"{server.base_url}/api/v1/me", headers={"Authorization": f"Bearer {made['token']}"}
+        ).status_code
+        == 401
+    )
+
+
+# -- /insights ---------------------------------------------------------------------------------
+def test_insights_totals_series_and_hygiene(server: MemoryServer) -> None:
+    dana = user(server, "dana")
+    deploy = dana.add("We deploy the web app with blue-green releases", app="cursor", project="/work/web")
+    editor = dana.add("My editor is Helix", app="cursor")
+    dana.add("The CI token was " + GITHUB_TOKEN + " until it was rotated", app="notes")
+    paused = dana.add("Paused fact about lunch", app="notes")
+    archived = dana.add("Archived fact about parking", app="notes", project="/work/web")
+    dana.ok("POST", "/api/v1/memories/actions/pause", json={"memory_ids": [paused]})
+    dana.ok("POST", "/api/v1/memories/actions/pause", json={"memory_ids": [archived], "state": "archived"})
+    pending = dana.ok(
+        "POST",
+        "/api/v1/capture",
+        json={
+            "app": "claude-code",
+            "project": "/work/web",
+            "messages": [{"role": "user", "content": "a capture"}],
+        },
+    )
+    assert pending["status"] == "pending"
+    # An edit can make two memories say the same thing: a duplicate to clean up.
+    twin = dana.add("A second note that will be edited")
+    dana.ok("PUT", f"/api/v1/memories/{twin}", json={"memory_content": "My editor is Helix"})
+    # A client (not the UI) recalls one memory.
+    hits = dana.ok(
+        "POST", "/api/v1/memories/search", json={"query": "blue-green deploys", "limit": 1, "app": "cursor"}
+    )
+    assert hits["results"][0]["id"] == deploy
+    # The UI's own reads do not count as recall.
+    dana.ok("POST", "/api/v1/memories/search", json={"query": "Helix editor", "limit": 5, "app": "ui"})
+
+    body = dana.ok("GET", "/api/v1/insights", params={"days": 7})
+    assert body["user_id"] == dana.name
+    assert body["by_state"] == {"active": 4, "paused": 1, "archived": 1, "pending": 1}
+    assert body["total"] == 6 and body["pending"] == 1
+    apps = {row["app"]: row["count"] for row in body["by_app"]}
+    assert apps["cursor"] == 2 and apps["notes"] == 3 and apps["openmemory"] == 1
+    projects = {row["project"]: row["count"] for row in body["by_project"]}
+    assert projects == {"/work/web": 2, None: 4}  # the pending capture is not counted as kept
+    assert len(body["over_time"]) == 7
+    today = datetime.now(UTC).date().isoformat()
+    assert body["over_time"][-1] == {"date": today, "count": 6}
+
+    hygiene = body["hygiene"]
+    assert hygiene["duplicates"]["groups"] == 1 and hygiene["duplicates"]["memories"] == 2
+    assert {e["id"] for e in hygiene["duplicates"]["examples"]} == {editor, twin}
+    assert hygiene["redacted"]["memories"] == 1 and hygiene["redacted"]["redactions"] >= 1
+    assert GITHUB_TOKEN not in str(hygiene["redacted"]["examples"])
+    never = hygiene["never_recalled"]
+    assert never["memories"] == 3  # active ones minus the one cursor recalled (UI reads do not count)
+    assert deploy not in {e["id"] for e in never["examples"]}
+    # auto_delete_after_days is 3 on this server: everything kept expires within 7 days, nothing within 1.
+    assert hygiene["expiring_soon"]["memories"] >= 6
+    soon = dana.ok("GET", "/api/v1/insights", params={"expiring_within_days": 1})["hygiene"]["expiring_soon"]
+    assert soon["memories"] == 0
+
+
+def test_insights_auth(server: MemoryServer) -> None:
+    erin, frank = user(server, "erin"), user(server, "frank")
+    erin.add("Erin's only memory")
+    error(frank.http.get("/api/v1/insights", params={"user_id": erin.name}), 403)
+    assert "user_id is required" in error(admin(server).http.get("/api/v1/insights"), 422)
+    assert admin(server).ok("GET", "/api/v1/insights", params={"user_id": erin.name})["total"] == 1
+    error(erin.http.get("/api/v1/insights", params={"days": 0}), 422)
+
+
+# -- browse ------------------------------------------------------------------------------------
+def test_browse_filters_sorts_pages_and_lists_facets(server: MemoryServer) -> None:
+    gina = user(server, "gina")
+    a = gina.add("Alpha: the API is written in FastAPI", app="cursor", project="/work/api")
+    b = gina.add("Beta: the UI uses server-rendered templates", app="cursor", project="/work/ui")
+    c = gina.add("Gamma: tea with oat milk", app="notes")
+    d = gina.add("Delta: an archived idea", app="notes", project="/work/api")
+    gina.ok("POST", "/api/v1/memories/actions/pause", json={"memory_ids": [d], "state": "archived"})
+
+    def ids(**filters: Any) -> list[str]:
+        return [m["id"] for m in gina.ok("POST", "/api/v1/memories/browse", json=filters)["items"]]
+
+    assert set(ids()) == {a, b, c}  # default states: active and paused
+    assert ids(apps=["notes"]) == [c]
+    assert ids(apps=["notes"], states=["archived"]) == [d]
+    assert set(ids(states=["active", "paused", "archived"])) == {a, b, c, d}
+    assert ids(projects=["/work/api"]) == [a]
+    assert ids(projects=[""]) == [c]
+    assert ids(search_query="TEMPLATES") == [b]
+    assert ids(sort="content", direction="asc") == [a, b, c]
+    assert ids(sort="content", direction="desc", size=2) == [c, b]
+    second = gina.ok(
+        "POST", "/api/v1/memories/browse", json={"sort": "content", "size": 2, "page": 2, "direction": "asc"}
+    )
+    assert [m["id"] for m in second["items"]] == [c] and second["total"] == 3 and second["pages"] == 2
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
+    assert ids(from_date=tomorrow) == []
+    assert set(ids(to_date=tomorrow)) == {a, b, c}
+    category = gina.ok("GET", f"/api/v1/memories/{c}")["categories"]
+    if category:
+        assert c in ids(categories=[category[0]])
+
+    body = gina.ok("POST", "/api/v1/memories/browse", json={})
+    assert body["facets"]["apps"] == ["cursor", "notes"]
+    assert body["facets"]["projects"] == ["/work/api", "/work/ui"]
+    first = body["items"][0]
+    assert {"id", "content", "state", "app_name", "project", "categories", "created_at", "redactions"} <= set(
+        first
+    )
+
+    error(gina.http.post("/api/v1/memories/browse", json={"state": ["active"]}), 422)  # misspelt: refused
+    error(gina.http.post("/api/v1/memories/browse", json={"states": ["deleted"]}), 422)
+    error(gina.http.post("/api/v1/memories/browse", json={"from_date": "yesterday"}), 422)
+    other = user(server, "hank")
+    error(other.http.post("/api/v1/memories/browse", json={"user_id": gina.name}), 403)
+    assert other.ok("POST", "/api/v1/memories/browse", json={})["total"] == 0
+
+
+# -- status history ------------------------------------------------------------------------------
+def test_status_history_is_the_owners_alone(server: MemoryServer) -> None:
+    ivy, jack = user(server, "ivy"), user(server, "jack")
+    memory = ivy.add("A memory whose life we follow")
+    assert ivy.ok("GET", f"/api/v1/memories/{memory}/history")["history"] == []
+    ivy.ok("POST", "/api/v1/memories/actions/pause", json={"memory_ids": [memory]})
+    ivy.ok("POST", "/api/v1/memories/actions/pause", json={"memory_ids": [memory], "state": "active"})
+    history = ivy.ok("GET", f"/api/v1/memories/{memory}/history")["history"]
+    assert [(h["old_state"], h["new_state"]) for h in history] == [("active", "paused"), ("paused", "active")]
+    assert {h["changed_by"] for h in history} == {ivy.name}
+    error(jack.http.get(f"/api/v1/memories/{memory}/history"), 403)
+    assert len(admin(server).ok("GET", f"/api/v1/memories/{memory}/history")["history"]) == 2
+    error(ivy.http.get(f"/api/v1/memories/{uuid.uuid4()}/history"), 404)
+    error(ivy.http.get("/api/v1/memories/not-a-uuid/history"), 422)

@@ -1,0 +1,80 @@
+"""Pure parts of the web UI: the sealed session cookie, the redirect guard, the chart, the
+copy-paste snippets on the Connect page."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+
+from claude_code_memory.ui.account import _safe_next, connect_snippets
+from claude_code_memory.ui.app import when
+from claude_code_memory.ui.charts import Point, bar_chart
+from claude_code_memory.ui.session import Sealer, Session, same_token
+
+
+def test_a_sealed_session_opens_with_the_same_secret_only() -> None:
+    session = Session.new("alice", "ccm_secret-token-value")
+    sealed = Sealer("s3cret").seal_session(session)
+    assert "ccm_secret-token-value" not in sealed and "alice" not in sealed
+    assert Sealer("s3cret").open_session(sealed, 60) == session
+    assert Sealer("another").open_session(sealed, 60) is None
+    assert Sealer(None).open_session(sealed, 60) is None  # a random key per start
+    tampered = sealed[:-6] + ("A" if sealed[-6] != "A" else "B") + sealed[-5:]
+    assert Sealer("s3cret").open_session(tampered, 60) is None
+    assert Sealer("s3cret").open_session("not a cookie", 60) is None
+    assert Sealer("s3cret").open_session(None, 60) is None
+
+
+def test_a_sealed_session_expires() -> None:
+    sealer = Sealer("s3cret")
+    sealed = sealer.seal_session(Session.new("alice", "t"))
+    time.sleep(2.1)
+    assert sealer.open_session(sealed, 1) is None
+    assert sealer.open_session(sealed, 60) is not None
+
+
+def test_csrf_tokens_compare_exactly_and_never_match_nothing() -> None:
+    assert same_token("abc", "abc")
+    assert not same_token("abc", "abd")
+    assert not same_token("", "")
+    assert not same_token(None, None)
+    assert not same_token("abc", None)
+    assert Session.new("a", "t").csrf != Session.new("a", "t").csrf
+
+
+def test_sign_in_redirects_stay_on_this_site() -> None:
+    assert _safe_next("/memories?q=x") == "/memories?q=x"
+    for hostile in ("https://evil.example/", "//evil.example/", "/\\evil.example", "", None, "memories"):
+        assert _safe_next(hostile) == "/"
+
+
+def test_bar_chart_scales_to_the_peak_and_escapes_labels() -> None:
+    svg = bar_chart([Point("<a>", 1), Point("b", 4), Point("c", 0)], title="T & co")
+    assert svg.count("<rect") == 3
+    assert 'height="156.0"' in svg  # the peak fills the plot (160 - 4 margin)
+    assert "&lt;a&gt;" in svg and "<a>" not in svg and "T &amp; co" in svg
+    assert "5 in all, at most 4 on one day" in svg
+    empty = bar_chart([], title="none")
+    assert "<rect" not in empty and "0 in all" in empty
+
+
+def test_when_formats_epoch_and_iso_in_utc() -> None:
+    assert when(0) == "1970-01-01 00:00 UTC"
+    assert when("2026-11-22T07:58:00Z") == "2026-11-22 07:58 UTC"
+    assert when("2026-11-22T07:58:00") == "2026-11-22 07:58 UTC"
+    assert when(None) == "" and when("garbage") == "garbage"
+
+
+def test_connect_snippets_carry_the_users_url_and_token_and_survive_the_shell() -> None:
+    session = Session.new("alice", "ccm_tok'en$")
+    snippets = connect_snippets("http://127.0.0.1:8765", "claude-code", session)
+    words = shlex.split(snippets["claude_code"])
+    assert words[:6] == ["claude", "mcp", "add", "--transport", "sse", "memory"]
+    assert words[6] == "http://127.0.0.1:8765/mcp/claude-code/sse/alice"
+    assert words[7:] == ["--header", "Authorization: Bearer ccm_tok'en$"]
+    cursor = json.loads(snippets["cursor"])["mcpServers"]["memory"]
+    assert cursor["url"].endswith("/mcp/cursor/http/alice")
+    assert cursor["headers"]["Authorization"] == "Bearer ccm_tok'en$"
+    desktop = json.loads(snippets["desktop"])["mcpServers"]["memory"]
+    assert desktop["command"] == "npx" and "mcp-remote" in desktop["args"]
