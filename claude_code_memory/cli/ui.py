@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import signal
+import sys
 from typing import Annotated
 
 import typer
@@ -34,7 +36,9 @@ def ui(
     if not chosen.session_secret:
         err.print("note: no ui.session_secret (CCMEM_UI_SECRET): sign-ins end when the UI restarts")
     err.print(f"claude-code-memory UI on http://{chosen.host}:{chosen.port} (API: {chosen.api_url})")
-    # uvicorn handles SIGTERM and SIGINT itself: it stops accepting, finishes requests, exits 0.
+    # uvicorn handles SIGTERM itself (stops accepting, finishes requests), then re-raises it
+    # under the handler it found: this one, so a supervisor's stop is an exit 0, not a kill.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     uvicorn.run(
         create_app(chosen),
         host=chosen.host,

@@ -15,7 +15,11 @@ START_TIMEOUT = 30.0
 
 
 class UiServer:
-    def __init__(self, work_dir: Path, api_url: str, *, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, work_dir: Path, api_url: str, *, env: dict[str, str] | None = None, flags: bool = True
+    ) -> None:
+        """``flags=False`` passes host, port and API URL as ``CCMEM_UI__*`` environment variables
+        instead of command-line options (as the containers do)."""
         self.work_dir = work_dir
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.api_url = api_url
@@ -24,6 +28,7 @@ class UiServer:
         self.extra_env = dict(env or {})
         self.log_path = work_dir / "ui.log"
         self.process: subprocess.Popen[bytes] | None = None
+        self.flags = flags
 
     @property
     def base_url(self) -> str:
@@ -45,19 +50,19 @@ class UiServer:
         return env | self.extra_env
 
     def start(self) -> UiServer:
-        command = [
-            str(ccmem_bin()),
-            "ui",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--api-url",
-            self.api_url,
-        ]
+        command = [str(ccmem_bin()), "ui"]
+        env = self.env
+        if self.flags:
+            command += ["--host", "127.0.0.1", "--port", str(self.port), "--api-url", self.api_url]
+        else:
+            env |= {
+                "CCMEM_UI__HOST": "127.0.0.1",
+                "CCMEM_UI__PORT": str(self.port),
+                "CCMEM_UI__API_URL": self.api_url,
+            }
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                command, cwd=self.work_dir, env=self.env, stdin=subprocess.DEVNULL, stdout=log, stderr=log
+                command, cwd=self.work_dir, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log
             )
         try:
             wait_until(

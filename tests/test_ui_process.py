@@ -1,0 +1,135 @@
+"""``ccmem ui`` as a process: configured by flags or by ``CCMEM_UI__*`` variables (as in the
+containers), stopped cleanly by SIGTERM, cookies and CSRF over plain HTTP, headers, and a log
+that never holds the user's token."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.processes import free_port
+from tests.support.server import MemoryServer
+from tests.support.web_ui import UiServer
+
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
+    with MemoryServer(tmp_path_factory.mktemp("ui-process-api")) as server:
+        yield server
+
+
+def sign_in(client: httpx.Client, token: str) -> httpx.Response:
+    form = client.get("/signin")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', form.text)
+    assert csrf, form.text
+    return client.post("/signin", data={"token": token, "csrf": csrf.group(1), "next": "/memories"})
+
+
+def page_csrf(client: httpx.Client, path: str = "/settings") -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', client.get(path).text)
+    assert found
+    return found.group(1)
+
+
+def test_environment_configures_it_sigterm_stops_it_and_the_log_has_no_token(
+    api: MemoryServer, tmp_path: Path
+) -> None:
+    user = f"olga-{uuid.uuid4().hex[:6]}"
+    token = api.make_token(user)
+    ui = UiServer(tmp_path / "ui", api.base_url, flags=False).start()
+    try:
+        with httpx.Client(base_url=ui.base_url, timeout=30) as client:
+            signed = sign_in(client, token)
+            assert signed.status_code == 303 and signed.headers["location"] == "/memories"
+            cookie = next(h for h in signed.headers.get_list("set-cookie") if h.startswith("ccmem_session="))
+            assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Secure" not in cookie
+            assert token not in cookie
+            listing = client.get("/memories")
+            assert listing.status_code == 200 and user in listing.text
+            for name in ("Content-Security-Policy", "X-Content-Type-Options", "X-Frame-Options"):
+                assert name in listing.headers
+            assert listing.headers["Cache-Control"] == "no-store"
+            # A page that fails in the API (unknown memory), and a token-bearing page.
+            assert client.get(f"/memories/{uuid.uuid4()}").status_code == 404
+            assert token in client.get("/connect").text
+    finally:
+        code = ui.stop()
+    assert code == 0, ui.log()
+    log = ui.log()
+    assert "Uvicorn running" in log or "listening" in log or "UI on" in log
+    assert token not in log and token[4:20] not in log
+
+
+def test_secure_cookies_setting_marks_the_cookie_secure(api: MemoryServer, tmp_path: Path) -> None:
+    token = api.make_token(f"pia-{uuid.uuid4().hex[:6]}")
+    with (
+        UiServer(tmp_path / "ui", api.base_url, env={"CCMEM_UI__SECURE_COOKIES": "true"}) as ui,
+        httpx.Client(base_url=ui.base_url, timeout=30) as client,
+    ):
+        # httpx does not send Secure cookies over http: read the Set-Cookie line instead.
+        signin = client.get("/signin")
+        assert "Secure" in signin.headers["set-cookie"]
+        csrf = re.search(r'name="csrf" value="([^"]+)"', signin.text)
+        assert csrf
+        client.cookies.set("ccmem_signin", signin.cookies["ccmem_signin"])
+        response = client.post("/signin", data={"token": token, "csrf": csrf.group(1)})
+        assert response.status_code == 303
+        session = next(h for h in response.headers.get_list("set-cookie") if h.startswith("ccmem_session="))
+        assert "Secure" in session
+
+
+def test_sign_in_form_needs_its_csrf_token_and_redirects_stay_local(
+    api: MemoryServer, tmp_path: Path
+) -> None:
+    token = api.make_token(f"quin-{uuid.uuid4().hex[:6]}")
+    with (
+        UiServer(tmp_path / "ui", api.base_url) as ui,
+        httpx.Client(base_url=ui.base_url, timeout=30) as client,
+    ):
+        client.get("/signin")
+        refused = client.post("/signin", data={"token": token, "csrf": "wrong"})
+        assert refused.status_code == 403 and "ccmem_session" not in refused.headers.get("set-cookie", "")
+        form = client.get("/signin?next=https://evil.example/")
+        assert 'name="next" value="/"' in form.text
+        csrf = re.search(r'name="csrf" value="([^"]+)"', form.text)
+        assert csrf
+        signed = client.post(
+            "/signin", data={"token": token, "csrf": csrf.group(1), "next": "//evil.example/"}
+        )
+        assert signed.headers["location"] == "/"
+        # Signed in; sign-out needs the CSRF token too, then the session is gone.
+        assert client.post("/signout", data={}).status_code == 403
+        assert client.get("/").status_code == 200
+        out = client.post("/signout", data={"csrf": page_csrf(client)})
+        assert out.status_code == 303 and out.headers["location"] == "/signin"
+        assert client.get("/").headers["location"].startswith("/signin")
+
+
+def test_a_revoked_token_ends_the_session(api: MemoryServer, tmp_path: Path) -> None:
+    user = f"rosa-{uuid.uuid4().hex[:6]}"
+    token = api.make_token(user)
+    with (
+        UiServer(tmp_path / "ui", api.base_url) as ui,
+        httpx.Client(base_url=ui.base_url, timeout=30) as client,
+    ):
+        sign_in(client, token)
+        assert client.get("/").status_code == 200
+        api.ccmem("token", "revoke", token[:12], "--data-dir", str(api.data_dir))
+        ended = client.get("/")
+        assert ended.status_code == 303 and ended.headers["location"] == "/signin"
+        assert "sign in again" in client.get("/signin").text
+
+
+def test_an_api_that_is_not_there_at_sign_in(tmp_path: Path) -> None:
+    dead = f"http://127.0.0.1:{free_port()}"
+    with UiServer(tmp_path / "ui", dead) as ui, httpx.Client(base_url=ui.base_url, timeout=30) as client:
+        response = sign_in(client, "ccm_anything")
+        assert response.status_code == 503
+        assert "not available" in response.text and "Traceback" not in response.text
