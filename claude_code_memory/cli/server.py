@@ -22,7 +22,7 @@ from .common import ConfigOpt, DataDirOpt, JsonOpt, UrlOpt, err, out
 HostOpt = Annotated[str | None, typer.Option(help="bind address (default 127.0.0.1)")]
 PortOpt = Annotated[int | None, typer.Option(help="port (default 8765)")]
 
-#: Where the capture proxy (a later release) keeps the CA certificate clients must trust.
+#: Where the capture proxy (`ccmem proxy`) keeps the CA certificate clients must trust.
 PROXY_CA = Path("proxy") / "mitmproxy-ca-cert.pem"
 
 
@@ -283,7 +283,7 @@ def _check_proxy_ca(settings: Settings) -> Check:
     path = settings.data_path / PROXY_CA
     if path.is_file():
         return Check("proxy CA", "ok", f"{path}")
-    hint = "only the capture proxy needs it (not released yet); it creates the file when it first starts"
+    hint = "only the capture proxy's forward mode needs it; `ccmem proxy` creates it when it first starts"
     return Check("proxy CA", "warn", f"not set up ({path} does not exist)", hint)
 
 
