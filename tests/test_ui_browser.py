@@ -405,6 +405,69 @@ def test_settings_tokens_retention_and_export(page: Any, alice: User) -> None:
     assert any("kingfisher" in m["content"] for m in document["memories"])
 
 
+def test_an_export_imports_into_another_account(
+    page: Any, api: MemoryServer, alice: User, tmp_path: Path
+) -> None:
+    alice.add("Carried over by export and import: the sourdough starter is named Bubbles")
+    sign_in(page, alice)
+    nav(page, "Settings")
+    with page.expect_download() as download_info:
+        page.get_by_role("button", name="Export my memories").click()
+    archive = tmp_path / "export.zip"
+    download_info.value.save_as(str(archive))
+
+    newcomer = User(api, "nora")
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, newcomer)
+    nav(page, "Settings")
+    page.get_by_label("Export file to import (.zip)").set_input_files(str(archive))
+    page.get_by_role("button", name="Import", exact=True).click()
+    assert "Imported 1 memories" in flash(page)
+    found = newcomer.rest("POST", "/api/v1/memories/browse", json={"search_query": "Bubbles"})
+    assert found["total"] == 1
+
+    # An empty upload is refused with a message, nothing imported.
+    page.goto("/settings")
+    empty = tmp_path / "empty.zip"
+    empty.write_bytes(b"")
+    page.get_by_label("Export file to import (.zip)").set_input_files(str(empty))
+    page.get_by_role("button", name="Import", exact=True).click()
+    assert "Choose an export file" in flash(page)
+    # A file that is not an export: the API's reason, on a page.
+    bogus = tmp_path / "bogus.zip"
+    bogus.write_bytes(b"not a zip at all")
+    page.get_by_label("Export file to import (.zip)").set_input_files(str(bogus))
+    page.get_by_role("button", name="Import", exact=True).click()
+    assert "not a zip archive" in page.locator(".error-message").inner_text()
+
+
+def test_pages_and_the_no_project_filter(page: Any, alice: User) -> None:
+    items = [{"text": f"Paged memory number {n:02d} about lighthouses"} for n in range(25)]
+    alice.rest("POST", "/api/v1/memories/batch", json={"items": items})
+    alice.rest(
+        "POST", "/api/v1/memories", json={"text": "A lighthouse memory in a project", "project": "/work/sea"}
+    )
+    sign_in(page, alice)
+    page.goto("/memories?mode=text&q=lighthouse&sort=content&dir=asc")
+    assert page.locator(".memory-item").count() == 20
+    assert "Page 1 of 2" in page.locator(".pager").inner_text()
+    page.get_by_role("link", name="Next →").click()
+    assert page.locator(".memory-item").count() == 6
+    assert "Paged memory number 24" in page.locator(".memory-item .content").last.inner_text()
+    page.get_by_role("link", name="← Previous").click()
+    assert "Page 1 of 2" in page.locator(".pager").inner_text()
+
+    page.goto("/memories?mode=text&q=lighthouse")
+    page.locator("summary", has_text="Filters and sort").click()
+    page.get_by_label("Project", exact=True).select_option("/work/sea")
+    page.get_by_role("button", name="Apply").click()
+    assert page.locator(".memory-item").count() == 1
+    page.locator("summary", has_text="Filters and sort").click()
+    page.get_by_label("Project", exact=True).select_option(label="(no project)")
+    page.get_by_role("button", name="Apply").click()
+    assert "25 memories match" in page.locator("#result-count").inner_text()
+
+
 def test_connect_shows_commands_with_this_users_token(page: Any, alice: User) -> None:
     sign_in(page, alice)
     nav(page, "Connect")

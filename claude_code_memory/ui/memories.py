@@ -24,6 +24,8 @@ BULK_ACTIONS = {
     "archive": ("archived", "Archive"),
     "delete": ("deleted", "Delete"),
 }
+#: The project filter's value for memories without a project.
+NO_PROJECT = "-"
 SORTS = {"created_at": "Created", "updated_at": "Updated", "content": "Text", "app": "App"}
 
 
@@ -56,7 +58,7 @@ def list_memories(
     states = list(STATES) if state == "all" else [state] if state in STATES else None
     browse: dict[str, Any] = {
         "apps": [app] if app else None,
-        "projects": [project] if project is not None else None,
+        "projects": None if project is None else [""] if project == NO_PROJECT else [project],
         "categories": [category] if category else None,
         "states": states,
         "from_date": date_from,
@@ -98,6 +100,7 @@ def list_memories(
         filters=filters,
         semantic=semantic,
         sorts=SORTS,
+        no_project=NO_PROJECT,
         actions=BULK_ACTIONS,
         here=request.url.path + ("?" + request.url.query if request.url.query else ""),
         page_link=lambda number: "/memories?" + urlencode({**filters, "page": number}),
@@ -111,7 +114,7 @@ def _matches(
     provenance = hit.get("provenance") or {}
     return (
         (app is None or hit.get("app") == app)
-        and (project is None or provenance.get("project") == project)
+        and (project is None or provenance.get("project") == (None if project == NO_PROJECT else project))
         and (category is None or category.lower() in hit.get("categories", []))
         and state in (None, "all", "active")
     )
