@@ -135,6 +135,20 @@ def test_the_stack_as_resolved(tmp_path: Path) -> None:
     assert set(config["volumes"]) == {"qdrant-data", "api-data", "proxy-data"}
 
 
+def test_each_container_gets_only_its_own_secrets(tmp_path: Path) -> None:
+    env = "CCMEM_ADMIN_TOKEN=admin-secret\nCCMEM_PROXY_TOKEN=proxy-secret\nCCMEM_UI_SECRET=ui-secret\n"
+    services = resolved(project(tmp_path, env), "docker-compose.yml")["services"]
+    secrets = {
+        name: {k: v for k, v in services[name]["environment"].items() if v.endswith("-secret")}
+        for name in OUR_SERVICES
+    }
+    assert secrets == {
+        "api": {"CCMEM_ADMIN_TOKEN": "admin-secret"},
+        "ui": {"CCMEM_UI_SECRET": "ui-secret"},
+        "proxy": {"CCMEM_PROXY_TOKEN": "proxy-secret"},
+    }
+
+
 def test_settings_from_env_reach_the_file(tmp_path: Path) -> None:
     """Ports, bind address and base image are chosen in .env (or the shell), not by editing."""
     where = project(tmp_path, "CCMEM_ADMIN_TOKEN=x\nCCMEM_API_PORT=9999\nCCMEM_BIND=0.0.0.0\n")
@@ -217,4 +231,5 @@ def test_dockerignore_keeps_secrets_and_data_out() -> None:
 def test_no_secret_values_in_compose_files(name: str) -> None:
     text = (REPO_ROOT / name).read_text()
     for key in ("CCMEM_ADMIN_TOKEN", "CCMEM_PROXY_TOKEN", "CCMEM_UI_SECRET", "API_KEY"):
-        assert not re.search(rf"{key}\s*[:=]\s*\S", text), f"{key} has a value in {name}"
+        # An empty value ("") is allowed: it unsets a secret for a service that must not have it.
+        assert not re.search(rf"{key}\s*[:=][ \t]*(?!\"\"|'')\S", text), f"{key} has a value in {name}"
