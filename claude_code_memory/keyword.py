@@ -15,8 +15,9 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Sequence
+from datetime import datetime
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, DateTime, bindparam, text
 
 from .db.database import Database
 
@@ -82,17 +83,36 @@ class KeywordIndex:
         self.dialect = database.engine.dialect.name
 
     def search(
-        self, user_pk: uuid.UUID, query: str, *, limit: int = 50, app_id: uuid.UUID | None = None
+        self,
+        user_pk: uuid.UUID,
+        query: str,
+        *,
+        limit: int = 50,
+        app_id: uuid.UUID | None = None,
+        project: str | None = None,
+        created_from: datetime | None = None,
+        created_to: datetime | None = None,
     ) -> list[str]:
-        """Ids of the user's active memories that match any query term, most relevant first."""
+        """Ids of the user's active memories that match any query term, most relevant first,
+        within the app, project and creation-time range when given."""
         words = terms(query)
         if not words:
             return []
         params: dict[str, object] = {"user": user_pk, "limit": limit}
-        app_clause = ""
+        clauses = []
         if app_id is not None:
-            app_clause = "AND m.app_id = :app"
+            clauses.append("AND m.app_id = :app")
             params["app"] = app_id
+        if project is not None:
+            clauses.append("AND m.project = :project")
+            params["project"] = project
+        if created_from is not None:
+            clauses.append("AND m.created_at >= :created_from")
+            params["created_from"] = created_from
+        if created_to is not None:
+            clauses.append("AND m.created_at <= :created_to")
+            params["created_to"] = created_to
+        app_clause = " ".join(clauses)
         if self.dialect == "sqlite":
             with self.database.engine.connect() as connection:
                 words = self._informative_sqlite(connection, words)
@@ -117,8 +137,15 @@ class KeywordIndex:
                 "WHERE to_tsvector('english', m.content) @@ q AND m.user_id = :user AND m.state = 'active' "
                 f"{app_clause} ORDER BY ts_rank_cd(to_tsvector('english', m.content), q) DESC LIMIT :limit"
             )
+        statement = text(sql)
+        # Typed, so that each database gets datetimes in the form it stores them in.
+        times = [
+            bindparam(name, type_=DateTime()) for name in ("created_from", "created_to") if name in params
+        ]
+        if times:
+            statement = statement.bindparams(*times)
         with self.database.engine.connect() as connection:
-            rows = connection.execute(text(sql), params).all()
+            rows = connection.execute(statement, params).all()
         return [str(uuid.UUID(str(row[0]))) for row in rows]
 
     def _informative_sqlite(self, connection: Connection, words: list[str]) -> list[str]:

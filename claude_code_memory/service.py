@@ -97,6 +97,27 @@ def mem0_item(memory: Memory, app_name: str, score: float | None = None) -> dict
     return item
 
 
+def _passes(
+    memory: Memory,
+    app_id: uuid.UUID | None,
+    project: str | None,
+    created_from: datetime | None,
+    created_to: datetime | None,
+) -> bool:
+    return (
+        memory.state == MemoryState.active
+        and (app_id is None or memory.app_id == app_id)
+        and (project is None or memory.project == project)
+        and (created_from is None or memory.created_at >= created_from)
+        and (created_to is None or memory.created_at <= created_to)
+    )
+
+
+def epoch_seconds(moment: datetime) -> float:
+    """A naive-UTC datetime (as the database stores them) as epoch seconds."""
+    return moment.replace(tzinfo=UTC).timestamp()
+
+
 def already_existed(memory: Memory) -> dict[str, Any]:
     """The mem0-style result for a write that de-duplication turned away."""
     return {
@@ -234,13 +255,14 @@ class MemoryService:
         decided_by: str = "",
     ) -> list[dict[str, Any]]:
         """Embed and store an admitted write; SQL rows follow the vectors mem0 created."""
-        results = self.vectors.add(admitted, app_id=str(app_pk), infer=infer)
+        now = self.clock()
+        results = self.vectors.add(admitted, app_id=str(app_pk), infer=infer, created_at=now)
         added = [r for r in results if r.get("event") == "ADD"]
         try:
             with self.database.session() as session:
                 for result in added:
                     memory = self._new_row(
-                        admitted, uuid.UUID(result["id"]), user_pk, app_pk, MemoryState.active
+                        admitted, uuid.UUID(result["id"]), user_pk, app_pk, MemoryState.active, now=now
                     )
                     memory.content = result["memory"]  # mem0 may have extracted facts (infer=True)
                     memory.content_hash = content_hash(memory.content)
@@ -273,9 +295,10 @@ class MemoryService:
         user_pk: uuid.UUID,
         app_pk: uuid.UUID,
         state: MemoryState,
+        now: datetime | None = None,
     ) -> Memory:
         write = admitted.write
-        now = self.clock()  # the same clock retention compares against
+        now = now or self.clock()  # the same clock retention compares against
         return Memory(
             id=memory_id,
             created_at=now,
@@ -376,6 +399,15 @@ class MemoryService:
                     {"index": index, "error": exc.message, "code": exc.code, "status": exc.status}
                 )
         return outcomes
+
+    def backdate(self, ids: Sequence[uuid.UUID], created_at: datetime) -> None:
+        """Give imported memories their original creation time, in SQL and in the vector
+        payload (``created_ts``, which date filters read)."""
+        with self.database.session() as session:
+            for memory in session.scalars(select(Memory).where(Memory.id.in_(ids))):
+                memory.created_at = created_at
+        for memory_id in ids:
+            self.vectors.set_payload(str(memory_id), {"created_ts": epoch_seconds(created_at)})
 
     # -- consent --------------------------------------------------------------------------
     def approve(
@@ -558,6 +590,9 @@ class MemoryService:
         app_filter: uuid.UUID | None = None,
         access_type: str = "search",
         context: int = 0,
+        project: str | None = None,
+        created_from: datetime | None = None,
+        created_to: datetime | None = None,
     ) -> list[Hit]:
         """Hybrid search over the user's active memories: dense vectors and keyword relevance,
         fused by reciprocal rank; logs each hit as accessed by the app. ``score`` is the fused
@@ -569,7 +604,9 @@ class MemoryService:
         each candidate passes a share of its score to its neighbouring turns in the same
         conversation (:func:`.conversation.propagate`).
         ``context`` > 0 brings up to that many neighbouring memories of the same conversation
-        on each side of every hit (:attr:`Hit.before`, :attr:`Hit.after`)."""
+        on each side of every hit (:attr:`Hit.before`, :attr:`Hit.after`). ``project`` and
+        the ``created_from``/``created_to`` range (naive UTC, inclusive) filter inside both
+        retrievers (payload indexes in the vector store, SQL in the keyword index)."""
         query = validate_text(query, "query")
         if len(query) > MAX_QUERY_CHARS:
             raise TooLarge(f"query is {len(query)} characters; the maximum is {MAX_QUERY_CHARS}")
@@ -584,11 +621,26 @@ class MemoryService:
         filters: dict[str, Any] = {"user_id": user_id, "state": MemoryState.active.value}
         if app_filter is not None:
             filters["app_id"] = str(app_filter)
+        if project is not None:
+            filters["project"] = project
+        if created_from is not None or created_to is not None:
+            filters["created_ts"] = {
+                **({"gte": epoch_seconds(created_from)} if created_from is not None else {}),
+                **({"lte": epoch_seconds(created_to)} if created_to is not None else {}),
+            }
         candidates = max(limit, SEARCH_CANDIDATES)
         named = windows(query)
         depth = max(candidates, WINDOW_CANDIDATES) if named else candidates
         dense = [item["id"] for item in self.vectors.search(query, filters=filters, limit=depth)]
-        keyword = self.keywords.search(user_pk, query, limit=depth, app_id=app_filter)
+        keyword = self.keywords.search(
+            user_pk,
+            query,
+            limit=depth,
+            app_id=app_filter,
+            project=project,
+            created_from=created_from,
+            created_to=created_to,
+        )
         rankings = [dense[:candidates], keyword[:candidates]]
         if named:
             rankings.append(self._in_windows(fuse([dense, keyword]), named)[:candidates])
@@ -611,8 +663,9 @@ class MemoryService:
             hits = []
             for item in scored:
                 row = rows.get(uuid.UUID(item["id"]))
-                # The SQL row decides: a vector whose row is gone or inactive is not returned.
-                if row is None or row[0].state != MemoryState.active:
+                # The SQL row decides: a vector whose row is gone, inactive or outside the
+                # filters (a neighbouring turn may be) is not returned.
+                if row is None or not _passes(row[0], app_filter, project, created_from, created_to):
                     continue
                 hits.append(Hit(memory=row[0], score=float(item["score"]), app_name=row[1]))
             if context:
@@ -828,8 +881,12 @@ class Vectors:
         self.memory = engine.memory
         self.has_llm = engine.settings.llm.provider != "none"
 
-    def add(self, admitted: Admitted, *, app_id: str, infer: bool) -> list[dict[str, Any]]:
-        """Embed and store a write the policy gate admitted (nothing else is accepted)."""
+    def add(
+        self, admitted: Admitted, *, app_id: str, infer: bool, created_at: datetime
+    ) -> list[dict[str, Any]]:
+        """Embed and store a write the policy gate admitted (nothing else is accepted).
+        ``created_at`` (the SQL row's) goes into the payload as ``created_ts`` (epoch seconds,
+        indexed) so date filters run inside the vector store."""
         if not isinstance(admitted, Admitted):
             raise TypeError("the engine stores only writes admitted by policy.gate.admit()")
         write = admitted.write
@@ -840,6 +897,7 @@ class Vectors:
             "app_id": app_id,
             "state": MemoryState.active.value,
             "channel": write.channel,
+            "created_ts": epoch_seconds(created_at),
         }
         for key in ("project", "conversation_id"):
             if getattr(write, key):

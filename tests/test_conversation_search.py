@@ -122,3 +122,24 @@ def test_mcp_search_memory_takes_context_and_shows_when(srv: MemoryServer) -> No
     assert item["id"] == ids[1] and item["captured_at"] == "2024-05-01T10:01:00Z"
     assert [m["id"] for m in item["context"]["before"]] == [ids[0]]
     assert [m["id"] for m in item["context"]["after"]] == [ids[2]]
+
+
+def test_project_and_date_filters_apply_inside_both_retrievers(srv: MemoryServer) -> None:
+    _, _, c = fresh_user(srv)
+
+    def add(text: str, project: str) -> str:
+        response = c.post("/api/v1/memories/", json={"text": text, "app": "chat", "project": project})
+        assert response.status_code == 200, response.text
+        return response.json()["id"]
+
+    web = add("The deploy script for zq-frontend lives in scripts/deploy.sh", "/src/web")
+    api = add("The deploy script for zq-backend lives in tools/ship.py", "/src/api")
+    only_web = search(c, "deploy script zq", project="/src/web")
+    assert [h["id"] for h in only_web] == [web]
+    assert [h["id"] for h in search(c, "deploy script zq", project="/src/none")] == []
+    created = c.get(f"/api/v1/memories/{api}").json()["created_at"]
+    later = search(c, "deploy script zq", from_date=created + 3600)
+    assert later == []
+    window = search(c, "deploy script zq", from_date=created - 3600, to_date=created + 3600)
+    assert {h["id"] for h in window} == {web, api}
+    assert c.post("/api/v1/memories/search", json={"query": "x", "from_date": 10**13}).status_code == 422

@@ -72,6 +72,7 @@ DEFAULT_PAYLOAD_INDEXES: dict[str, str] = {
     "state": "keyword",
     "hash": "keyword",
     "expires_at": "float",
+    "created_ts": "float",
 }
 
 _SCHEMA_TYPES = {

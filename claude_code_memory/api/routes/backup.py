@@ -470,9 +470,7 @@ def import_records(
         if record.state != MemoryState.active:
             service.change_state(ids, record.state, user_id=user_id, changed_by=changed_by)
         if record.created_at is not None:
-            with service.database.session() as session:
-                for memory in session.scalars(select(Memory).where(Memory.id.in_(ids))):
-                    memory.created_at = record.created_at
+            service.backdate(ids, record.created_at)
         counts.imported += 1
 
 

@@ -90,6 +90,9 @@ class SearchRequest(_Body):
     app_id: uuid.UUID | None = None
     app: str = DEFAULT_APP
     context: int = Field(0, ge=0, le=MAX_CONTEXT, description="neighbouring turns to bring on each side")
+    project: str | None = Field(None, max_length=512, description="only memories of this project")
+    from_date: int | None = Field(None, description="only memories created at or after (epoch seconds)")
+    to_date: int | None = Field(None, description="only memories created at or before (epoch seconds)")
 
 
 class DeleteRequest(_Body):
@@ -286,6 +289,9 @@ def search_memories(body: SearchRequest, service: ServiceDep, principal: Princip
         limit=body.limit,
         app_filter=body.app_id,
         context=body.context,
+        project=body.project,
+        created_from=_from_epoch(body.from_date),
+        created_to=_from_epoch(body.to_date),
     )
     results = []
     for hit in hits:
