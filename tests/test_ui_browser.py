@@ -215,6 +215,8 @@ def test_memory_added_over_mcp_is_listed_searched_filtered_edited_and_deleted(
     sign_in(page, alice)
     shoot(page, "dashboard")
     assert page.get_by_test_id("total").inner_text() == "2"
+    assert page.locator("svg.chart rect.bar").count() == 30  # one bar per day
+    assert "2 in all" in page.locator(".chart-figure figcaption").inner_text()
 
     nav(page, "Memories")
     assert page.get_by_role("link", name=re.compile("blue-green releases")).is_visible()
@@ -478,6 +480,12 @@ def test_connect_shows_commands_with_this_users_token(page: Any, alice: User) ->
     cursor = json.loads(page.get_by_label(re.compile("cursor/mcp.json")).input_value())
     assert cursor["mcpServers"]["memory"]["headers"]["Authorization"] == f"Bearer {alice.token}"
     shoot(page, "connect")
+    # The Copy button puts the command on the clipboard.
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    copy = page.get_by_role("button", name="Copy").first
+    copy.click()
+    assert page.get_by_role("button", name="Copied").count() == 1
+    assert page.evaluate("navigator.clipboard.readText()") == command
 
 
 # -- isolation and failures ---------------------------------------------------------------------
@@ -536,10 +544,10 @@ UNLABELLED = """() => Array.from(document.querySelectorAll('input, select, texta
 
 
 def test_every_page_is_labelled_keyboard_reachable_and_fits_390_px(page: Any, alice: User) -> None:
-    alice.add("A memory so the lists are not empty")
+    memory_id = alice.add("A memory so the lists are not empty")
     alice.capture("Remember the pending item for the layout check")
     sign_in(page, alice)
-    for path in PAGES:
+    for path in [*PAGES, f"/memories/{memory_id}", f"/memories/{memory_id}/delete", "/no/such/page"]:
         page.goto(path)
         assert page.evaluate(UNLABELLED) == [], f"unlabelled controls on {path}"
         page.keyboard.press("Tab")
