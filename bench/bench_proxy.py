@@ -13,7 +13,9 @@ client notes when every text delta arrives. Reported (JSON on stdout):
   median added by the proxy (target: <= 5 ms);
 * ``gap_ms``: the gaps between consecutive deltas (they should equal ``--event-delay``: a
   buffering proxy would bunch them up), median and p95 for both;
-* the same under ``--concurrency`` simultaneous streams, ``--rounds`` times.
+* the same under ``--concurrency`` simultaneous streams, ``--rounds`` times;
+* in reverse mode, a baseline: plain mitmdump (streaming, no addon) as ``mitmdump_plain``, to
+  tell mitmproxy's own cost from the addon's.
 
 The memory API is not running: captured turns wait in the proxy's outbox, so only the proxy's
 own work is measured (capture runs on its delivery thread, after each stream).
@@ -24,11 +26,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +40,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.support.capture_proxy import CaptureProxy  # noqa: E402
+from tests.support.capture_proxy import MITMDUMP, CaptureProxy  # noqa: E402
 from tests.support.fake_anthropic import FakeAnthropic, always_text, self_signed_certificate  # noqa: E402
-from tests.support.processes import free_port  # noqa: E402
+from tests.support.processes import free_port, port_open, stop_process, wait_until  # noqa: E402
 
 ANSWER = "The capture proxy passes every event on as soon as it arrives, so nobody waits for it."
 BODY = {
@@ -117,13 +121,34 @@ def report(results: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
         "ttft_ms": {name: summary(r["ttft"]) for name, r in results.items()},
         "gap_ms": {name: summary(r["gaps"]) for name, r in results.items()},
     }
-    out["ttft_added_median_ms"] = round(
-        out["ttft_ms"]["proxy"]["median"] - out["ttft_ms"]["direct"]["median"], 2
-    )
-    out["gap_change_median_ms"] = round(
-        out["gap_ms"]["proxy"]["median"] - out["gap_ms"]["direct"]["median"], 2
-    )
+    others = [name for name in results if name != "direct"]
+    for key, metric in (("ttft_added_median_ms", "ttft_ms"), ("gap_change_median_ms", "gap_ms")):
+        base = out[metric]["direct"]["median"]
+        out[key] = {name: round(out[metric][name]["median"] - base, 2) for name in others}
     return out
+
+
+@contextmanager
+def plain_mitmdump(work: Path, upstream: str) -> Iterator[str]:
+    """mitmdump in reverse mode, streaming, without our addon: what mitmproxy itself costs."""
+    port = free_port()
+    command = [str(MITMDUMP), "--mode", f"reverse:{upstream}", "--listen-host", "127.0.0.1"]
+    command += [
+        "--listen-port",
+        str(port),
+        "--set",
+        f"confdir={work / 'plain'}",
+        "--set",
+        "stream_large_bodies=1",
+    ]
+    log = (work / "plain.log").open("wb")
+    process = subprocess.Popen(command, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+    try:
+        wait_until(port_open(port), timeout=30, process=process, what="plain mitmdump")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_process(process)
+        log.close()
 
 
 def main() -> None:
@@ -189,13 +214,17 @@ def main() -> None:
                         return httpx.Client(timeout=60, verify=ca, proxy=proxy.url, trust_env=False)
 
                 targets = {"direct": (upstream.base_url, make_direct), "proxy": (proxied_url, make_proxied)}
-                with make_direct() as direct, make_proxied() as through:
-                    for client, url in ((direct, upstream.base_url), (through, proxied_url)):
+                with ExitStack() as stack:
+                    if args.mode == "reverse":  # the baseline: mitmproxy without our addon
+                        plain_url = stack.enter_context(plain_mitmdump(work, upstream.base_url))
+                        targets["mitmdump_plain"] = (plain_url, make_direct)
+                    clients = {
+                        name: (url, stack.enter_context(make())) for name, (url, make) in targets.items()
+                    }
+                    for url, client in clients.values():
                         one_stream(client, url)  # warm-up: connections, TLS, the proxy's first flow
-                    seq = sequential(
-                        {"direct": (upstream.base_url, direct), "proxy": (proxied_url, through)}, args.streams
-                    )
-                conc = concurrent(targets, args.concurrency, args.rounds)
+                    seq = sequential(clients, args.streams)
+                    conc = concurrent(targets, args.concurrency, args.rounds)
                 captured = proxy.outbox_count()
     result = {
         "mode": args.mode,
