@@ -94,6 +94,8 @@ def mitmdump_command(settings: Settings, *, extra: list[str] | None = None) -> l
         "ccmem_app": proxy.app,
         "ccmem_skip_models": ",".join(proxy.skip_models),
         "ccmem_capture_tool_results": "true" if proxy.capture_tool_results else "false",
+        # Redacted before it is written to disk, by the server's own rules.
+        "ccmem_mask_pii": "true" if settings.privacy.mask_pii else "false",
         "ccmem_outbox": str(directory / "outbox.db"),
         "ccmem_outbox_max_rows": str(proxy.outbox_max_rows),
         "ccmem_retry_max_seconds": str(proxy.retry_max_seconds),

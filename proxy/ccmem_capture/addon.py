@@ -66,6 +66,7 @@ class CaptureConfig:
     outbox_path: Path
     outbox_max_rows: int
     retry_max_seconds: float
+    mask_pii: bool = False
 
     @classmethod
     def from_options(cls, options: Any, environ: dict[str, str]) -> CaptureConfig:
@@ -101,6 +102,7 @@ class CaptureConfig:
             outbox_path=Path(outbox).expanduser().resolve(),
             outbox_max_rows=options.ccmem_outbox_max_rows,
             retry_max_seconds=retry_max_seconds,
+            mask_pii=options.ccmem_mask_pii,
         )
 
 
@@ -159,7 +161,7 @@ def build_capture(exchange: Exchange, config: CaptureConfig) -> tuple[str, dict[
         user_id=config.user_id, app=config.app, captured_at=exchange.captured_at, capture_id=capture_id
     )
     for item in payload["messages"]:
-        item["content"] = redact(item["content"]).text
+        item["content"] = redact(item["content"], pii=config.mask_pii).text
     if payload.get("project"):
         payload["project"] = redact(payload["project"]).text
     return capture_id, payload
@@ -193,9 +195,14 @@ class CaptureAddon:
         loader.add_option(
             "ccmem_capture_tool_results", bool, False, "Also capture tool_result content of the user turn."
         )
+        loader.add_option(
+            "ccmem_mask_pii", bool, False, "Also mask personal data (the server's privacy.mask_pii)."
+        )
         loader.add_option("ccmem_outbox", str, "", "SQLite outbox file (default: <confdir>/outbox.db).")
         loader.add_option("ccmem_outbox_max_rows", int, 10000, "Most undelivered turns kept; oldest dropped.")
-        loader.add_option("ccmem_retry_max_seconds", str, "60", "Longest wait between delivery retries (seconds).")
+        loader.add_option(
+            "ccmem_retry_max_seconds", str, "60", "Longest wait between delivery retries (seconds)."
+        )
 
     def configure(self, updated: set[str]) -> None:
         if self.config is not None and not any(

@@ -167,6 +167,19 @@ def test_a_streamed_turn_is_redacted_into_the_outbox(addon, outbox_path: Path) -
         assert b"proxy-token-for-tests" not in data
 
 
+def test_personal_data_is_masked_when_the_server_masks_it(addon, outbox_path) -> None:
+    capture, tctx = addon
+    tctx.configure(capture, ccmem_mask_pii=True)
+    capture.running()
+    flow = messages_flow(claude_code_request("Mail me at alice.smith@fastmail.com"))
+    capture.requestheaders(flow)
+    respond(capture, flow, sse("Will do."))
+    settle(capture)
+    [row] = outbox_rows(outbox_path)
+    assert "alice.smith@fastmail.com" not in row["messages"][0]["content"]
+    assert "[REDACTED:email]" in row["messages"][0]["content"]
+
+
 def test_a_gzip_json_response_reaches_the_client_compressed_and_is_captured(addon, outbox_path) -> None:
     capture, _ = addon
     body = claude_code_request("What is 2+2?") | {"stream": False}
