@@ -118,6 +118,10 @@ def test_up_integration_restart_down(checkout: Checkout) -> None:
     assert list(services) == ["api", "ui", "proxy"]
     supervisor = checkout.supervisor_pid()
     assert supervisor and alive(supervisor)
+    # The ui and the proxy were pointed at this api (config.yaml's api_url says port 8765).
+    for name, variable in (("ui", "CCMEM_UI__API_URL"), ("proxy", "CCMEM_PROXY__API_URL")):
+        environ = Path(f"/proc/{services[name]['pid']}/environ").read_bytes().split(b"\0")
+        assert f"{variable}={api_url}".encode() in environ, name
 
     # The smoke test, as a user runs it: the venv's python, in the checkout, admin token in .env.
     started = time.monotonic()
