@@ -531,6 +531,22 @@ def test_a_broken_api_shows_an_error_page_not_a_trace(
         assert unknown is not None and unknown.status == 404
 
 
+def test_memory_text_is_shown_as_text_never_run(page: Any, alice: User) -> None:
+    payload = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2"> "quoted" & done'
+    memory_id = alice.add(payload)
+    pending_id = alice.capture(payload)
+    sign_in(page, alice)
+    for path in ("/memories", f"/memories/{memory_id}", "/consent", "/"):
+        page.goto(path)
+        assert page.evaluate("window.__xss") is None, path
+    page.goto(f"/memories/{memory_id}")
+    assert page.get_by_label(re.compile("^Text")).input_value() == payload
+    # A pending item's page shows it read-only and sends you to the consent queue.
+    page.goto(f"/memories/{pending_id}")
+    assert page.get_by_role("link", name="Consent").last.is_visible()
+    assert page.locator("textarea").count() == 0 and "onerror" in page.locator(".memory-text").inner_text()
+
+
 # -- usability ---------------------------------------------------------------------------------
 PAGES = ["/", "/memories", "/consent", "/apps", "/settings", "/connect"]
 

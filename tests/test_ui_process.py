@@ -127,6 +127,23 @@ def test_a_revoked_token_ends_the_session(api: MemoryServer, tmp_path: Path) -> 
         assert "sign in again" in client.get("/signin").text
 
 
+def test_revoking_the_sessions_own_token_signs_out(api: MemoryServer, tmp_path: Path) -> None:
+    token = api.make_token(f"sam-{uuid.uuid4().hex[:6]}")
+    headers = {"Authorization": f"Bearer {token}"}
+    [mine] = httpx.get(f"{api.base_url}/api/v1/tokens", headers=headers).json()["tokens"]
+    with (
+        UiServer(tmp_path / "ui", api.base_url) as ui,
+        httpx.Client(base_url=ui.base_url, timeout=30) as client,
+    ):
+        sign_in(client, token)
+        settings = client.get("/settings")
+        assert "this session" in settings.text
+        revoked = client.post(f"/settings/tokens/{mine['id']}/revoke", data={"csrf": page_csrf(client)})
+        assert revoked.status_code == 303 and revoked.headers["location"] == "/signin"
+        assert 'ccmem_session=""' in revoked.headers.get("set-cookie", "")
+        assert httpx.get(f"{api.base_url}/api/v1/me", headers=headers).status_code == 401
+
+
 def test_an_api_that_is_not_there_at_sign_in(tmp_path: Path) -> None:
     dead = f"http://127.0.0.1:{free_port()}"
     with UiServer(tmp_path / "ui", dead) as ui, httpx.Client(base_url=ui.base_url, timeout=30) as client:
