@@ -49,9 +49,30 @@ def available_services() -> set[str]:
     return {service for service, command in stack.COMMANDS.items() if command in names}
 
 
+def _not_ready() -> dict[str, str]:
+    """Services whose command exists but cannot run yet, and why."""
+    problems = {}
+    try:
+        from .proxy import MITMDUMP
+    except ImportError:
+        return problems
+    if not MITMDUMP.exists():
+        problems["proxy"] = f"{MITMDUMP} is missing (the proxy's own virtualenv): run ./install.sh"
+    return problems
+
+
 def _specs(config: Path | None, services: list[str] | None) -> tuple[stack.Settings, list[ServiceSpec]]:
     settings = common.settings(config)
-    return settings, stack.plan(settings, available_services(), services, config)
+    available = available_services()
+    for name, problem in _not_ready().items():
+        if name not in available:
+            continue
+        if services and name in services:
+            raise BadInput(f"{name} cannot start: {problem}")
+        if not services:
+            available.discard(name)
+            err.print(f"[yellow]note:[/] {name} left out: {problem}", highlight=False, soft_wrap=True)
+    return settings, stack.plan(settings, available, services, config)
 
 
 def _running_supervisor(settings: stack.Settings) -> int | None:
