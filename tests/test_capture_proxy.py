@@ -134,8 +134,9 @@ def assert_streamed(run: TimedRun) -> None:
     assert len(deltas) >= 4, run.describe()
     # The upstream waits EVENT_DELAY between events: a buffering proxy would deliver them at once.
     gaps = [b - a for a, b in zip(deltas, deltas[1:], strict=False)]
+    # (Sum and median, not each gap: on a loaded machine two deltas can still arrive together.)
     assert sum(gaps) >= 0.6 * EVENT_DELAY * len(gaps), gaps
-    assert min(gaps) >= 0.3 * EVENT_DELAY, gaps
+    assert sorted(gaps)[len(gaps) // 2] >= 0.5 * EVENT_DELAY, gaps
 
 
 def assert_captured_turn(server: MemoryServer, token: str, proxy: CaptureProxy, home: Path) -> dict[str, Any]:
@@ -284,7 +285,8 @@ def test_anthropic_sdk_streamed_and_not(memory, reverse) -> None:
             arrivals.append(time.monotonic())
         assert stream.get_final_message().content[0].text == ANSWER
     gaps = [b - a for a, b in zip(arrivals, arrivals[1:], strict=False)]
-    assert len(gaps) >= 3 and min(gaps) >= 0.3 * EVENT_DELAY, gaps
+    assert len(gaps) >= 3 and sum(gaps) >= 0.6 * EVENT_DELAY * len(gaps), gaps
+    assert sorted(gaps)[len(gaps) // 2] >= 0.5 * EVENT_DELAY, gaps
     upstream.gzip = True  # a compressed JSON answer goes through decoded by the SDK, captured by us
     message = client.messages.create(
         model="claude-opus-5-5",
