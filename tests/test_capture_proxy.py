@@ -23,6 +23,7 @@ import pytest
 from tests.support.capture_proxy import CaptureProxy, require_mitmdump
 from tests.support.fake_anthropic import FakeAnthropic, always_text, self_signed_certificate
 from tests.support.node_clients import claude_bin, claude_env, mcp_config
+from tests.support.processes import free_port
 from tests.support.server import MemoryServer
 
 pytestmark = pytest.mark.e2e
@@ -400,3 +401,31 @@ def test_api_outage_and_proxy_restart_deliver_every_turn_once(memory, reverse) -
     items = pending(server, token)
     users = sorted(item["content"].split("\n\n")[0] for item in items)
     assert users == sorted(f"User: Conversation {n}: my favourite number is {n * 7}." for n in range(10))
+
+
+def test_forward_mode_tunnels_other_hosts_without_interception(tmp_path: Path) -> None:
+    """Only upstream_hosts are TLS-intercepted: a client that trusts only the real certificate
+    gets through to any other host, and is refused (mitmproxy's certificate) on a listed one."""
+    cert, key = self_signed_certificate(tmp_path / "tls", "localhost")
+    with FakeAnthropic(always_text(ANSWER), host="127.0.0.1", tls=(cert, key)) as upstream:
+        proxy = CaptureProxy(
+            tmp_path / "proxy",
+            mode="forward",
+            api_url=f"http://127.0.0.1:{free_port()}",
+            token="unused",
+            upstream_hosts=["localhost"],
+            extra_args=["--set", f"ssl_verify_upstream_trusted_ca={cert}"],
+        )
+        body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "Not for memory"}]}
+        with proxy, httpx.Client(proxy=proxy.url, verify=str(cert), trust_env=False, timeout=30) as client:
+            tunnelled = client.post(
+                f"{upstream.base_url}/v1/messages", json=body, headers={"x-api-key": API_KEY}
+            )
+            assert tunnelled.status_code == 200
+            assert tunnelled.json()["content"][0]["text"] == ANSWER
+            with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+                client.post(f"https://localhost:{upstream.port}/v1/messages", json=body)
+            time.sleep(0.5)
+            assert proxy.outbox_count() == 0
+            assert f"POST {upstream.base_url}" not in proxy.log()  # no flow: the bytes were only tunnelled
+        assert_no_credentials(proxy)
