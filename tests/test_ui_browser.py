@@ -484,7 +484,7 @@ def test_connect_shows_commands_with_this_users_token(page: Any, alice: User) ->
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     copy = page.get_by_role("button", name="Copy").first
     copy.click()
-    assert page.get_by_role("button", name="Copied").count() == 1
+    page.get_by_role("button", name="Copied").wait_for()  # set once the clipboard write resolved
     assert page.evaluate("navigator.clipboard.readText()") == command
 
 

@@ -17,7 +17,7 @@
     if (copy) {
       var field = document.getElementById(copy.getAttribute("data-copy"));
       field.select();
-      var done = function () { copy.textContent = "Copied"; setTimeout(function () { copy.textContent = "Copy"; }, 1500); };
+      var done = function () { copy.textContent = "Copied"; setTimeout(function () { copy.textContent = "Copy"; }, 2500); };
       if (navigator.clipboard && window.isSecureContext) {
         navigator.clipboard.writeText(field.value).then(done, function () { document.execCommand("copy"); done(); });
       } else {
