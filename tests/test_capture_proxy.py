@@ -7,6 +7,7 @@ waits between events. The clients are the real Claude Code CLI and the anthropic
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import subprocess
@@ -295,12 +296,28 @@ def test_anthropic_sdk_streamed_and_not(memory, reverse) -> None:
         messages=[{"role": "user", "content": "Plain: I like rust."}],
     )
     assert message.content[0].text == ANSWER
-    items = wait_for_pending(server, token, 2)
+    # The compressed body reaches the client byte for byte as upstream sent it (and is captured).
+    plain = {
+        "model": "claude-opus-5-5",
+        "max_tokens": 9,
+        "messages": [{"role": "user", "content": "Gzip: hi"}],
+    }
+    direct, proxied = raw_exchange(upstream.base_url, plain), raw_exchange(proxy.url, plain)
+    assert proxied[0] == direct[0] == 200 and proxied[1] == direct[1]
+    assert proxied[1]["content-encoding"] == "gzip" and proxied[2][:2] == b"\x1f\x8b"
+    assert same_message(gzip.decompress(proxied[2]), gzip.decompress(direct[2]))
+    items = wait_for_pending(server, token, 3)
     contents = sorted(item["content"] for item in items)
     assert contents == [
+        f"User: Gzip: hi\n\nAssistant: {ANSWER}",
         f"User: Plain: I like rust.\n\nAssistant: {ANSWER}",
         f"User: Streamed: I like teal.\n\nAssistant: {ANSWER}",
     ]
+
+
+def same_message(first: bytes, second: bytes) -> bool:
+    """Equal but for the message id (each answer has its own)."""
+    return re.sub(rb"msg_fake\d+", b"", first) == re.sub(rb"msg_fake\d+", b"", second)
 
 
 def raw_exchange(base_url: str, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes, str | None]:
