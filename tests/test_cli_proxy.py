@@ -78,3 +78,20 @@ def test_client_environment_for_each_mode(tmp_path: Path) -> None:
     )
     assert client_env(reverse) == {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9090"}
     assert "ccmem_upstream_hosts=api.anthropic.com" in mitmdump_command(reverse)
+
+
+def test_settings_from_the_config_file_reach_mitmdump_verbatim(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "proxy:\n  skip_models: ['claude-[hx]*', 'tiny-?']\n  capture_tool_results: true\n"
+        "  upstream_hosts: [api.anthropic.com, llm-gateway.internal]\nprivacy:\n  mask_pii: true\n"
+    )
+    completed = run_ccmem(tmp_path, "--print-command", "--config", str(config))
+    assert completed.returncode == 0, completed.stderr
+    argv = shlex.split(completed.stdout)
+    sets = [argv[i + 1] for i, arg in enumerate(argv) if arg == "--set"]
+    assert "ccmem_skip_models=claude-[hx]*,tiny-?" in sets
+    assert "ccmem_capture_tool_results=true" in sets and "ccmem_mask_pii=true" in sets
+    assert "ccmem_upstream_hosts=api.anthropic.com,llm-gateway.internal" in sets
+    allowed = [argv[i + 1] for i, arg in enumerate(argv) if arg == "--allow-hosts"]
+    assert allowed == [r"^api\.anthropic\.com:\d+$", r"^llm\-gateway\.internal:\d+$"]

@@ -157,7 +157,7 @@ def proxy(
     settings = common.settings(config, overrides)
     command = mitmdump_command(settings, extra=list(ctx.args))
     if print_command:
-        common.out.print(shlex.join(command), highlight=False, soft_wrap=True)
+        common.out.print(shlex.join(command), highlight=False, soft_wrap=True, markup=False)
         return
     if not MITMDUMP.exists():
         raise ConfigError(
@@ -184,4 +184,4 @@ def _announce(settings: Settings) -> None:
     ]
     if proxy.mode == "forward":
         lines.append(f"(the CA certificate is created in {confdir(settings)} when the proxy first starts)")
-    err.print("\n".join(lines), highlight=False, soft_wrap=True)
+    err.print("\n".join(lines), highlight=False, soft_wrap=True, markup=False)
