@@ -547,6 +547,23 @@ def test_memory_text_is_shown_as_text_never_run(page: Any, alice: User) -> None:
     assert page.locator("textarea").count() == 0 and "onerror" in page.locator(".memory-text").inner_text()
 
 
+def test_a_new_user_sees_clear_empty_states(page: Any, api: MemoryServer) -> None:
+    newcomer = User(api, "newcomer")
+    sign_in(page, newcomer)
+    assert page.get_by_test_id("total").inner_text() == "0"
+    assert "No apps yet" in page.locator("main").inner_text()
+    shoot(page, "empty-dashboard")
+    nav(page, "Memories")
+    assert "No memories yet" in page.locator(".empty").inner_text()
+    shoot(page, "empty-memories")
+    page.goto("/memories?mode=text&q=nothing-matches-this")
+    assert "No memories match" in page.locator(".empty").inner_text()
+    nav(page, "Consent")
+    assert page.get_by_text("Nothing is waiting for your consent").is_visible()
+    nav(page, "Apps")
+    assert "No apps yet" in page.locator(".empty").inner_text()
+
+
 # -- usability ---------------------------------------------------------------------------------
 PAGES = ["/", "/memories", "/consent", "/apps", "/settings", "/connect"]
 
