@@ -283,7 +283,7 @@ def _check_proxy_ca(settings: Settings) -> Check:
     path = settings.data_path / PROXY_CA
     if path.is_file():
         return Check("proxy CA", "ok", f"{path}")
-    hint = "only the capture proxy's forward mode needs it; `ccmem proxy` creates it when it first starts"
+    hint = "only the capture proxy needs it (forward mode); `ccmem proxy` creates it when it first starts"
     return Check("proxy CA", "warn", f"not set up ({path} does not exist)", hint)
 
 
