@@ -33,6 +33,13 @@ def test_informative_drops_terms_too_common_to_rank_by() -> None:
     assert informative({"note": 9000}, corpus=10_000) == []  # nothing tells memories apart
 
 
+def test_informative_keeps_the_rarest_terms_within_the_match_budget() -> None:
+    freqs = {"neovim": 3000, "lsp": 2500, "zq-17": 3, "march": 900}
+    kept = informative(freqs, corpus=100_000, prune_from=2000, share=0.1, budget=4000)
+    assert kept == ["lsp", "zq-17", "march"]  # query order; 3 + 900 + 2500 fits, + 3000 does not
+    assert informative({"neovim": 5000}, corpus=100_000, budget=4000) == []
+
+
 def test_keyword_index_ranks_by_the_rare_term_on_a_real_database(tmp_path: Path) -> None:
     database = Database(f"sqlite:///{tmp_path / 'memory.db'}")
     database.migrate()

@@ -6,8 +6,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from alembic import command
-from alembic.config import Config as AlembicConfig
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -37,8 +35,29 @@ def connect(url: str) -> Engine:
     return engine
 
 
+def head_revision() -> str:
+    """The newest migration's revision id. Files are named ``NNNN_what.py`` with revision
+    ``NNNN`` and each revises the one before (tests/test_engine.py checks this against
+    Alembic's own idea of the head)."""
+    return max(path.name.split("_", 1)[0] for path in (MIGRATIONS / "versions").glob("[0-9]*_*.py"))
+
+
+def current_revision(engine: Engine) -> str | None:
+    try:
+        with engine.connect() as connection:
+            return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    except SQLAlchemyError:
+        return None  # a new database: no alembic_version table yet
+
+
 def migrate(engine: Engine) -> None:
-    """Apply every pending migration (idempotent)."""
+    """Apply every pending migration (idempotent). A database already at the head is only
+    read: Alembic (a third of a second to import) is loaded when there is work to do."""
+    if current_revision(engine) == head_revision():
+        return
+    from alembic import command
+    from alembic.config import Config as AlembicConfig
+
     config = AlembicConfig()
     config.set_main_option("script_location", str(MIGRATIONS))
     try:

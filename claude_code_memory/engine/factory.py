@@ -189,7 +189,10 @@ def build_memory(settings: Settings) -> Memory:
         ours["embedder"] = EmbedderConfig.model_construct(**embedder)
     else:
         stock["embedder"] = EmbedderConfig(**embedder)
-    memory_config = MemoryConfig(**stock).model_copy(update=ours)
+    # Every part is validated above (ours by their own models); MemoryConfig has no validators
+    # of its own. Constructing it without validation also keeps its default vector store config
+    # (provider "qdrant") from importing qdrant-client — 1.1 s of every start-up — for nothing.
+    memory_config = MemoryConfig.model_construct(**stock, **ours)
     try:
         memory = Memory(memory_config)
     except ImportError as exc:
