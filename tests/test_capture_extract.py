@@ -226,7 +226,10 @@ def test_tool_loop_is_one_turn_captured_when_the_model_ends_it() -> None:
         {"type": "text", "text": "Let me read it."},
         {"type": "tool_use", "id": "toolu_9", "name": "Read", "input": {"file_path": "/etc/app.conf"}},
     )
-    result = user({"type": "tool_result", "tool_use_id": "toolu_9", "content": "port = 8080"}, REMINDER)
+    # Claude Code puts text of its own beside tool results ("Tool loaded."): not the user speaking.
+    result = user(
+        {"type": "tool_result", "tool_use_id": "toolu_9", "content": "port = 8080"}, REMINDER, "Tool loaded."
+    )
     # The request that asks for the tool call: the turn is not over.
     first = Reply.tool_use(
         "Read", {"file_path": "/etc/app.conf"}, tool_use_id="toolu_9", preamble="Let me read it."

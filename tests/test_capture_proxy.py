@@ -22,8 +22,8 @@ import httpx
 import pytest
 
 from tests.support.capture_proxy import CaptureProxy, require_mitmdump
-from tests.support.fake_anthropic import FakeAnthropic, always_text, self_signed_certificate
-from tests.support.node_clients import claude_bin, claude_env, mcp_config
+from tests.support.fake_anthropic import FakeAnthropic, ToolThenAnswer, always_text, self_signed_certificate
+from tests.support.node_clients import claude_bin, claude_env, mcp_config, run_claude
 from tests.support.processes import free_port
 from tests.support.server import MemoryServer
 
@@ -446,3 +446,41 @@ def test_forward_mode_tunnels_other_hosts_without_interception(tmp_path: Path) -
             assert proxy.outbox_count() == 0
             assert f"POST {upstream.base_url}" not in proxy.log()  # no flow: the bytes were only tunnelled
         assert_no_credentials(proxy)
+
+
+def test_a_claude_code_tool_loop_is_captured_as_one_turn(
+    memory: tuple[MemoryServer, str], tmp_path: Path
+) -> None:
+    """Prompt -> ToolSearch -> MCP search_memory -> answer: three requests, one memory."""
+    server, token = memory
+    tool = "mcp__memory__search_memory"
+    answer = "You like the zebrafinch build tool best."
+    script = ToolThenAnswer(tool, {"query": "favourite build tool"}, answer)
+    with FakeAnthropic(script) as upstream:
+        proxy = CaptureProxy(
+            tmp_path / "proxy",
+            mode="reverse",
+            api_url=server.base_url,
+            token=token,
+            reverse_upstream=upstream.base_url,
+        )
+        with proxy:
+            home = tmp_path / "home"
+            home.mkdir()
+            run = run_claude(
+                "Which build tool do I like best?",
+                home=home,
+                upstream_url=proxy.url,
+                mcp_config=mcp_config("memory", f"{server.base_url}/mcp/claude-code/sse/alice", token),
+                allowed_tools=["mcp__memory"],
+            )
+            assert run.event("result").get("result") == answer, run.describe()
+            assert len(upstream.message_requests) >= 3, run.describe()
+            items = wait_for_pending(server, token, 1)
+            time.sleep(1.5)  # every request has ended: still one turn
+            items = pending(server, token)
+    assert len(items) == 1, items
+    assert (
+        items[0]["content"]
+        == f"User: Which build tool do I like best?\n\nAssistant: Let me check your memories.\n\n{answer}"
+    )

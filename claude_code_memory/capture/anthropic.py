@@ -6,12 +6,13 @@ body, the response (a JSON message or the server-sent events of a stream, reasse
 :func:`parse_sse`) and the one header it needs; it gets back a :class:`Turn` or ``None``.
 
 What a turn is. Claude Code runs tools in a loop: the user's prompt, then requests whose newest
-user message holds only ``tool_result`` blocks, until the model ends its turn. So a turn is
-captured when a response ends the turn (any stop reason but ``tool_use`` / ``pause_turn``): the
-user text is the newest user message that has text of its own, the assistant text is every
-``text`` block the assistant wrote since then (earlier requests of the loop are in the history)
-plus the response's. Thinking, images, ``role: "system"`` entries and ``<system-reminder>``
-blocks are never taken; ``tool_result`` content only when the rules allow it.
+user message carries ``tool_result`` blocks (and text Claude Code adds beside them, such as
+"Tool loaded."), until the model ends its turn. So a turn is captured when a response ends the
+turn (any stop reason but ``tool_use`` / ``pause_turn``): the user text is the newest user
+message with text and no tool results, the assistant text is every ``text`` block the assistant
+wrote since then (earlier requests of the loop are in the history) plus the response's.
+Thinking, images, ``role: "system"`` entries and ``<system-reminder>`` blocks are never taken;
+``tool_result`` content only when the rules allow it.
 
 Errors: malformed input raises :class:`CaptureError` (a ``ValueError``); the proxy logs it and
 lets the traffic go on.
@@ -226,6 +227,10 @@ def user_text(content: Any, *, tool_results: bool = False) -> str:
     return "\n\n".join(part for part in parts if part)
 
 
+def _has_tool_result(content: Any) -> bool:
+    return any(block.get("type") == "tool_result" for block in _blocks(content))
+
+
 def _texts(content: Any) -> list[str]:
     return [str(b.get("text", "")).strip() for b in _blocks(content) if b.get("type") == "text"]
 
@@ -300,13 +305,16 @@ def extract_turn(
     messages = [
         m for m in request["messages"] if isinstance(m, dict) and m.get("role") in ("user", "assistant")
     ]
-    # The prompt: the newest user message with text of its own; later user messages of a tool
-    # loop carry only tool results.
+    # The prompt: the newest user message with text of its own that does not carry tool results.
+    # The user messages of a tool loop carry tool results, and Claude Code adds text of its own
+    # beside them ("Tool loaded.", reminders): that is not the user speaking.
     prompt_index = next(
         (
             i
             for i in range(len(messages) - 1, -1, -1)
-            if messages[i]["role"] == "user" and user_text(messages[i].get("content"))
+            if messages[i]["role"] == "user"
+            and not _has_tool_result(messages[i].get("content"))
+            and user_text(messages[i].get("content"))
         ),
         None,
     )
@@ -316,7 +324,13 @@ def extract_turn(
     since = messages[prompt_index + 1 :]
     user_parts = [user_text(messages[prompt_index].get("content"), tool_results=tool_results)]
     if tool_results:
-        user_parts += [user_text(m.get("content"), tool_results=True) for m in since if m["role"] == "user"]
+        user_parts += [
+            _tool_result_text(block)
+            for m in since
+            if m["role"] == "user"
+            for block in _blocks(m.get("content"))
+            if block.get("type") == "tool_result"
+        ]
     assistant_contents = [m.get("content") for m in since if m["role"] == "assistant"]
     assistant_contents.append(response.get("content"))
     assistant_text = "\n\n".join(t for content in assistant_contents for t in _texts(content) if t)
