@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session, joinedload
 
 from .categories import Categoriser
@@ -624,9 +624,10 @@ class MemoryService:
         if project is not None:
             filters["project"] = project
         if created_from is not None or created_to is not None:
+            # Both ends, always: mem0's stock qdrant store reads a range only with both.
             filters["created_ts"] = {
-                **({"gte": epoch_seconds(created_from)} if created_from is not None else {}),
-                **({"lte": epoch_seconds(created_to)} if created_to is not None else {}),
+                "gte": epoch_seconds(created_from) if created_from is not None else 0.0,
+                "lte": epoch_seconds(created_to) if created_to is not None else 1e11,
             }
         candidates = max(limit, SEARCH_CANDIDATES)
         named = windows(query)
@@ -845,12 +846,23 @@ class MemoryService:
         entries: Sequence[tuple[uuid.UUID, dict[str, Any]]],
         access_type: str,
     ) -> None:
+        if not entries:
+            return
         now = utcnow()
-        session.add_all(
-            MemoryAccessLog(
-                memory_id=mid, app_id=app_id, accessed_at=now, access_type=access_type, metadata_=meta
-            )
-            for mid, meta in entries
+        # One multi-row INSERT: as ORM objects these cost more than the search they record.
+        session.execute(
+            insert(MemoryAccessLog),
+            [
+                {
+                    "id": uuid.uuid4(),
+                    "memory_id": mid,
+                    "app_id": app_id,
+                    "accessed_at": now,
+                    "access_type": access_type,
+                    "metadata_": meta,
+                }
+                for mid, meta in entries
+            ],
         )
 
     def health(self) -> dict[str, str]:
@@ -956,10 +968,14 @@ class Vectors:
         self.engine.set_payload(memory_id, fields)
 
     def search(self, query: str, *, filters: dict[str, Any], limit: int) -> list[dict[str, Any]]:
-        # threshold 0 (mem0 accepts 0..1): keep every memory that does not point away from the
-        # query (cosine < 0); keyword search and fusion then rank. A limit may return fewer.
-        result = self.memory.search(query, top_k=limit, filters=filters, threshold=0.0)
-        return list(result.get("results", []))
+        """The ``limit`` nearest memories that pass ``filters`` and do not point away from the
+        query (cosine < 0); keyword search and fusion then rank. Straight to the vector store:
+        mem0's ``Memory.search`` fetches max(4 × limit, 60) points with payloads and scores
+        them again (lemmas, entities) to give the same order without an LLM — measured 5 ms of
+        a 10k search for nothing."""
+        vector = self.engine.embedder.embed(query, "search")
+        hits = self.engine.store.search(query=query, vectors=vector, top_k=limit, filters=filters)
+        return [{"id": str(hit.id), "score": hit.score} for hit in hits if (hit.score or 0.0) >= 0.0]
 
     def embed(self, text: str) -> list[float]:
         return self.engine.embed(text)
