@@ -40,9 +40,11 @@ COMMON_TERM_SHARE = 0.1
 #: Below this many memories every term is kept: ranking all matches is cheap there.
 PRUNE_FROM = 2000
 #: Most matching memories one keyword query ranks: the rarest terms (the highest BM25 weights)
-#: are kept while their matches add up to no more than this. Ranking costs about a millisecond
-#: a thousand matches; at 100k synthetic memories two terms in 6% each made 16.5 ms.
-MATCH_BUDGET = 4000
+#: are kept while their matches add up to no more than this. Ranking costs 1-2 ms a thousand
+#: matches (bm25 plus the join that keeps the user's active rows); at 100k synthetic memories
+#: two terms in 6% each made 16.5 ms, and with 4,000 the keyword half was a fifth of a 10k
+#: search's time through REST (py-spy).
+MATCH_BUDGET = 2000
 
 
 def terms(query: str, limit: int = 24) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -149,6 +150,7 @@ class MemoryService:
         self.policy = Policy.from_settings(engine.settings)
         self._usage_bytes: dict[uuid.UUID, int] = {}
         self.vectors = Vectors(engine)
+        self._retrievers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="dense-search")
         self.keywords = KeywordIndex(database)
         self.categoriser = Categoriser(self.vectors.embed_batch)
         self._category_ids: dict[str, uuid.UUID] = {}
@@ -632,7 +634,9 @@ class MemoryService:
         candidates = max(limit, SEARCH_CANDIDATES)
         named = windows(query)
         depth = max(candidates, WINDOW_CANDIDATES) if named else candidates
-        dense = [item["id"] for item in self.vectors.search(query, filters=filters, limit=depth)]
+        # The two retrievers run side by side: the embedding model and SQLite both release the
+        # GIL, so the keyword query costs no time next to the query's embedding.
+        dense_future = self._retrievers.submit(self.vectors.search, query, filters=filters, limit=depth)
         keyword = self.keywords.search(
             user_pk,
             query,
@@ -642,6 +646,7 @@ class MemoryService:
             created_from=created_from,
             created_to=created_to,
         )
+        dense = [item["id"] for item in dense_future.result()]
         rankings = [dense[:candidates], keyword[:candidates]]
         if named:
             rankings.append(self._in_windows(fuse([dense, keyword]), named)[:candidates])
@@ -864,6 +869,10 @@ class MemoryService:
                 for mid, meta in entries
             ],
         )
+
+    def close(self) -> None:
+        """Stop the search threads (before the engine they use is closed)."""
+        self._retrievers.shutdown(wait=True)
 
     def health(self) -> dict[str, str]:
         status = {}

@@ -36,6 +36,7 @@ def test_informative_drops_terms_too_common_to_rank_by() -> None:
 def test_informative_keeps_the_rarest_terms_within_the_match_budget() -> None:
     freqs = {"neovim": 3000, "lsp": 2500, "zq-17": 3, "march": 900}
     kept = informative(freqs, corpus=100_000, prune_from=2000, share=0.1, budget=4000)
+    assert informative(freqs, corpus=100_000, budget=2000) == ["zq-17", "march"]
     assert kept == ["lsp", "zq-17", "march"]  # query order; 3 + 900 + 2500 fits, + 3000 does not
     assert informative({"neovim": 5000}, corpus=100_000, budget=4000) == []
 

@@ -44,6 +44,7 @@ class Components:
         self.service = MemoryService(self.database, self.engine)
 
     def close(self) -> None:
+        self.service.close()
         self.engine.close()
         self.database.close()
 
