@@ -9,7 +9,6 @@ token reaches it only as ``CCMEM_PROXY_TOKEN`` in its environment.
 from __future__ import annotations
 
 import os
-import signal
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from .processes import free_port, port_open, require_tool, stop_process, tail, wait_until
+from .processes import ChildProcess, free_port, port_open, require_tool, tail
 from .server import REPO_ROOT, ccmem_bin
 
 MITMDUMP = REPO_ROOT / "proxy" / ".venv" / "bin" / "mitmdump"
@@ -30,7 +29,7 @@ def require_mitmdump() -> Path:
     return require_tool(MITMDUMP, "the capture proxy's virtualenv; run ./install.sh --dev")
 
 
-class CaptureProxy:
+class CaptureProxy(ChildProcess):
     """One ``ccmem proxy``. ``start()`` returns once the port accepts connections."""
 
     def __init__(
@@ -108,36 +107,14 @@ class CaptureProxy:
         return env
 
     def start(self) -> CaptureProxy:
-        with self.log_path.open("ab") as log:
-            log.write(f"\n=== {' '.join(self.command())}\n".encode())
-            log.flush()
-            self.process = subprocess.Popen(
-                self.command(),
-                cwd=self.work_dir,
-                env=self.env(),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-            )
-        try:
-            wait_until(
-                port_open(self.port),
-                timeout=START_TIMEOUT,
-                process=self.process,
-                what=f"ccmem proxy on port {self.port}",
-                log=self.log_path,
-            )
-        except RuntimeError:
-            self.stop()
-            raise
+        self.launch(
+            self.command(),
+            self.env(),
+            port_open(self.port),
+            f"ccmem proxy on port {self.port}",
+            START_TIMEOUT,
+        )
         return self
-
-    def stop(self) -> int | None:
-        if self.process is None:
-            return None
-        code = stop_process(self.process, first_signal=signal.SIGTERM)
-        self.process = None
-        return code
 
     def log(self) -> str:
         return tail(self.log_path, 12000)

@@ -113,3 +113,40 @@ def stop_process(
             process.kill()
             process.wait(timeout=10)
     return process.returncode
+
+
+class ChildProcess:
+    """A server a test runs: output appended to ``log_path``, ready when ``ready`` holds, stopped
+    by its PID. Subclasses set ``work_dir`` and ``log_path`` and call :meth:`launch`."""
+
+    work_dir: Path
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    def launch(
+        self,
+        command: list[str],
+        env: dict[str, str],
+        ready: Callable[[], bool],
+        what: str,
+        timeout: float,
+    ) -> None:
+        with self.log_path.open("ab") as log:
+            log.write(f"\n=== {' '.join(command)}\n".encode())
+            log.flush()
+            self.process = subprocess.Popen(
+                command, cwd=self.work_dir, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log
+            )
+        try:
+            wait_until(ready, timeout=timeout, process=self.process, what=what, log=self.log_path)
+        except RuntimeError:
+            self.stop()
+            raise
+
+    def stop(self) -> int | None:
+        """SIGTERM, then SIGKILL after the grace time; the exit code (None if not running)."""
+        if self.process is None:
+            return None
+        code = stop_process(self.process)
+        self.process = None
+        return code

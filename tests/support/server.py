@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .processes import free_port, http_ok, require_tool, stop_process, tail, wait_until
+from .processes import ChildProcess, free_port, http_ok, require_tool, tail
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 60.0
@@ -42,7 +42,7 @@ def ccmem_bin() -> Path:
     )
 
 
-class MemoryServer:
+class MemoryServer(ChildProcess):
     """One ``ccmem serve`` process. ``start()`` returns once ``/health`` answers 200."""
 
     def __init__(
@@ -101,31 +101,14 @@ class MemoryServer:
             "--data-dir",
             str(self.data_dir),
         ]
-        with self.log_path.open("ab") as log:
-            log.write(f"\n=== start #{self._starts}: {' '.join(command)}\n".encode())
-            log.flush()
-            self.process = subprocess.Popen(
-                command, cwd=self.work_dir, env=self.env, stdin=subprocess.DEVNULL, stdout=log, stderr=log
-            )
-        try:
-            wait_until(
-                http_ok(f"{self.base_url}/health"),
-                timeout=START_TIMEOUT,
-                process=self.process,
-                what=f"ccmem serve on port {self.port}",
-                log=self.log_path,
-            )
-        except RuntimeError:
-            self.stop()
-            raise
+        self.launch(
+            command,
+            self.env,
+            http_ok(f"{self.base_url}/health"),
+            f"ccmem serve on port {self.port} (start #{self._starts})",
+            START_TIMEOUT,
+        )
         return self
-
-    def stop(self) -> int | None:
-        if self.process is None:
-            return None
-        code = stop_process(self.process)
-        self.process = None
-        return code
 
     def restart(self) -> MemoryServer:
         """Stop and start again on the same port and data directory."""

@@ -8,13 +8,13 @@ import secrets
 import subprocess
 from pathlib import Path
 
-from .processes import free_port, http_ok, stop_process, tail, wait_until
+from .processes import ChildProcess, free_port, http_ok, tail
 from .server import ccmem_bin
 
 START_TIMEOUT = 30.0
 
 
-class UiServer:
+class UiServer(ChildProcess):
     def __init__(
         self, work_dir: Path, api_url: str, *, env: dict[str, str] | None = None, flags: bool = True
     ) -> None:
@@ -60,29 +60,10 @@ class UiServer:
                 "CCMEM_UI__PORT": str(self.port),
                 "CCMEM_UI__API_URL": self.api_url,
             }
-        with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(
-                command, cwd=self.work_dir, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log
-            )
-        try:
-            wait_until(
-                http_ok(f"{self.base_url}/healthz"),
-                timeout=START_TIMEOUT,
-                process=self.process,
-                what=f"ccmem ui on port {self.port}",
-                log=self.log_path,
-            )
-        except RuntimeError:
-            self.stop()
-            raise
+        self.launch(
+            command, env, http_ok(f"{self.base_url}/healthz"), f"ccmem ui on port {self.port}", START_TIMEOUT
+        )
         return self
-
-    def stop(self) -> int | None:
-        if self.process is None:
-            return None
-        code = stop_process(self.process)
-        self.process = None
-        return code
 
     def log(self) -> str:
         return tail(self.log_path)
