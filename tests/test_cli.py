@@ -627,11 +627,30 @@ LOCAL_COMMANDS = {
 }
 
 
+#: Commands that run a service of their own, each tested end to end in its own file (which
+#: must start it: the check below reads the file for the command's name).
+SERVICE_COMMANDS = {
+    ("ui",): ("tests/support/web_ui.py", '"ui"'),
+    ("proxy",): ("tests/support/capture_proxy.py", '"proxy"'),
+    ("stack", "up"): ("tests/test_native_stack.py", '"stack", "up"'),
+    ("stack", "down"): ("tests/test_native_stack.py", '"stack", "down"'),
+    ("stack", "status"): ("tests/test_native_stack.py", '"stack", "status"'),
+    ("stack", "logs"): ("tests/test_native_stack.py", '"stack", "logs"'),
+    ("stack", "supervise"): ("claude_code_memory/cli/stack.py", '"supervise"'),  # run by `stack up`
+}
+
+
 def test_every_command_is_covered() -> None:
-    # A new command must join NEEDS_THE_SERVER (and so the exit-3 test) or LOCAL_COMMANDS.
+    # A new command must join NEEDS_THE_SERVER (and so the exit-3 test), LOCAL_COMMANDS, or
+    # SERVICE_COMMANDS with the file that runs it.
+    root = Path(__file__).resolve().parent.parent
+    for command, (path, needle) in SERVICE_COMMANDS.items():
+        assert needle in (root / path).read_text(encoding="utf-8"), (command, path)
+    local_commands = LOCAL_COMMANDS | set(SERVICE_COMMANDS)
+
     def command_path(args: tuple[str, ...]) -> tuple[str, ...]:
         return next((args[:n] for n in range(len(args), 0, -1) if args[:n] in COMMANDS), ())
 
     remote_commands = {command_path(args) for args in NEEDS_THE_SERVER}
-    covered = {path for path in COMMANDS if path in remote_commands or path in LOCAL_COMMANDS}
+    covered = {path for path in COMMANDS if path in remote_commands or path in local_commands}
     assert COMMANDS - covered == set(), "commands no test covers"
