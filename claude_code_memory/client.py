@@ -49,7 +49,15 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
-from .errors import BadInput, Conflict, Forbidden, MemoryError_, NotFound, TooLarge, Unauthorised, Unavailable
+from .errors import (
+    BadInput,
+    Forbidden,
+    MemoryError_,
+    NotFound,
+    Unauthorised,
+    Unavailable,
+    error_for_status,
+)
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -66,23 +74,9 @@ Memories = list[dict[str, Any]]
 #: How long an SSE stream may stay silent before the SDK gives up on it (the server pings).
 SSE_READ_TIMEOUT = 300.0
 
-_BY_STATUS: dict[int, type[MemoryError_]] = {
-    400: BadInput,
-    401: Unauthorised,
-    403: Forbidden,
-    404: NotFound,
-    409: Conflict,
-    413: TooLarge,
-    422: BadInput,
-}
 _TOOL_ERROR_PREFIX = re.compile(r"^Error executing tool [\w.-]+: ")
 _PAUSED = re.compile(r"\bis currently paused\b")
 _DELETED = re.compile(r"^Successfully deleted (\d+) memor(?:y|ies)$")
-
-
-def error_for_status(status: int, detail: str) -> MemoryError_:
-    """The typed error for an HTTP refusal from our server (4xx/5xx with a ``detail``)."""
-    return _BY_STATUS.get(status, Unavailable)(f"{detail} (HTTP {status})")
 
 
 def response_detail(content: bytes) -> str:

@@ -65,3 +65,20 @@ class TooLarge(MemoryError_):
 class Unavailable(MemoryError_):
     code = "unavailable"
     status = 503
+
+
+#: Our server's refusals as the typed errors its clients raise; anything else is Unavailable.
+_BY_STATUS: dict[int, type[MemoryError_]] = {
+    400: BadInput,
+    401: Unauthorised,
+    403: Forbidden,
+    404: NotFound,
+    409: Conflict,
+    413: TooLarge,
+    422: BadInput,
+}
+
+
+def error_for_status(status: int, detail: str) -> MemoryError_:
+    """The typed error for an HTTP refusal from our server (4xx/5xx with a ``detail``)."""
+    return _BY_STATUS.get(status, Unavailable)(f"{detail} (HTTP {status})")

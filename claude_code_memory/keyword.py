@@ -127,39 +127,39 @@ class KeywordIndex:
         if created_to is not None:
             clauses.append("AND m.created_at <= :created_to")
             params["created_to"] = created_to
-        app_clause = " ".join(clauses)
-        if self.dialect == "sqlite":
-            with self.database.engine.connect() as connection:
-                words = self._informative_sqlite(connection, words)
-            if not words:
-                return []
-            params["match"] = " OR ".join(_phrase(w) for w in words)
-            params["user"] = user_pk.hex  # SQLAlchemy stores Uuid as 32 hex characters on SQLite
-            params["app"] = app_id.hex if app_id else None
-            sql = (
-                "SELECT m.id FROM memories_fts f JOIN memories m ON m.rowid = f.rowid "
-                "WHERE memories_fts MATCH :match AND m.user_id = :user AND m.state = 'active' "
-                f"{app_clause} ORDER BY bm25(memories_fts) LIMIT :limit"
-            )
-        else:
-            params["match"] = " | ".join(
-                re.sub(r"[^a-z0-9]", "", w) for w in words if re.sub(r"[^a-z0-9]", "", w)
-            )
-            if not params["match"]:
-                return []
-            sql = (
-                "SELECT m.id FROM memories m, to_tsquery('english', :match) q "
-                "WHERE to_tsvector('english', m.content) @@ q AND m.user_id = :user AND m.state = 'active' "
-                f"{app_clause} ORDER BY ts_rank_cd(to_tsvector('english', m.content), q) DESC LIMIT :limit"
-            )
-        statement = text(sql)
-        # Typed, so that each database gets datetimes in the form it stores them in.
-        times = [
-            bindparam(name, type_=DateTime()) for name in ("created_from", "created_to") if name in params
-        ]
-        if times:
-            statement = statement.bindparams(*times)
+        filters_sql = " ".join(clauses)
         with self.database.engine.connect() as connection:
+            if self.dialect == "sqlite":
+                words = self._informative_sqlite(connection, words)
+                if not words:
+                    return []
+                params["match"] = " OR ".join(_phrase(w) for w in words)
+                params["user"] = user_pk.hex  # SQLAlchemy stores Uuid as 32 hex characters on SQLite
+                params["app"] = app_id.hex if app_id else None
+                sql = (
+                    "SELECT m.id FROM memories_fts f JOIN memories m ON m.rowid = f.rowid "
+                    "WHERE memories_fts MATCH :match AND m.user_id = :user AND m.state = 'active' "
+                    f"{filters_sql} ORDER BY bm25(memories_fts) LIMIT :limit"
+                )
+            else:
+                params["match"] = " | ".join(
+                    re.sub(r"[^a-z0-9]", "", w) for w in words if re.sub(r"[^a-z0-9]", "", w)
+                )
+                if not params["match"]:
+                    return []
+                sql = (
+                    "SELECT m.id FROM memories m, to_tsquery('english', :match) q "
+                    "WHERE to_tsvector('english', m.content) @@ q AND m.user_id = :user "
+                    f"AND m.state = 'active' {filters_sql} "
+                    "ORDER BY ts_rank_cd(to_tsvector('english', m.content), q) DESC LIMIT :limit"
+                )
+            statement = text(sql)
+            # Typed, so that each database gets datetimes in the form it stores them in.
+            times = [
+                bindparam(name, type_=DateTime()) for name in ("created_from", "created_to") if name in params
+            ]
+            if times:
+                statement = statement.bindparams(*times)
             rows = connection.execute(statement, params).all()
         return [str(uuid.UUID(str(row[0]))) for row in rows]
 

@@ -29,9 +29,9 @@ from typing import Any, Literal
 
 import httpx
 
-from .client import Mem0MCPClient, Memories, Transport, error_for_status, response_detail, unreachable_error
+from .client import Mem0MCPClient, Memories, Transport, response_detail, unreachable_error
 from .config import Settings
-from .errors import BadInput, MemoryError_, Unauthorised, Unavailable
+from .errors import BadInput, MemoryError_, Unauthorised, Unavailable, error_for_status
 
 logger = logging.getLogger(__name__)
 

@@ -12,17 +12,11 @@ from typing import Any
 import httpx
 
 from .config import Settings
-from .errors import BadInput, Conflict, Forbidden, MemoryError_, NotFound, TooLarge, Unauthorised, Unavailable
-
-_BY_STATUS: dict[int, type[MemoryError_]] = {
-    400: BadInput,
-    401: Unauthorised,
-    403: Forbidden,
-    404: NotFound,
-    409: Conflict,
-    413: TooLarge,
-    422: BadInput,
-}
+from .errors import (
+    Unauthorised,
+    Unavailable,
+    error_for_status,
+)
 
 
 class Remote:
@@ -54,7 +48,7 @@ class Remote:
                 detail = response.json().get("detail", response.text)
             except ValueError:
                 detail = response.text
-            raise _BY_STATUS.get(response.status_code, Unavailable)(f"{detail} (HTTP {response.status_code})")
+            raise error_for_status(response.status_code, detail)
         return response.json() if response.content else None
 
     def get(self, path: str, **kwargs: Any) -> Any:

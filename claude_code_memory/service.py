@@ -647,33 +647,34 @@ class MemoryService:
             created_to=created_to,
         )
         dense = [item["id"] for item in dense_future.result()]
-        rankings = [dense[:candidates], keyword[:candidates]]
-        if named:
-            rankings.append(self._in_windows(fuse([dense, keyword]), named)[:candidates])
-        fused = fuse(rankings)
-        if fused:
-            with self.database.session() as session:
-                fused = propagate(fused, adjacent(session, [memory_id for memory_id, _ in fused]))
-        scored = [{"id": memory_id, "score": score} for memory_id, score in fused[:limit]]
-        if not scored:
-            return []
+        # One session for everything after the retrievers: the window, the neighbours, the
+        # rows and the access log.
         with self.database.session() as session:
+            rankings = [dense[:candidates], keyword[:candidates]]
+            if named:
+                rankings.append(self._in_windows(session, fuse([dense, keyword]), named)[:candidates])
+            fused = fuse(rankings)
+            if fused:
+                fused = propagate(fused, adjacent(session, [memory_id for memory_id, _ in fused]))
+            scored = fused[:limit]
+            if not scored:
+                return []
             rows = {
                 m.id: (m, name)
                 for m, name in session.execute(
                     select(Memory, App.name)
                     .join(App, Memory.app_id == App.id)
-                    .where(Memory.id.in_([uuid.UUID(s["id"]) for s in scored]))
+                    .where(Memory.id.in_([uuid.UUID(memory_id) for memory_id, _ in scored]))
                 )
             }
             hits = []
-            for item in scored:
-                row = rows.get(uuid.UUID(item["id"]))
+            for memory_id, score in scored:
+                row = rows.get(uuid.UUID(memory_id))
                 # The SQL row decides: a vector whose row is gone, inactive or outside the
                 # filters (a neighbouring turn may be) is not returned.
                 if row is None or not _passes(row[0], app_filter, project, created_from, created_to):
                     continue
-                hits.append(Hit(memory=row[0], score=float(item["score"]), app_name=row[1]))
+                hits.append(Hit(memory=row[0], score=float(score), app_name=row[1]))
             if context:
                 hits = [replace(hit, **around(session, hit.memory, context)) for hit in hits]
             self._log_access(
@@ -687,19 +688,19 @@ class MemoryService:
             )
         return hits
 
-    def _in_windows(self, fused: list[tuple[str, float]], named: list[Window]) -> list[str]:
+    @staticmethod
+    def _in_windows(session: Session, fused: list[tuple[str, float]], named: list[Window]) -> list[str]:
         """The fused candidates (best first) that happened inside one of the windows."""
         if not fused:
             return []
-        with self.database.session() as session:
-            moments = {
-                str(mid): captured or created
-                for mid, captured, created in session.execute(
-                    select(Memory.id, Memory.captured_at, Memory.created_at).where(
-                        Memory.id.in_([uuid.UUID(memory_id) for memory_id, _ in fused])
-                    )
+        moments = {
+            str(mid): captured or created
+            for mid, captured, created in session.execute(
+                select(Memory.id, Memory.captured_at, Memory.created_at).where(
+                    Memory.id.in_([uuid.UUID(memory_id) for memory_id, _ in fused])
                 )
-            }
+            )
+        }
         return [
             memory_id
             for memory_id, _ in fused
@@ -924,7 +925,7 @@ class Vectors:
             if getattr(write, key):
                 payload[key] = getattr(write, key)
         if admitted.expires_at is not None:
-            payload["expires_at"] = admitted.expires_at.replace(tzinfo=UTC).timestamp()
+            payload["expires_at"] = epoch_seconds(admitted.expires_at)
         # Without an LLM, infer=True (OpenMemory's REST default) stores the text verbatim.
         try:
             result = self.memory.add(

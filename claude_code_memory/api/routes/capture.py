@@ -8,13 +8,14 @@ as a pending item until its owner approves it or a standing rule decides.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..deps import PrincipalDep, ServiceDep, acting_user
+from ..serializers import naive_utc
 
 router = APIRouter(prefix="/api/v1", tags=["capture"])
 
@@ -43,9 +44,7 @@ class CaptureRequest(BaseModel):
     @field_validator("captured_at")
     @classmethod
     def _naive_utc(cls, value: datetime | None) -> datetime | None:
-        if value is not None and value.tzinfo is not None:
-            value = value.astimezone(UTC).replace(tzinfo=None)
-        return value
+        return naive_utc(value)
 
 
 def turn_text(messages: list[CapturedMessage]) -> str:
