@@ -9,6 +9,7 @@ is the one already computed for storage, so categorising costs a 20×384 dot pro
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cached_property
 
 import numpy as np
 
@@ -58,10 +59,16 @@ def rank(vector: Sequence[float], centroids: np.ndarray, names: Sequence[str]) -
 class Categoriser:
     def __init__(self, embed_batch: Callable[[list[str]], list[list[float]]]) -> None:
         self.names = list(DEFAULT_CATEGORIES)
+        self._embed_batch = embed_batch
+
+    @cached_property
+    def centroids(self) -> np.ndarray:
+        # Embedded on first use rather than at start-up (restart time); computing it twice in a
+        # race gives the same array.
         vectors = np.asarray(
-            embed_batch([f"{n}: {d}" for n, d in DEFAULT_CATEGORIES.items()]), dtype=np.float32
+            self._embed_batch([f"{n}: {d}" for n, d in DEFAULT_CATEGORIES.items()]), dtype=np.float32
         )
-        self.centroids = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
     def categorise(self, vector: Sequence[float]) -> list[str]:
         return rank(vector, self.centroids, self.names)

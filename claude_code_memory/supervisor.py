@@ -24,8 +24,6 @@ from pathlib import Path
 from types import FrameType
 from typing import IO
 
-import httpx
-
 from . import stack
 from .stack import Backoff, ServiceSpec, ServiceState, StackState
 
@@ -83,6 +81,8 @@ def is_service(pid: int) -> bool:
 def healthy(spec: ServiceSpec, timeout: float = 2.0) -> bool:
     """The api answers 200 on /health; the ui and the proxy accept connections on their port."""
     if spec.probe == "http":
+        import httpx  # where used: `ccmem serve` imports this module's CLI, not httpx
+
         try:
             return httpx.get(spec.url + spec.health_path, timeout=timeout).status_code == 200
         except httpx.HTTPError:

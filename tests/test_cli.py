@@ -98,6 +98,21 @@ def new_user(server: MemoryServer) -> tuple[str, str]:
     return user, created["token"]
 
 
+# -- start-up ------------------------------------------------------------------------------------
+def test_the_server_start_up_path_imports_no_client_library() -> None:
+    # Restart time at 100k memories is a target (docs/search.md): `ccmem serve` loads the CLI and
+    # the API, and neither needs httpx (the CLI's REST client) at start-up.
+    code = (
+        "import sys, claude_code_memory.cli, claude_code_memory.api.app; "
+        "print(sorted(m for m in ('httpx', 'openai', 'qdrant_client', 'mem0') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
 # -- usage and exit codes ------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "args",

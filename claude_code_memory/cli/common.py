@@ -14,7 +14,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import httpx
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -115,6 +114,8 @@ def call(
 def unreachable(exc: BaseException) -> bool:
     """True when ``exc`` means nothing accepted the connection (exit 3), as opposed to a server
     that answered with an error or stopped answering mid-request (exit 1)."""
+    import httpx  # where used: `ccmem serve` never needs it (restart time)
+
     return isinstance(exc, Unavailable) and isinstance(
         exc.__cause__, httpx.ConnectError | httpx.ConnectTimeout
     )

@@ -13,10 +13,9 @@ import zipfile
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import quote
 
-import httpx
 import typer
 from rich.progress import (
     BarColumn,
@@ -43,10 +42,15 @@ from ..errors import (
 from . import common
 from .common import ConfigOpt, JsonOpt, TokenOpt, UrlOpt, UserOpt, err, out
 
+if TYPE_CHECKING:
+    import httpx
+
 #: The app the CLI writes and reads as (memories remember which client wrote them).
 CLI_APP = "ccmem"
 #: An import embeds every memory on the server before it answers: allow it an hour.
-IMPORT_TIMEOUT = httpx.Timeout(30, read=3600)
+#: httpx's (connect, read, write, pool) seconds; httpx is imported where used, since
+#: `ccmem serve` never needs it (restart time).
+IMPORT_TIMEOUT = (30.0, 3600.0, 30.0, 30.0)
 #: Status codes of our error bodies → the library's typed errors (400 is a malformed request).
 _ERRORS: dict[int, type[MemoryError_]] = {400: BadInput} | {
     cls.status: cls for cls in (BadInput, NotFound, Unauthorised, Forbidden, Conflict, TooLarge)
@@ -198,6 +202,12 @@ def get(
 
 
 # -- export and import -------------------------------------------------------------------------
+def _http_errors() -> type[Exception]:
+    import httpx
+
+    return httpx.HTTPError
+
+
 def _refusal(response: httpx.Response) -> MemoryError_:
     """The typed error for one of our JSON error bodies (as :class:`Remote` raises them)."""
     try:
@@ -273,7 +283,7 @@ def export(
                         chunks.append(chunk)
                         progress.advance(task, len(chunk))
                 target = output or _default_export_path(response)
-        except httpx.HTTPError as exc:
+        except _http_errors() as exc:
             reason = f"cannot reach the server at {client.base_url} ({exc.__class__.__name__})"
             raise Unavailable(f"{reason}; is `ccmem serve` running?") from exc
     if output is None and target.exists():

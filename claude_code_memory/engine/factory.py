@@ -12,10 +12,13 @@ ones; re-implementing ``Memory.__init__`` in a subclass silently breaks when mem
 attribute. mem0 is pinned (2.2.1) and ``tests/test_engine.py`` exercises this path.
 
 mem0 refuses to start without an LLM even when every write uses ``infer=False``. With
-``llm.provider: none`` it gets an OpenAI config with a dummy key and a dead loopback URL, and
-after construction its ``llm`` is replaced by :class:`_NoLlm`, which raises instead of sending
-anything (mem0's OpenAI class would otherwise follow ``OPENROUTER_API_KEY`` from the
-environment to a real host).
+``llm.provider: none`` it gets :class:`NoLlm`, registered in ``LlmFactory`` like the other two
+parts, which raises instead of sending anything. (A stock provider with a dummy key would
+import and build an OpenAI client for nothing — half a second of every start-up — and mem0's
+OpenAI class follows ``OPENROUTER_API_KEY`` from the environment to a real host.)
+
+Start-up time matters (a restart at 100k memories must take under 3 s), so importing mem0 is
+kept to what we use: see :func:`_stock_qdrant_config_deferred`.
 """
 
 from __future__ import annotations
@@ -23,10 +26,13 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from ..config import Settings
 from ..errors import ConfigError, Unavailable
@@ -40,8 +46,7 @@ logger = logging.getLogger(__name__)
 
 EDGE_PROVIDER = "ccmem_qdrant_edge"
 ONNX_PROVIDER = "ccmem_onnx_minilm"
-#: Port 9 (discard) on loopback: nothing listens, so a stray call fails at once, locally.
-DEAD_LLM_URL = "http://127.0.0.1:9/v1"
+NO_LLM_PROVIDER = "ccmem_no_llm"
 ONNX_MODEL = "all-MiniLM-L6-v2"
 EMBEDDING_CACHE_SIZE = 4096
 #: Fields indexed on a Qdrant server beyond the four mem0 indexes itself.
@@ -119,10 +124,7 @@ def _embedder_config(settings: Settings) -> dict[str, Any]:
 def _llm_config(settings: Settings) -> dict[str, Any]:
     llm = settings.llm
     if llm.provider == "none":
-        return {
-            "provider": "openai",
-            "config": {"model": "none", "api_key": "no-llm-configured", "openai_base_url": DEAD_LLM_URL},
-        }
+        return {"provider": NO_LLM_PROVIDER, "config": {}}
     base_url_key = {
         "openai": "openai_base_url",
         "anthropic": "anthropic_base_url",
@@ -154,11 +156,42 @@ def _point_mem0_at(mem0_dir: Path) -> None:
         logger.debug("mem0 was imported earlier and keeps its config in %s", setup.mem0_dir)
 
 
+@contextmanager
+def _stock_qdrant_config_deferred(settings: Settings) -> Iterator[None]:
+    """Import mem0 without importing qdrant-client, when no Qdrant server is configured.
+
+    ``mem0.memory.main`` builds ``MemoryConfig()`` as a default argument while it is imported;
+    that validates a default vector store config for provider "qdrant", and the class body of
+    mem0's ``QdrantConfig`` imports qdrant-client: 0.7 s of every start-up, for a client the
+    embedded store never uses. While mem0 is first imported, a stand-in ``QdrantConfig``
+    answers for that one default object (which we never pass to ``Memory``); afterwards the
+    stand-in is gone, so a later import of mem0's qdrant config gets the real module.
+    """
+    name = "mem0.configs.vector_stores.qdrant"
+    if settings.storage.qdrant_url or "mem0.memory.main" in sys.modules or name in sys.modules:
+        yield
+        return
+
+    class QdrantConfig(BaseModel):
+        model_config = ConfigDict(extra="allow")
+
+    stand_in = types.ModuleType(name)
+    stand_in.QdrantConfig = QdrantConfig  # type: ignore[attr-defined]
+    sys.modules[name] = stand_in
+    try:
+        yield
+    finally:
+        if sys.modules.get(name) is stand_in:
+            del sys.modules[name]
+
+
 def _register_providers() -> None:
-    from mem0.utils.factory import EmbedderFactory, VectorStoreFactory
+    from mem0.configs.llms.base import BaseLlmConfig
+    from mem0.utils.factory import EmbedderFactory, LlmFactory, VectorStoreFactory
 
     EmbedderFactory.provider_to_class[ONNX_PROVIDER] = f"{__package__}.embedder.OnnxMiniLmEmbedder"
     VectorStoreFactory.provider_to_class[EDGE_PROVIDER] = f"{__package__}.edge_store.QdrantEdgeStore"
+    LlmFactory.provider_to_class[NO_LLM_PROVIDER] = (f"{__name__}.NoLlm", BaseLlmConfig)
 
 
 def build_memory(settings: Settings) -> Memory:
@@ -166,17 +199,23 @@ def build_memory(settings: Settings) -> Memory:
     config = mem0_config(settings)
     _point_mem0_at(settings.data_path / "mem0")
 
-    from mem0 import Memory
+    with _stock_qdrant_config_deferred(settings):
+        from mem0 import Memory
     from mem0.configs.base import MemoryConfig
     from mem0.embeddings.configs import EmbedderConfig
     from mem0.llms.configs import LlmConfig
     from mem0.vector_stores.configs import VectorStoreConfig
 
     _register_providers()
-    # mem0 validates what it knows; our two parts are added unvalidated (model_construct and
+    # mem0 validates what it knows; our parts are added unvalidated (model_construct and
     # model_copy skip the provider-name check, which would otherwise run again on MemoryConfig).
-    stock: dict[str, Any] = {"llm": LlmConfig(**config["llm"]), "history_db_path": config["history_db_path"]}
+    stock: dict[str, Any] = {"history_db_path": config["history_db_path"]}
     ours: dict[str, Any] = {}
+    llm = config["llm"]
+    if llm["provider"] == NO_LLM_PROVIDER:
+        ours["llm"] = LlmConfig.model_construct(**llm)
+    else:
+        stock["llm"] = LlmConfig(**llm)
     vector_store = config["vector_store"]
     if vector_store["provider"] == EDGE_PROVIDER:
         ours["vector_store"] = VectorStoreConfig.model_construct(
@@ -206,8 +245,6 @@ def build_memory(settings: Settings) -> Memory:
             raise
         # mem0's qdrant store talks to the server in its constructor (it creates the collection).
         raise Unavailable(f"Qdrant at {settings.storage.qdrant_url} cannot be used: {exc}") from exc
-    if settings.llm.provider == "none":
-        memory.llm = _NoLlm()
     _tune_history_db(memory)
     if vector_store["provider"] == "qdrant":
         _index_server_fields(memory.vector_store)
@@ -234,8 +271,11 @@ def _tune_history_db(memory: Memory) -> None:
         memory.db.connection.execute("PRAGMA synchronous=NORMAL")
 
 
-class _NoLlm:
+class NoLlm:
     """mem0's LLM when none is configured: nothing leaves the machine, a clear error instead."""
+
+    def __init__(self, config: object = None) -> None:
+        self.config = config
 
     def generate_response(self, *args: Any, **kwargs: Any) -> str:
         raise Unavailable(
