@@ -276,6 +276,7 @@ class Retention:
         """
         counts = receipt.counts
         vectors = self.service.vectors
+        self.service.flush_access_log()  # queued reads of these memories are counted and purged too
         for batch in _chunks(targets, BATCH_SIZE):
             ids = [t.id for t in batch]
             with self.service.database.session() as session:

@@ -220,6 +220,12 @@ def test_filters_run_inside_edge(store: QdrantEdgeStore) -> None:
     }
     assert hits(both) == {2}
     assert hits({"OR": [{"user_id": "b"}, {"state": "*"}]}) == {0, 1, 2, 3}
+    # nearest: the same ranking and scores as search, without payloads
+    searched = [
+        (item.id, item.score) for item in store.search("", unit(1, 0.1), top_k=3, filters={"user_id": "a"})
+    ]
+    assert store.nearest(unit(1, 0.1), 3, {"user_id": "a"}) == searched
+    assert [ids.index(i) for i, _ in searched] == [1, 0, 3]
     assert store.count({"user_id": "a"}) == 3
     assert [len(store.list(top_k=None)[0]), len(store.list(top_k=2)[0])] == [4, 2]
     with pytest.raises(BadInput):

@@ -9,6 +9,7 @@ server: forget by app, project, conversation and date, dry runs, receipts, who m
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 
 import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's telemetry switches before mem0 loads
 from claude_code_memory.api.app import Components
@@ -84,6 +85,7 @@ def add(service: MemoryService, user: str, text: str, channel: str = "rest", **p
 def dependents(service: MemoryService, ids: list[str]) -> dict[str, int]:
     """Rows in the memory's dependent tables, counted straight from SQL."""
     keys = [uuid.UUID(i) for i in ids]
+    service.flush_access_log()  # what every reader of the access log does first
     with service.database.session() as session:
         return {
             name: int(
@@ -107,6 +109,26 @@ def found_by_search(service: MemoryService, user: str, query: str) -> set[str]:
 
 
 # -- the sweep, in process -------------------------------------------------------------------------
+def test_reads_recorded_in_the_background_are_purged_with_their_memory(components: Components) -> None:
+    service = components.service
+    kept = add(service, "alice", "The user runs PostgreSQL 16 in staging")
+    gone = add(service, "alice", "The user runs PostgreSQL 15 in production")
+    # The access log is written off the search's path; hold its writer while a memory is purged
+    # between the read and the write.
+    release = threading.Event()
+    service._bookkeeping.submit(release.wait, 10)
+    assert found_by_search(service, "alice", "PostgreSQL") == {kept, gone}
+    with service.database.session() as session:
+        session.execute(delete(Memory).where(Memory.id == uuid.UUID(gone)))
+    release.set()
+    assert dependents(service, [kept, gone])["access_logs"] == 1  # the purged one's entry dropped
+    # A purge counts and removes the reads still queued when it starts.
+    found_by_search(service, "alice", "staging database")
+    receipt = Retention(service).forget("alice", everything=True)
+    assert receipt.counts["access_logs"] == 2
+    assert dependents(service, [kept])["access_logs"] == 0
+
+
 def test_an_expired_memory_is_gone_from_every_store_and_a_fresh_one_kept(
     components: Components, clock: Clock
 ) -> None:

@@ -11,11 +11,14 @@ from ..identity import Identity, Principal, validate_user_id
 from ..service import MemoryService
 
 
-def get_service(request: Request) -> MemoryService:
+# Async because they only read app state: FastAPI runs a sync dependency in a worker thread,
+# and each such hop costs a search about half a millisecond (more when threads compete for the
+# GIL). get_principal stays sync: it may query the database.
+async def get_service(request: Request) -> MemoryService:
     return request.app.state.service
 
 
-def get_identity(request: Request) -> Identity:
+async def get_identity(request: Request) -> Identity:
     return request.app.state.identity
 
 

@@ -313,6 +313,15 @@ class Engine:
         """The vector mem0 stores for ``text`` (cached: embedding it again is free)."""
         return self.embedder.embed(text, "add")
 
+    def nearest(self, text: str, limit: int, filters: dict[str, Any]) -> list[tuple[str, float]]:
+        """``(id, score)`` of the ``limit`` memories nearest to ``text`` that pass ``filters``,
+        best first; the embedded store leaves the payloads out."""
+        vector = self.embedder.embed(text, "search")
+        store: Any = self.store
+        if self.embedded:
+            return store.nearest(vector, limit, filters)
+        return [(str(hit.id), float(hit.score or 0.0)) for hit in store.search(text, vector, limit, filters)]
+
     def set_payload(self, memory_id: str, fields: dict[str, Any]) -> None:
         """Merge ``fields`` into a memory's stored payload without re-embedding it."""
         # Both our store and mem0's qdrant store merge on a payload-only update.

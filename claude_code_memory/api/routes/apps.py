@@ -94,6 +94,7 @@ def list_apps(
     """The caller's apps with how many memories each created and how many distinct memories
     it read; the admin token lists every user's apps unless ``user_id`` is given."""
     owner = acting_user(principal, user_id) if (user_id is not None or not principal.is_admin) else None
+    service.flush_access_log()
     created, accessed = _created_counts(), _accessed_counts()
     created_n = func.coalesce(created.c.n, 0)
     accessed_n = func.coalesce(accessed.c.n, 0)
@@ -132,6 +133,7 @@ def list_apps(
 @router.get("/{app_id}")
 def get_app(app_id: str, principal: PrincipalDep, service: ServiceDep) -> dict[str, Any]:
     """One app: whether it is active, its memory counts and when it first and last read one."""
+    service.flush_access_log()
     with service.database.session() as session:
         app = owned_app(session, app_id, principal)
         created = session.scalar(
@@ -189,6 +191,7 @@ def list_app_accessed(
     page_size: int = Query(10, ge=1, le=100),
 ) -> dict[str, Any]:
     """Memories the app has read (searches, lists), most read first, with the read count."""
+    service.flush_access_log()
     with service.database.session() as session:
         app = owned_app(session, app_id, principal)
         access_count = func.count(MemoryAccessLog.id).label("access_count")

@@ -54,6 +54,7 @@ def insights(
 ) -> dict[str, Any]:
     uid = acting_user(principal, user_id)
     now = utcnow()
+    service.flush_access_log()
     with service.database.session() as session:
         user = service.find_user(session, uid)
         mine = Memory.user_id == user.id

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from fastapi import APIRouter, Body, Query
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import Select, and_, func, select
 from sqlalchemy.orm import Session
@@ -280,7 +281,9 @@ def create_memories(body: BatchCreate, service: ServiceDep, principal: Principal
 
 
 @router.post("/search", summary="Semantic search over the user's active memories")
-def search_memories(body: SearchRequest, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
+def search_memories(body: SearchRequest, service: ServiceDep, principal: PrincipalDep) -> JSONResponse:
+    # The hot path: a JSONResponse skips FastAPI's encoder, which runs in another worker-thread
+    # hop for a sync route (the body is plain JSON types already).
     uid = acting_user(principal, body.user_id)
     hits = service.search_hits(
         user_id=uid,
@@ -312,7 +315,7 @@ def search_memories(body: SearchRequest, service: ServiceDep, principal: Princip
                 "after": [neighbour(m) for m in hit.after],
             }
         results.append(item)
-    return {"results": results}
+    return JSONResponse({"results": results})
 
 
 @router.post("/filter", summary="Filter, sort and page the user's memories (the UI's list call)")
@@ -400,6 +403,7 @@ def access_log(
     page_size: int = Query(10, ge=1, le=100),
 ) -> dict[str, Any]:
     memory = service.get(memory_id, None if principal.is_admin else principal.user_id)
+    service.flush_access_log()
     with service.database.session() as session:
         base = select(MemoryAccessLog, App.name).join(App).where(MemoryAccessLog.memory_id == memory.id)
         total = session.scalar(select(func.count()).select_from(base.subquery())) or 0
