@@ -1,5 +1,6 @@
 """Keyword half of hybrid search: query terms, pruning of common terms, fusion, the index."""
 
+from datetime import datetime
 from pathlib import Path
 
 from claude_code_memory.db.database import Database
@@ -65,4 +66,47 @@ def test_keyword_index_ranks_by_the_rare_term_on_a_real_database(tmp_path: Path)
     keeping = KeywordIndex(database, prune_from=10_000)
     everything = keeping.search(user_pk, "daily note Norway", limit=100)
     assert everything[0] == str(norway) and len(everything) == 41
+    database.close()
+
+
+def test_keyword_filters_by_app_project_and_creation_time_in_sql(tmp_path: Path) -> None:
+    database = Database(f"sqlite:///{tmp_path / 'memory.db'}")
+    database.migrate()
+    with database.session() as session:
+        user = User(user_id="alice")
+        session.add(user)
+        session.flush()
+        chat, cli = App(owner_id=user.id, name="chat"), App(owner_id=user.id, name="cli")
+        session.add_all([chat, cli])
+        session.flush()
+        rows = {
+            "june": Memory(
+                user_id=user.id,
+                app_id=chat.id,
+                content="zq deploy notes",
+                project="/web",
+                created_at=datetime(2026, 6, 1, 12, 0, 0),
+            ),
+            "july": Memory(
+                user_id=user.id,
+                app_id=cli.id,
+                content="zq deploy notes again",
+                project="/api",
+                created_at=datetime(2026, 7, 1, 12, 0, 0, 250),
+            ),
+        }
+        session.add_all(rows.values())
+        session.flush()
+        ids = {name: str(memory.id) for name, memory in rows.items()}
+        user_pk, cli_pk = user.id, cli.id
+    index = KeywordIndex(database)
+    assert set(index.search(user_pk, "zq deploy")) == set(ids.values())
+    assert index.search(user_pk, "zq deploy", app_id=cli_pk) == [ids["july"]]
+    assert index.search(user_pk, "zq deploy", project="/web") == [ids["june"]]
+    # Bounds compare with the stored timestamps, microseconds included.
+    assert index.search(user_pk, "zq deploy", created_from=datetime(2026, 7, 1, 12, 0, 0, 250)) == [
+        ids["july"]
+    ]
+    assert index.search(user_pk, "zq deploy", created_to=datetime(2026, 7, 1, 12, 0, 0, 249)) == [ids["june"]]
+    assert index.search(user_pk, "zq deploy", created_from=datetime(2026, 8, 1)) == []
     database.close()
