@@ -40,6 +40,11 @@ def get_principal(request: Request, _: HTTPAuthorizationCredentials | None = Dep
     return authenticate(request)
 
 
+#: The bearer scheme alone (for the OpenAPI docs), for a route that calls :func:`authenticate`
+#: itself, in the same worker thread as the rest of its work.
+BearerDep = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+
+
 def acting_user(principal: Principal, user_id: str | None) -> str:
     """The user a request acts for: the given ``user_id`` (checked against the token) or the
     token's own user when it is omitted. The admin token must always name a user."""
