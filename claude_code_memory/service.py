@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, joinedload
+from sqlalchemy.orm import Session, joinedload, lazyload
 
 from .categories import Categoriser
 from .conversation import adjacent, around, propagate
@@ -598,6 +598,7 @@ class MemoryService:
         project: str | None = None,
         created_from: datetime | None = None,
         created_to: datetime | None = None,
+        with_categories: bool = True,
     ) -> list[Hit]:
         """Hybrid search over the user's active memories: dense vectors and keyword relevance,
         fused by reciprocal rank; logs each hit as accessed by the app. ``score`` is the fused
@@ -611,7 +612,9 @@ class MemoryService:
         ``context`` > 0 brings up to that many neighbouring memories of the same conversation
         on each side of every hit (:attr:`Hit.before`, :attr:`Hit.after`). ``project`` and
         the ``created_from``/``created_to`` range (naive UTC, inclusive) filter inside both
-        retrievers (payload indexes in the vector store, SQL in the keyword index)."""
+        retrievers (payload indexes in the vector store, SQL in the keyword index).
+        ``with_categories=False`` leaves the hits' categories unloaded (one query less, for
+        callers that do not show them)."""
         query = validate_text(query, "query")
         if len(query) > MAX_QUERY_CHARS:
             raise TooLarge(f"query is {len(query)} characters; the maximum is {MAX_QUERY_CHARS}")
@@ -664,14 +667,14 @@ class MemoryService:
             scored = fused[:limit]
             if not scored:
                 return []
-            rows = {
-                m.id: (m, name)
-                for m, name in session.execute(
-                    select(Memory, App.name)
-                    .join(App, Memory.app_id == App.id)
-                    .where(Memory.id.in_([uuid.UUID(memory_id) for memory_id, _ in scored]))
-                )
-            }
+            rows_query = (
+                select(Memory, App.name)
+                .join(App, Memory.app_id == App.id)
+                .where(Memory.id.in_([uuid.UUID(memory_id) for memory_id, _ in scored]))
+            )
+            if not with_categories:
+                rows_query = rows_query.options(lazyload(Memory.categories))
+            rows = {m.id: (m, name) for m, name in session.execute(rows_query)}
             hits = []
             for memory_id, score in scored:
                 row = rows.get(uuid.UUID(memory_id))
@@ -750,7 +753,14 @@ class MemoryService:
         channel: str = "mcp",
         context: int = 0,
     ) -> list[dict[str, Any]]:
-        hits = self.search_hits(user_id=user_id, app_name=app_name, query=query, limit=limit, context=context)
+        hits = self.search_hits(
+            user_id=user_id,
+            app_name=app_name,
+            query=query,
+            limit=limit,
+            context=context,
+            with_categories=False,  # mem0's result shape has none
+        )
         items = []
         for hit in hits:
             item = mem0_item(hit.memory, hit.app_name, score=hit.score)
