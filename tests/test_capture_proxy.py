@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import ssl
 import subprocess
 import time
 from collections.abc import Iterator
@@ -434,7 +435,8 @@ def test_forward_mode_tunnels_other_hosts_without_interception(tmp_path: Path) -
             extra_args=["--set", f"ssl_verify_upstream_trusted_ca={cert}"],
         )
         body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "Not for memory"}]}
-        with proxy, httpx.Client(proxy=proxy.url, verify=str(cert), trust_env=False, timeout=30) as client:
+        trusted = ssl.create_default_context(cafile=str(cert))
+        with proxy, httpx.Client(proxy=proxy.url, verify=trusted, trust_env=False, timeout=30) as client:
             tunnelled = client.post(
                 f"{upstream.base_url}/v1/messages", json=body, headers={"x-api-key": API_KEY}
             )
