@@ -1,7 +1,11 @@
 """Keyword half of hybrid search: query terms, pruning of common terms, fusion, the index."""
 
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
+
+import pytest
+from sqlalchemy.orm import Session
 
 from claude_code_memory.db.database import Database
 from claude_code_memory.db.models import App, Memory, User
@@ -42,13 +46,24 @@ def test_informative_keeps_the_rarest_terms_within_the_match_budget() -> None:
     assert informative({"neovim": 5000}, corpus=100_000, budget=4000) == []
 
 
-def test_keyword_index_ranks_by_the_rare_term_on_a_real_database(tmp_path: Path) -> None:
-    database = Database(f"sqlite:///{tmp_path / 'memory.db'}")
-    database.migrate()
+@pytest.fixture
+def database(tmp_path: Path) -> Iterator[Database]:
+    opened = Database(f"sqlite:///{tmp_path / 'memory.db'}")
+    opened.migrate()
+    yield opened
+    opened.close()
+
+
+def alice(session: Session) -> User:
+    user = User(user_id="alice")
+    session.add(user)
+    session.flush()
+    return user
+
+
+def test_keyword_index_ranks_by_the_rare_term_on_a_real_database(database: Database) -> None:
     with database.session() as session:
-        user = User(user_id="alice")
-        session.add(user)
-        session.flush()
+        user = alice(session)
         app = App(owner_id=user.id, name="t")
         session.add(app)
         session.flush()
@@ -66,16 +81,11 @@ def test_keyword_index_ranks_by_the_rare_term_on_a_real_database(tmp_path: Path)
     keeping = KeywordIndex(database, prune_from=10_000)
     everything = keeping.search(user_pk, "daily note Norway", limit=100)
     assert everything[0] == str(norway) and len(everything) == 41
-    database.close()
 
 
-def test_keyword_filters_by_app_project_and_creation_time_in_sql(tmp_path: Path) -> None:
-    database = Database(f"sqlite:///{tmp_path / 'memory.db'}")
-    database.migrate()
+def test_keyword_filters_by_app_project_and_creation_time_in_sql(database: Database) -> None:
     with database.session() as session:
-        user = User(user_id="alice")
-        session.add(user)
-        session.flush()
+        user = alice(session)
         chat, cli = App(owner_id=user.id, name="chat"), App(owner_id=user.id, name="cli")
         session.add_all([chat, cli])
         session.flush()
@@ -109,4 +119,3 @@ def test_keyword_filters_by_app_project_and_creation_time_in_sql(tmp_path: Path)
     ]
     assert index.search(user_pk, "zq deploy", created_to=datetime(2026, 7, 1, 12, 0, 0, 249)) == [ids["june"]]
     assert index.search(user_pk, "zq deploy", created_from=datetime(2026, 8, 1)) == []
-    database.close()
