@@ -102,6 +102,18 @@ class TimedRun:
         return f"exit {self.returncode}\n{[e for _, e in self.lines][-5:]}\n{self.stderr[-3000:]}"
 
 
+def reverse_proxy(tmp_path: Path, memory: tuple[MemoryServer, str], upstream: FakeAnthropic) -> CaptureProxy:
+    """A reverse-mode capture proxy in front of ``upstream``, delivering to the test server."""
+    server, token = memory
+    return CaptureProxy(
+        tmp_path / "proxy",
+        mode="reverse",
+        api_url=server.base_url,
+        token=token,
+        reverse_upstream=upstream.base_url,
+    )
+
+
 def run_claude_timed(
     prompt: str, env: dict[str, str], home: Path, extra: list[str] | None = None
 ) -> TimedRun:
@@ -180,13 +192,7 @@ def test_claude_code_through_the_reverse_proxy(memory: tuple[MemoryServer, str],
     server, token = memory
     upstream = FakeAnthropic(always_text(ANSWER), first_event_delay=0.2, event_delay=EVENT_DELAY)
     with upstream:
-        proxy = CaptureProxy(
-            tmp_path / "proxy",
-            mode="reverse",
-            api_url=server.base_url,
-            token=token,
-            reverse_upstream=upstream.base_url,
-        )
+        proxy = reverse_proxy(tmp_path, memory, upstream)
         with proxy:
             home = tmp_path / "home"
             env = claude_env(home, proxy.url) | {"ANTHROPIC_API_KEY": API_KEY}
@@ -257,17 +263,11 @@ def test_claude_code_through_the_forward_proxy(memory: tuple[MemoryServer, str],
 
 @pytest.fixture
 def reverse(memory: tuple[MemoryServer, str], tmp_path: Path) -> Iterator[tuple[FakeAnthropic, CaptureProxy]]:
-    server, token = memory
-    with FakeAnthropic(always_text(ANSWER), event_delay=EVENT_DELAY) as upstream:
-        proxy = CaptureProxy(
-            tmp_path / "proxy",
-            mode="reverse",
-            api_url=server.base_url,
-            token=token,
-            reverse_upstream=upstream.base_url,
-        )
-        with proxy:
-            yield upstream, proxy
+    with (
+        FakeAnthropic(always_text(ANSWER), event_delay=EVENT_DELAY) as upstream,
+        reverse_proxy(tmp_path, memory, upstream) as proxy,
+    ):
+        yield upstream, proxy
 
 
 def sdk(base_url: str) -> anthropic.Anthropic:
@@ -459,13 +459,7 @@ def test_a_claude_code_tool_loop_is_captured_as_one_turn(
     answer = "You like the zebrafinch build tool best."
     script = ToolThenAnswer(tool, {"query": "favourite build tool"}, answer)
     with FakeAnthropic(script) as upstream:
-        proxy = CaptureProxy(
-            tmp_path / "proxy",
-            mode="reverse",
-            api_url=server.base_url,
-            token=token,
-            reverse_upstream=upstream.base_url,
-        )
+        proxy = reverse_proxy(tmp_path, memory, upstream)
         with proxy:
             home = tmp_path / "home"
             home.mkdir()
