@@ -60,8 +60,11 @@ COPY pyproject.toml README.md config.yaml ./
 COPY claude_code_memory ./claude_code_memory
 # Editable, as in a checkout: `ccmem proxy` finds proxy/ (mitmproxy's virtualenv and our
 # addon) beside the package, in /app.
+# Then the int8 embedding model derived from the shipped one (claude_code_memory/engine/onnx_model.py),
+# into /opt/venv/share, so that no container builds it at start.
 RUN /opt/venv/bin/pip install --no-cache-dir --no-deps --editable . \
-    && rm -rf build
+    && rm -rf build \
+    && /opt/venv/bin/python -m claude_code_memory.engine.onnx_model
 
 # Inside the container the services listen on every interface of its own network namespace;
 # docker-compose.yml publishes them on the host's 127.0.0.1 only.

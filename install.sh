@@ -111,6 +111,10 @@ say "Installing claude-code-memory itself (editable)"
 
 .venv/bin/ccmem --help >/dev/null || die "the ccmem command does not run; see the output above"
 
+say "Building the int8 embedding model from the shipped one (once, ~4 s)"
+.venv/bin/python -m claude_code_memory.engine.onnx_model ||
+    die "the embedding model could not be built; see the output above"
+
 # --- The capture proxy ----------------------------------------------------------------------
 # Its own virtualenv: mitmproxy pins h11/h2 versions the server's packages cannot live with.
 # The addon imports claude_code_memory's standard-library modules from this directory

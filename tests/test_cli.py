@@ -385,6 +385,7 @@ def test_doctor_on_a_fresh_data_dir(memory_server: MemoryServer, tmp_path: Path)
         "config",
         "port",
         "data directory",
+        "shipped model",
         "embedding model",
         "tokenizer",
         "admin token",
@@ -392,9 +393,10 @@ def test_doctor_on_a_fresh_data_dir(memory_server: MemoryServer, tmp_path: Path)
         "user tokens",
         "proxy CA",
     ]
-    for name in ("config", "port", "data directory", "embedding model", "tokenizer", "admin token"):
+    for name in list(checks)[:7]:
         assert checks[name]["status"] == "ok", checks[name]
     assert "sha256 matches the pin" in checks["embedding model"]["detail"]
+    assert checks["embedding model"]["detail"].startswith(str(Path(sys.prefix) / "share"))
     assert checks["user tokens"]["status"] == "fail" and "ccmem token create" in checks["user tokens"]["hint"]
     assert checks["proxy CA"]["status"] == "warn" and "not set up" in checks["proxy CA"]["detail"]
     assert checks["proxy CA"]["hint"]
@@ -403,7 +405,7 @@ def test_doctor_on_a_fresh_data_dir(memory_server: MemoryServer, tmp_path: Path)
     ccmem(memory_server, "token", "create", "--user", "doc", "--data-dir", str(fresh))
     healthy = ccmem(memory_server, "doctor", *where)
     lines = healthy.stdout.splitlines()
-    assert sum(line.startswith("✓") for line in lines) == 8 and any(
+    assert sum(line.startswith("✓") for line in lines) == 9 and any(
         line.startswith("! proxy CA") for line in lines
     )
     assert "→ only the capture proxy needs it" in healthy.stdout and "0 failed, 1 warning" in healthy.stdout

@@ -20,7 +20,14 @@ from claude_code_memory.engine import Engine, mem0_config
 from claude_code_memory.engine.edge_store import QdrantEdgeStore
 from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder
 from claude_code_memory.engine.factory import NoLlm
-from claude_code_memory.engine.onnx_model import default_model_path
+from claude_code_memory.engine.onnx_model import (
+    MODEL_SHA256,
+    build_model,
+    default_model_path,
+    load_session,
+    source_model_path,
+    verify_file,
+)
 from claude_code_memory.errors import BadInput, ConfigError, NotFound, Unavailable
 
 REPO = Path(__file__).resolve().parent.parent
@@ -100,6 +107,45 @@ def test_a_corrupted_or_missing_model_file_is_a_config_error(tmp_path: Path) -> 
         OnnxMiniLmEmbedder(model_path=copy)
     with pytest.raises(ConfigError, match=r"missing.*install\.sh"):
         OnnxMiniLmEmbedder(model_path=tmp_path / "absent.onnx")
+
+
+def test_the_int8_model_is_built_reproducibly_and_rebuilt_over_a_damaged_file(tmp_path: Path) -> None:
+    target = tmp_path / "model.onnx"
+    assert build_model(target) == target
+    verify_file(target, MODEL_SHA256)  # the pinned bytes: the build is deterministic
+    built = target.stat().st_mtime_ns
+    build_model(target)
+    assert target.stat().st_mtime_ns == built  # already there: not built again
+    with target.open("r+b") as stream:
+        stream.truncate(1000)
+    build_model(target)
+    verify_file(target, MODEL_SHA256)
+    assert [p.name for p in tmp_path.iterdir()] == ["model.onnx"]  # no build leftovers
+
+
+def test_a_missing_int8_model_is_built_when_the_session_is_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))
+    assert not default_model_path().exists()
+    session = load_session(default_model_path(), 1)
+    assert {i.name for i in session.get_inputs()} >= {"input_ids", "attention_mask"}
+    verify_file(tmp_path / "share" / "claude-code-memory" / default_model_path().name, MODEL_SHA256)
+
+
+def test_the_int8_model_agrees_with_the_shipped_one(embedder: OnnxMiniLmEmbedder) -> None:
+    # Vectors stored by the shipped model stay comparable with queries from the built one.
+    shipped = OnnxMiniLmEmbedder(model_path=source_model_path(), cache_size=0)
+    texts = [
+        "The user prefers dark mode in the editor",
+        "Caroline went to the LGBTQ support group on 7 May 2023.",
+        "I switched the CI pipeline to pytest fixtures last week",
+        "What breed is it? A greyhound, we adopted him in March.",
+        "Remember: deploy with `make release` from the main branch only",
+        "Melanie painted a sunrise over the lake and is proud of it",
+    ]
+    cosines = np.sum(np.array(embedder.embed_batch(texts)) * np.array(shipped.embed_batch(texts)), axis=1)
+    assert cosines.min() > 0.98 and cosines.mean() > 0.99, cosines
 
 
 # -- mem0 on the engine ------------------------------------------------------------------------

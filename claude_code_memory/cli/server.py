@@ -227,14 +227,17 @@ def _check_models(settings: Settings) -> list[Check]:
         ]
     from ..engine.onnx_model import (
         MODEL_SHA256,
+        SOURCE_SHA256,
         TOKENIZER_SHA256,
         default_model_path,
         default_tokenizer_path,
+        source_model_path,
         verify_file,
     )
 
     checks = []
     for name, locate, digest in (
+        ("shipped model", source_model_path, SOURCE_SHA256),
         ("embedding model", default_model_path, MODEL_SHA256),
         ("tokenizer", default_tokenizer_path, TOKENIZER_SHA256),
     ):

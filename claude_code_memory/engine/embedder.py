@@ -34,9 +34,6 @@ DIMS = 384
 #: sentence-transformers' ``max_seq_length`` for this model; tokenizer.json itself says 128.
 MAX_TOKENS = 256
 DEFAULT_CACHE_SIZE = 4096
-#: Texts per ONNX run in :meth:`OnnxMiniLmEmbedder.embed_batch`. On 2 cores batching gains
-#: only ~1.3x over one by one, and past 16 the padding eats the gain (measured on LoCoMo turns).
-BATCH_SIZE = 16
 
 
 class OnnxMiniLmEmbedder(EmbeddingBase):
@@ -98,7 +95,7 @@ class OnnxMiniLmEmbedder(EmbeddingBase):
         return self.embed_batch([text])[0]
 
     def embed_batch(self, texts: Sequence[str], memory_action: str | None = "add") -> list[list[float]]:
-        """One embedding per text, in order; uncached texts run through the model in batches."""
+        """One embedding per text, in order; each uncached text runs through the model once."""
         texts = list(texts)
         for text in texts:
             if not isinstance(text, str):
@@ -114,12 +111,12 @@ class OnnxMiniLmEmbedder(EmbeddingBase):
                 self.cache_hits += sum(1 for text in texts if text in found)
         missing = list(dict.fromkeys(text for text in texts if text not in found))
         if missing:
-            # Similar lengths in one batch waste less work on padding.
-            ordered = sorted(missing, key=len)
-            for start in range(0, len(ordered), BATCH_SIZE):
-                chunk = ordered[start : start + BATCH_SIZE]
-                found.update(zip(chunk, self._run(chunk), strict=True))
-            self._remember({text: found[text] for text in missing})
+            # One text a run: the int8 model quantizes each run's activations with one scale,
+            # so in a batch a text's vector would depend on the texts (and padding) beside it.
+            # Batching gained only ~1.3x on 2 cores with the float model anyway.
+            fresh = {text: self._run([text])[0] for text in missing}
+            found.update(fresh)
+            self._remember(fresh)
         return [found[text].tolist() for text in texts]
 
     # -- internals --------------------------------------------------------------------------
