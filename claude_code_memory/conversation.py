@@ -18,6 +18,8 @@ to 0.770 and MRR from 0.443 to 0.455 (bench/bench_locomo.py); the gain was smoot
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -86,15 +88,43 @@ def _adjacent_statement() -> Select[Any]:
 _ADJACENT = _adjacent_statement()
 
 
+#: :data:`_ADJACENT` for SQLite's driver, where ids are 32 hex characters and the ids come as
+#: one JSON array. Every search runs it for ~100 candidates: through the ORM that cost 1.05 ms,
+#: this 0.6 ms, with the GIL held for less of it while the other retriever waits.
+_ADJACENT_SQLITE = """
+SELECT m.id,
+  (SELECT o.id FROM memories o
+    WHERE o.user_id = m.user_id AND o.conversation_id = m.conversation_id AND o.state = 'active'
+      AND (o.captured_at < m.captured_at
+           OR (o.captured_at = m.captured_at AND o.created_at < m.created_at))
+    ORDER BY o.captured_at DESC, o.created_at DESC LIMIT 1),
+  (SELECT o.id FROM memories o
+    WHERE o.user_id = m.user_id AND o.conversation_id = m.conversation_id AND o.state = 'active'
+      AND (o.captured_at > m.captured_at
+           OR (o.captured_at = m.captured_at AND o.created_at > m.created_at))
+    ORDER BY o.captured_at, o.created_at LIMIT 1)
+FROM memories m
+WHERE m.id IN (SELECT value FROM json_each(?)) AND m.conversation_id IS NOT NULL
+"""
+
+
 def adjacent(session: Session, ids: Sequence[str]) -> dict[str, list[str]]:
     """For each id that belongs to a conversation, the ids of the active turns right before and
     after it (one query; two index seeks per id)."""
     if not ids:
         return {}
-    rows = session.execute(_ADJACENT, {"ids": [uuid.UUID(i) for i in ids]})
+    keys = [uuid.UUID(i) for i in ids]
+    connection = session.connection()
+    raw = connection.connection.driver_connection
+    if isinstance(raw, sqlite3.Connection):
+        rows = raw.execute(_ADJACENT_SQLITE, (json.dumps([key.hex for key in keys]),)).fetchall()
+        return {
+            str(uuid.UUID(memory_id)): [str(uuid.UUID(n)) for n in (previous, following) if n is not None]
+            for memory_id, previous, following in rows
+        }
     return {
         str(memory_id): [str(n) for n in (previous, following) if n is not None]
-        for memory_id, previous, following in rows
+        for memory_id, previous, following in session.execute(_ADJACENT, {"ids": keys})
     }
 
 

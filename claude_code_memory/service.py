@@ -138,6 +138,8 @@ class Hit:
     memory: Memory
     score: float
     app_name: str
+    #: The memory's category names (``with_categories``; use these, not ``memory.categories``).
+    categories: list[str] = field(default_factory=list)
     #: Neighbouring memories of the same conversation, oldest first (``context`` > 0).
     before: list[Memory] = field(default_factory=list)
     after: list[Memory] = field(default_factory=list)
@@ -613,7 +615,7 @@ class MemoryService:
         on each side of every hit (:attr:`Hit.before`, :attr:`Hit.after`). ``project`` and
         the ``created_from``/``created_to`` range (naive UTC, inclusive) filter inside both
         retrievers (payload indexes in the vector store, SQL in the keyword index).
-        ``with_categories=False`` leaves the hits' categories unloaded (one query less, for
+        ``with_categories=False`` leaves :attr:`Hit.categories` empty (one query less, for
         callers that do not show them)."""
         query = validate_text(query, "query")
         if len(query) > MAX_QUERY_CHARS:
@@ -667,14 +669,25 @@ class MemoryService:
             scored = fused[:limit]
             if not scored:
                 return []
+            keys = [uuid.UUID(memory_id) for memory_id, _ in scored]
             rows_query = (
                 select(Memory, App.name)
                 .join(App, Memory.app_id == App.id)
-                .where(Memory.id.in_([uuid.UUID(memory_id) for memory_id, _ in scored]))
+                .where(Memory.id.in_(keys))
+                .options(lazyload(Memory.categories))
             )
-            if not with_categories:
-                rows_query = rows_query.options(lazyload(Memory.categories))
             rows = {m.id: (m, name) for m, name in session.execute(rows_query)}
+            # Names only, as plain rows: loading the relationship's Category objects took a
+            # 10k search 0.8-1.1 ms more.
+            names: dict[uuid.UUID, list[str]] = {}
+            if with_categories:
+                for memory_pk, name in session.execute(
+                    select(MemoryCategory.memory_id, Category.name)
+                    .join(Category, Category.id == MemoryCategory.category_id)
+                    .where(MemoryCategory.memory_id.in_(keys))
+                    .order_by(Category.name)
+                ):
+                    names.setdefault(memory_pk, []).append(name)
             hits = []
             for memory_id, score in scored:
                 row = rows.get(uuid.UUID(memory_id))
@@ -682,7 +695,8 @@ class MemoryService:
                 # filters (a neighbouring turn may be) is not returned.
                 if row is None or not _passes(row[0], app_filter, project, created_from, created_to):
                     continue
-                hits.append(Hit(memory=row[0], score=float(score), app_name=row[1]))
+                memory, app_name = row
+                hits.append(Hit(memory, float(score), app_name, categories=names.get(memory.id, [])))
             if context:
                 hits = [replace(hit, **around(session, hit.memory, context)) for hit in hits]
         self._log_access(

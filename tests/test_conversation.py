@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from claude_code_memory.conversation import adjacent, around, propagate
 from claude_code_memory.db.database import Database
 from claude_code_memory.db.models import App, Memory, MemoryState, User
@@ -22,8 +24,16 @@ def test_propagate_lifts_the_neighbours_of_strong_hits() -> None:
     assert propagate(fused, {}, share=0.6) == fused  # no conversations: order unchanged
 
 
-def test_adjacent_and_around_walk_one_users_active_conversation(tmp_path: Path) -> None:
-    database = Database(f"sqlite:///{tmp_path / 'memory.db'}")
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    # SQLite runs its own statement (straight to the driver); PostgreSQL the ORM's.
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'memory.db'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
+def test_adjacent_and_around_walk_one_users_active_conversation(database_url: str) -> None:
+    database = Database(database_url)
     database.migrate()
     start = datetime(2024, 3, 2, 10, 0)
     with database.session() as session:

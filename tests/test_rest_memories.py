@@ -152,6 +152,11 @@ def test_filter_sort_categories_related(srv: MemoryServer) -> None:
     assert related["size"] == 5 and b["id"] in {m["id"] for m in related["items"]}
     by_category = c.get("/api/v1/memories/", params={"categories": "travel"}).json()
     assert a["id"] in {m["id"] for m in by_category["items"]}
+    # Search carries each hit's category names (sorted), the same as the memory itself.
+    hits = c.post("/api/v1/memories/search", json={"query": "trip to Japan", "limit": 3}).json()["results"]
+    for hit in hits:
+        assert c.get(f"/api/v1/memories/{hit['id']}").json()["categories"] == hit["categories"]
+    assert "travel" in next(hit["categories"] for hit in hits if hit["id"] == a["id"])
 
 
 def test_auth_and_isolation(srv: MemoryServer) -> None:

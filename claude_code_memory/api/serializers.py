@@ -42,7 +42,8 @@ def neighbour(memory: Memory) -> dict[str, Any]:
 
 
 def category_names(memory: Memory) -> list[str]:
-    return [c.name for c in memory.categories]
+    """Sorted, as search returns them."""
+    return sorted(c.name for c in memory.categories)
 
 
 def memory_response(memory: Memory, app_name: str | None = None) -> dict[str, Any]:

@@ -312,7 +312,7 @@ def _search(body: SearchRequest, request: Request, service: MemoryService) -> di
             "metadata": hit.memory.metadata_ or {},
             "app": hit.app_name,
             "app_id": str(hit.memory.app_id),
-            "categories": [c.name for c in hit.memory.categories],
+            "categories": hit.categories,
             "created_at": epoch(hit.memory.created_at),
             "provenance": provenance(hit.memory, hit.app_name),
         }
