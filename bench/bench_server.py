@@ -8,7 +8,8 @@ Starts the real server (`ccmem serve`) on a free loopback port with a temporary 
 ingests synthetic memories through `POST /api/v1/memories` (one request per memory, as a client
 would), then at each size measures end-to-end search latency (query embedding included) through
 REST `POST /api/v1/memories/search` and through the MCP tool `search_memory` over Streamable
-HTTP and SSE with the official SDK client. ``--size-ingest batch`` fills the sizes through
+HTTP and SSE with the official SDK client. Every query is asked once in a run, so the server's
+embedding cache answers none of them. ``--size-ingest batch`` fills the sizes through
 ``POST /api/v1/memories/batch`` (500 a request) to reach 100k in minutes rather than an hour.
 ``--restart`` then stops the server (SIGTERM) at the largest size and starts it again on the
 same data: the time until ``/health`` answers, the first search after it, and the RSS after a
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import random
@@ -31,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -79,6 +82,8 @@ OBJECTS = [
     "jazz records",
 ]
 WHEN = ["yesterday", "last week", "every morning", "since March", "on weekends", "before the release", ""]
+#: Searches before each measured round (not counted).
+WARMUP = 5
 
 
 def synthetic(n: int, seed: int = 7) -> list[str]:
@@ -89,6 +94,27 @@ def synthetic(n: int, seed: int = 7) -> list[str]:
         words.append(f"(note {i})")
         lines.append(" ".join(w for w in words if w))
     return lines
+
+
+def fresh_queries(seed: int = 11) -> Iterator[str]:
+    """Search queries that are never asked twice in a run (7,056 of them), so the server's
+    embedding cache answers none and every search pays for its query's embedding."""
+    combos = [
+        " ".join(w for w in (s, v, o, when) if w)
+        for s in SUBJECTS
+        for v in VERBS
+        for o in OBJECTS
+        for when in WHEN
+    ]
+    random.Random(seed).shuffle(combos)
+    return iter(combos)
+
+
+def take(queries: Iterator[str], n: int) -> list[str]:
+    taken = list(itertools.islice(queries, n))
+    if len(taken) < n:
+        raise SystemExit("out of distinct queries: use fewer --queries or sizes")
+    return taken
 
 
 def free_port() -> int:
@@ -229,9 +255,9 @@ def rest_search(server: Server, token: str, queries: list[str]) -> dict[str, flo
     with httpx.Client(
         base_url=server.base, headers={"Authorization": f"Bearer {token}"}, timeout=30
     ) as client:
-        for q in queries[:5]:
+        for q in queries[:WARMUP]:
             client.post("/api/v1/memories/search", json={"query": q, "limit": 10})
-        for q in queries:
+        for q in queries[WARMUP:]:
             started = time.perf_counter()
             response = client.post("/api/v1/memories/search", json={"query": q, "limit": 10})
             samples.append(time.perf_counter() - started)
@@ -255,9 +281,9 @@ async def _mcp_search(url: str, token: str, queries: list[str], transport: str) 
     samples = []
     async with context as streams, ClientSession(streams[0], streams[1]) as session:
         await session.initialize()
-        for q in queries[:5]:
+        for q in queries[:WARMUP]:
             await session.call_tool("search_memory", {"query": q})
-        for q in queries:
+        for q in queries[WARMUP:]:
             started = time.perf_counter()
             result = await session.call_tool("search_memory", {"query": q, "limit": 10})
             samples.append(time.perf_counter() - started)
@@ -294,7 +320,7 @@ def main() -> None:
     try:
         token = server.token("bench")
         corpus = synthetic(sizes[-1])
-        rng = random.Random(11)
+        queries = fresh_queries()
         report: dict[str, object] = {
             "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
             "rss_mb_idle": round(rss_mb(server.process.pid), 1),
@@ -313,15 +339,15 @@ def main() -> None:
             else:
                 rate = ingest(server, token, corpus[stored:size], args.workers)
             stored = size
-            queries = [rng.choice(OBJECTS) + " " + rng.choice(WHEN) for _ in range(args.queries)]
+            n = WARMUP + args.queries
             entry = {
                 "ingest_per_s": round(rate, 1),
-                "rest_search": rest_search(server, token, queries),
+                "rest_search": rest_search(server, token, take(queries, n)),
                 "mcp_http_search": asyncio.run(
-                    _mcp_search(f"{server.base}/mcp/bench/http/bench", token, queries, "http")
+                    _mcp_search(f"{server.base}/mcp/bench/http/bench", token, take(queries, n), "http")
                 ),
                 "mcp_sse_search": asyncio.run(
-                    _mcp_search(f"{server.base}/mcp/bench/sse/bench", token, queries, "sse")
+                    _mcp_search(f"{server.base}/mcp/bench/sse/bench", token, take(queries, n), "sse")
                 ),
                 "rss_mb": round(rss_mb(server.process.pid), 1),
             }
@@ -329,15 +355,14 @@ def main() -> None:
             print(json.dumps({"progress": size, **entry}), file=sys.stderr)
         if args.restart:
             restart = server.restart()
-            queries = [rng.choice(OBJECTS) + " " + rng.choice(WHEN) for _ in range(args.queries)]
             with httpx.Client(
                 base_url=server.base, headers={"Authorization": f"Bearer {token}"}, timeout=60
             ) as client:
                 started = time.perf_counter()
-                first = client.post("/api/v1/memories/search", json={"query": queries[0], "limit": 10})
+                first = client.post("/api/v1/memories/search", json={"query": next(queries), "limit": 10})
                 first.raise_for_status()
                 restart["first_search_s"] = round(time.perf_counter() - started, 3)
-            restart["rest_search_after"] = rest_search(server, token, queries)  # type: ignore[assignment]
+            restart["rest_search_after"] = rest_search(server, token, take(queries, WARMUP + args.queries))  # type: ignore[assignment]
             restart["rss_mb"] = round(rss_mb(server.process.pid), 1)
             restart["size"] = sizes[-1]
             report["restart"] = restart
