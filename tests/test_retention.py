@@ -165,7 +165,7 @@ def test_an_expired_memory_is_gone_from_every_store_and_a_fresh_one_kept(
         assert not service.vectors.exists(memory_id)
         assert service.vectors.history_count(memory_id) == 0
     assert dependents(service, old) == dict.fromkeys(before, 0)
-    assert found_by_search(service, "alice", "editor theme docker") == {fresh}
+    assert found_by_search(service, "alice", "editor theme docker pytest") == {fresh}
 
     kept = sql_row(service, fresh)
     assert kept is not None and kept.state == MemoryState.active and kept.content
