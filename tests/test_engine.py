@@ -280,6 +280,26 @@ def test_filters_run_inside_edge(store: QdrantEdgeStore) -> None:
         store.search("", unit(1), filters={"state": {"like": "act%"}})
 
 
+def test_the_shard_is_loaded_again_after_many_upserts_with_nothing_lost(store: QdrantEdgeStore) -> None:
+    store.reload_min, store.reload_share = 10, 0.5
+    ids = store.insert([unit(1, i / 10) for i in range(9)], [{"user_id": "a"}] * 9)
+    assert store.reloads == 0
+    before = store.nearest(unit(1, 0.35), 5, {"user_id": "a"})
+    ids += store.insert([unit(0, 1)], [{"user_id": "b"}])  # the 10th upsert reaches the line
+    assert store.reloads == 1
+    assert store.nearest(unit(1, 0.35), 5, {"user_id": "a"}) == before
+    assert store.count() == 10 and store.get(ids[-1]).payload == {"user_id": "b"}
+    # Now the line is half of the 10 points loaded, but never below 10 upserts.
+    store.update(ids[0], vector=unit(1, 0.9), payload={"user_id": "a", "moved": True})
+    store.insert([unit(1, i) for i in range(8)], [{"user_id": "c"}] * 8)
+    assert store.reloads == 1
+    store.update(ids[1], vector=unit(0, 1))
+    assert store.reloads == 2 and store.count() == 18
+    assert store.get(ids[0]).payload == {"user_id": "a", "moved": True}
+    store.update(ids[2], payload={"state": "paused"})  # payload-only updates do not count
+    assert store._upserted == 0
+
+
 def test_store_updates_and_errors(store: QdrantEdgeStore, tmp_path: Path) -> None:
     (point,) = store.insert([unit(1)], [{"user_id": "a", "data": "x"}])
     store.update(point, payload={"state": "archived"})

@@ -24,6 +24,13 @@ segments so the next start does not replay the log. Flushing after every write w
 store. Calls are serialised by a lock: Edge calls measured no faster from several threads than
 one after another, so the lock costs nothing measurable, and it keeps :meth:`close` from racing
 a call (Edge itself took concurrent reads and writes from 8 threads without errors).
+
+Searches over points upserted since the shard was loaded run slower than over the same points
+after a load (10k single-point upserts: 2.2-2.5 ms a filtered search, 1.4-1.6 ms after closing
+and loading the shard; in the server right after a 10k import, 4.1 vs 2.3 ms). So once the
+upserts since the last load reach :data:`RELOAD_SHARE` of the points it held then (and at least
+:data:`RELOAD_MIN`), the write that crosses the line flushes, closes and loads the shard again:
+0.2 s at 10k points, 0.5 s at 100k, during which other calls wait.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from __future__ import annotations
 import logging
 import shutil
 import threading
+import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -59,6 +67,11 @@ from ..errors import BadInput, ConfigError, NotFound, Unavailable
 from .filters import edge_filter
 
 logger = logging.getLogger(__name__)
+
+#: Reload the shard once the points upserted since it was loaded reach this share of the points
+#: it held then, and at least :data:`RELOAD_MIN` (see the module's docstring).
+RELOAD_SHARE = 0.1
+RELOAD_MIN = 1000
 
 #: Payload fields indexed by default. Filters on other fields work too (Edge then reads the
 #: payloads of the candidates); an index makes a selective filter cheap at 100k points.
@@ -125,6 +138,9 @@ class QdrantEdgeStore(VectorStoreBase):
             raise ConfigError(f"payload index types {sorted(unknown)} unknown; use {sorted(_SCHEMA_TYPES)}")
         self._lock = threading.RLock()
         self._shard: EdgeShard | None = None
+        self.reload_share, self.reload_min = RELOAD_SHARE, RELOAD_MIN
+        #: Points upserted since the shard was loaded, the points it held then, and loads since.
+        self._upserted = self._loaded_points = self.reloads = 0
         self.create_col(collection_name, embedding_model_dims, "cosine")
 
     @property
@@ -155,6 +171,7 @@ class QdrantEdgeStore(VectorStoreBase):
             except Exception as exc:
                 raise self._open_error(exc, dims) from exc
             self._ensure_indexes()
+            self._upserted, self._loaded_points = 0, self._shard.info().points_count
 
     def _open_error(self, exc: Exception, dims: int) -> Exception:
         message = str(exc)
@@ -181,6 +198,26 @@ class QdrantEdgeStore(VectorStoreBase):
         with self._lock:
             if self._shard is not None:
                 self._shard.flush()
+
+    def _upserted_points(self, count: int) -> None:
+        """Count upserts (lock held) and load the shard again when they reach the line."""
+        self._upserted += count
+        if self._upserted < max(self.reload_min, self.reload_share * self._loaded_points):
+            return
+        started, upserted = time.perf_counter(), self._upserted
+        shard, self._shard = self._require(), None
+        try:
+            shard.flush()
+        finally:
+            shard.close()
+        self.create_col(self.collection_name, self.embedding_model_dims)
+        self.reloads += 1
+        logger.info(
+            "vector store: loaded %s again after %d upserts (%.2f s): searches are faster on loaded points",
+            self.shard_path,
+            upserted,
+            time.perf_counter() - started,
+        )
 
     def close(self) -> None:
         """Flush and release the shard (and its directory lock). Safe to call twice."""
@@ -229,6 +266,7 @@ class QdrantEdgeStore(VectorStoreBase):
         if points:
             with self._locked() as shard:
                 shard.update(UpdateOperation.upsert_points(points))
+                self._upserted_points(len(points))
         return point_ids
 
     def update(
@@ -244,6 +282,7 @@ class QdrantEdgeStore(VectorStoreBase):
                 shard.update(
                     UpdateOperation.upsert_points([Point(point_id, self._vector(vector), dict(payload))])
                 )
+                self._upserted_points(1)
             elif payload is not None:
                 self._missing_is_not_found(
                     point_id, lambda: shard.update(UpdateOperation.set_payload([point_id], dict(payload)))
@@ -251,6 +290,7 @@ class QdrantEdgeStore(VectorStoreBase):
             elif vector is not None:
                 operation = UpdateOperation.update_vectors([PointVectors(point_id, self._vector(vector))])
                 self._missing_is_not_found(point_id, lambda: shard.update(operation))
+                self._upserted_points(1)
 
     def set_payload(self, vector_id: Any, fields: Mapping[str, Any]) -> None:
         """Merge ``fields`` into the stored payload; the vector stays as it is."""
