@@ -136,6 +136,14 @@ class PerformanceSettings(_Section):
     capture_oversize: Literal["truncate", "reject"] = "truncate"
 
 
+class SearchSettings(_Section):
+    """Optional boosts in search (:mod:`claude_code_memory.boosts`); 0 turns one off."""
+
+    recency_weight: float = Field(0.0, ge=0, le=1)
+    recency_half_life_days: float = Field(30.0, gt=0)
+    recall_weight: float = Field(0.0, ge=0, le=1)
+
+
 class ClaudeCodeSettings(_Section):
     memory_integration: bool = True
     fallback_mode: bool = True
@@ -179,6 +187,7 @@ class Settings(_Section):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     performance: PerformanceSettings = Field(default_factory=PerformanceSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
     claude_code: ClaudeCodeSettings = Field(default_factory=ClaudeCodeSettings)
     proxy: ProxySettings = Field(default_factory=ProxySettings)
     ui: UiSettings = Field(default_factory=UiSettings)

@@ -20,6 +20,7 @@ from sqlalchemy import delete, func, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload, lazyload
 
+from .boosts import Weights, boost
 from .categories import Categoriser
 from .conversation import adjacent, around, propagate
 from .db.database import Database
@@ -610,7 +611,9 @@ class MemoryService:
         adds a third ranking to the fusion: the candidates of both retrievers, looked for
         deeper, that happened inside that window (``captured_at``, else ``created_at``). Then
         each candidate passes a share of its score to its neighbouring turns in the same
-        conversation (:func:`.conversation.propagate`).
+        conversation (:func:`.conversation.propagate`), and with ``search.recency_weight`` or
+        ``search.recall_weight`` set, recent or often-recalled candidates are boosted
+        (:mod:`.boosts`).
         ``context`` > 0 brings up to that many neighbouring memories of the same conversation
         on each side of every hit (:attr:`Hit.before`, :attr:`Hit.after`). ``project`` and
         the ``created_from``/``created_to`` range (naive UTC, inclusive) filter inside both
@@ -666,6 +669,9 @@ class MemoryService:
             fused = fuse(rankings)
             if fused:
                 fused = propagate(fused, adjacent(session, [memory_id for memory_id, _ in fused]))
+            weights = self._boost_weights()
+            if weights.enabled and fused:
+                fused = self._boosted(session, fused[:candidates], weights)
             scored = fused[:limit]
             if not scored:
                 return []
@@ -705,6 +711,32 @@ class MemoryService:
             access_type,
         )
         return hits
+
+    def _boost_weights(self) -> Weights:
+        search = self.engine.settings.search
+        return Weights(search.recency_weight, search.recency_half_life_days, search.recall_weight)
+
+    def _boosted(
+        self, session: Session, fused: list[tuple[str, float]], weights: Weights
+    ) -> list[tuple[str, float]]:
+        """The candidates re-ranked by :func:`.boosts.boost`: when each happened, and how many
+        searches returned it (from the access log; the latest searches may not be in it yet)."""
+        keys = [uuid.UUID(memory_id) for memory_id, _ in fused]
+        moments: dict[str, datetime] = {}
+        if weights.recency_weight:
+            rows = session.execute(
+                select(Memory.id, Memory.captured_at, Memory.created_at).where(Memory.id.in_(keys))
+            )
+            moments = {str(memory_id): captured or created for memory_id, captured, created in rows}
+        recalls: dict[str, int] = {}
+        if weights.recall_weight:
+            rows = session.execute(
+                select(MemoryAccessLog.memory_id, func.count())
+                .where(MemoryAccessLog.memory_id.in_(keys), MemoryAccessLog.access_type == "search")
+                .group_by(MemoryAccessLog.memory_id)
+            )
+            recalls = {str(memory_id): count for memory_id, count in rows}
+        return boost(fused, moments, recalls, self.clock(), weights)
 
     @staticmethod
     def _in_windows(session: Session, fused: list[tuple[str, float]], named: list[Window]) -> list[str]:

@@ -1,0 +1,84 @@
+"""Optional search boosts: the pure re-ranking (claude_code_memory.boosts) and the service
+applying it with real stores (SQLite, Qdrant Edge, the ONNX model)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's telemetry switches before mem0 loads
+from claude_code_memory.api.app import Components
+from claude_code_memory.boosts import RECALL_SATURATION, Weights, boost
+from claude_code_memory.config import load_settings
+from claude_code_memory.service import MemoryService
+
+NOW = datetime(2026, 11, 1, 12, 0)
+
+
+def test_no_weights_leave_the_ranking_alone() -> None:
+    scored = [("a", 0.3), ("b", 0.2)]
+    assert not Weights().enabled
+    assert boost(scored, {"b": NOW}, {"b": 50}, NOW, Weights()) == scored
+
+
+def test_recency_halves_with_each_half_life() -> None:
+    weights = Weights(recency_weight=0.5, recency_half_life_days=30)
+    moments = {"old": NOW - timedelta(days=60), "new": NOW, "future": NOW + timedelta(days=3)}
+    ranked = dict(
+        boost([("old", 1.0), ("new", 1.0), ("future", 1.0), ("unknown", 1.0)], moments, {}, NOW, weights)
+    )
+    assert ranked == {"new": 1.5, "future": 1.5, "old": 1.0 + 0.5 * 0.25, "unknown": 1.0}
+
+
+def test_recall_grows_with_the_log_of_past_searches_and_saturates() -> None:
+    weights = Weights(recall_weight=0.4)
+    ranked = dict(
+        boost([("x", 1.0), ("once", 1.0), ("often", 1.0)], {}, {"once": 1, "often": 500}, NOW, weights)
+    )
+    assert ranked["x"] == 1.0 and ranked["often"] == pytest.approx(1.4)
+    assert ranked["once"] == pytest.approx(1 + 0.4 * math.log(2) / math.log(1 + RECALL_SATURATION))
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[MemoryService]:
+    settings = load_settings(
+        config_path=None, environ={}, overrides={"server.data_dir": str(tmp_path / "data")}
+    )
+    parts = Components(settings)
+    parts.service.clock = lambda: NOW
+    try:
+        yield parts.service
+    finally:
+        parts.close()
+
+
+def scores(service: MemoryService, query: str) -> dict[str, float]:
+    hits = service.search_hits(user_id="alice", app_name="t", query=query, limit=10)
+    return {str(hit.memory.id): hit.score for hit in hits}
+
+
+def test_the_service_boosts_recent_and_recalled_memories_only_when_asked(service: MemoryService) -> None:
+    def add(text: str, days_ago: int) -> str:
+        when = NOW - timedelta(days=days_ago)
+        return service.add_memory(user_id="alice", app_name="t", text=text, captured_at=when)[0]["id"]
+
+    old = add("The team standup is at 9:30 every morning", 60)
+    new = add("The team standup moved to 10:00 every morning", 0)
+    plain = scores(service, "when is the team standup")
+    search = service.engine.settings.search
+
+    search.recency_weight, search.recency_half_life_days = 1.0, 30
+    recent = scores(service, "when is the team standup")
+    # The same fused scores, each times 1 + 0.5 ** (age / half-life).
+    assert recent[new] == pytest.approx(plain[new] * 2.0)
+    assert recent[old] == pytest.approx(plain[old] * 1.25)
+
+    search.recency_weight, search.recall_weight = 0.0, 0.5
+    service.flush_access_log()  # both searches so far returned both memories
+    recalled = scores(service, "when is the team standup")
+    factor = 1 + 0.5 * math.log(1 + 2) / math.log(1 + RECALL_SATURATION)
+    assert recalled == pytest.approx({memory_id: score * factor for memory_id, score in plain.items()})
