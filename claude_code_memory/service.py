@@ -968,7 +968,8 @@ class MemoryService:
             self.vectors.check()
             status["vector_store"] = "ok"
         except Exception as exc:  # noqa: BLE001 - reported, not raised: this is the health probe
-            status["vector_store"] = f"unavailable: {exc.__class__.__name__}"
+            cause = exc.__cause__ if isinstance(exc, Unavailable) and exc.__cause__ else exc
+            status["vector_store"] = f"unavailable: {cause.__class__.__name__}"
         return status
 
 
@@ -1010,9 +1011,10 @@ class Vectors:
             payload["expires_at"] = epoch_seconds(admitted.expires_at)
         # Without an LLM, infer=True (OpenMemory's REST default) stores the text verbatim.
         try:
-            result = self.memory.add(
-                admitted.text, user_id=write.user_id, metadata=payload, infer=infer and self.has_llm
-            )
+            with self.engine.server_errors():
+                result = self.memory.add(
+                    admitted.text, user_id=write.user_id, metadata=payload, infer=infer and self.has_llm
+                )
         except ValueError as exc:
             raise BadInput(str(exc)) from exc
         return list(result.get("results", []))
@@ -1021,7 +1023,8 @@ class Vectors:
         if not isinstance(admitted, Admitted):
             raise TypeError("the engine stores only writes admitted by policy.gate.admit()")
         try:
-            self.memory.update(memory_id, text=admitted.text)
+            with self.engine.server_errors():
+                self.memory.update(memory_id, text=admitted.text)
         except ValueError as exc:
             raise NotFound(f"memory {memory_id} has no vector: {exc}") from exc
 
@@ -1030,7 +1033,8 @@ class Vectors:
         text): deleting is for real. Returns (vectors deleted, history rows deleted)."""
         vectors = 1
         try:
-            self.memory.delete(memory_id)
+            with self.engine.server_errors():
+                self.memory.delete(memory_id)
         except ValueError:
             vectors = 0
             log.info("memory %s had no vector to delete", memory_id)
@@ -1054,10 +1058,12 @@ class Vectors:
         return int(row[0])
 
     def exists(self, memory_id: str) -> bool:
-        return self.engine.store.get(memory_id) is not None
+        with self.engine.server_errors():
+            return self.engine.store.get(memory_id) is not None
 
     def set_payload(self, memory_id: str, fields: dict[str, Any]) -> None:
-        self.engine.set_payload(memory_id, fields)
+        with self.engine.server_errors():
+            self.engine.set_payload(memory_id, fields)
 
     def search(self, query: str, *, filters: dict[str, Any], limit: int) -> list[dict[str, Any]]:
         """The ``limit`` nearest memories that pass ``filters`` and do not point away from the
@@ -1065,7 +1071,8 @@ class Vectors:
         mem0's ``Memory.search`` fetches max(4 × limit, 60) points with payloads and scores
         them again (lemmas, entities) to give the same order without an LLM — measured 5 ms of
         a 10k search for nothing."""
-        hits = self.engine.nearest(query, limit, filters)
+        with self.engine.server_errors():
+            hits = self.engine.nearest(query, limit, filters)
         return [{"id": memory_id, "score": score} for memory_id, score in hits if score >= 0.0]
 
     def embed(self, text: str) -> list[float]:
@@ -1078,4 +1085,5 @@ class Vectors:
         return [self.engine.embed(t) for t in texts]
 
     def check(self) -> None:
-        self.engine.count({"user_id": "__health__"})
+        with self.engine.server_errors():
+            self.engine.count({"user_id": "__health__"})

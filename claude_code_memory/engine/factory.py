@@ -28,7 +28,7 @@ import os
 import sys
 import types
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,8 +49,6 @@ ONNX_PROVIDER = "ccmem_onnx_minilm"
 NO_LLM_PROVIDER = "ccmem_no_llm"
 ONNX_MODEL = "all-MiniLM-L6-v2"
 EMBEDDING_CACHE_SIZE = 4096
-#: Fields indexed on a Qdrant server beyond the four mem0 indexes itself.
-SERVER_INDEXED_FIELDS = ("app_id", "project", "state", "hash")
 
 
 class EdgeStoreConfig(BaseModel):
@@ -252,11 +250,15 @@ def build_memory(settings: Settings) -> Memory:
 
 
 def _index_server_fields(store: Any) -> None:
-    # mem0 indexes user_id/agent_id/run_id/actor_id on a server; our filters use these too.
-    for field in SERVER_INDEXED_FIELDS:
+    """The payload indexes of the embedded store, on the server too: mem0 makes four
+    (user_id, agent_id, run_id, actor_id); searches also filter on the app, project, state and
+    date (``created_ts``). Asking again for an index the server has is harmless."""
+    from .edge_store import DEFAULT_PAYLOAD_INDEXES
+
+    for field, schema in DEFAULT_PAYLOAD_INDEXES.items():
         try:
             store.client.create_payload_index(
-                collection_name=store.collection_name, field_name=field, field_schema="keyword"
+                collection_name=store.collection_name, field_name=field, field_schema=schema
             )
         except Exception as exc:  # the index exists already, or the server refuses: not fatal
             logger.debug("payload index %s not created: %s", field, exc)
@@ -269,6 +271,35 @@ def _tune_history_db(memory: Memory) -> None:
     with memory.db._lock:
         memory.db.connection.execute("PRAGMA journal_mode=WAL")
         memory.db.connection.execute("PRAGMA synchronous=NORMAL")
+
+
+class _QdrantServerErrors:
+    """qdrant-client's errors for a server that is down, slow, refusing the API key or missing
+    the collection, as :class:`Unavailable` (HTTP 503 at the API's edge). Other refusals (a
+    request the server finds malformed) stay what they are: a bug here, not an outage."""
+
+    _UNAVAILABLE_STATUSES = frozenset({401, 403, 404, 408, 429})
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if exc is None:
+            return
+        from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+        # The server's address goes to the log, not to API clients.
+        if isinstance(exc, ResponseHandlingException):  # connection refused, timeout, bad reply
+            logger.warning("Qdrant at %s cannot be reached: %s", self.url, exc)
+            raise Unavailable(f"the Qdrant server cannot be reached ({exc})") from exc
+        if isinstance(exc, UnexpectedResponse) and (
+            exc.status_code in self._UNAVAILABLE_STATUSES or exc.status_code >= 500
+        ):
+            logger.warning("Qdrant at %s answered HTTP %s: %s", self.url, exc.status_code, exc.content[:500])
+            raise Unavailable(f"the Qdrant server answered HTTP {exc.status_code}") from exc
 
 
 class NoLlm:
@@ -308,6 +339,13 @@ class Engine:
     def embedded(self) -> bool:
         """True when vectors live in Qdrant Edge under the data directory."""
         return not self.settings.storage.qdrant_url
+
+    def server_errors(self) -> AbstractContextManager[None]:
+        """Around every call that reaches the vector store: a Qdrant server that cannot serve
+        becomes :class:`Unavailable`. (The embedded store raises our errors itself.)"""
+        if self.embedded:
+            return nullcontext()
+        return _QdrantServerErrors(str(self.settings.storage.qdrant_url))
 
     def embed(self, text: str) -> list[float]:
         """The vector mem0 stores for ``text`` (cached: embedding it again is free)."""
