@@ -148,6 +148,9 @@ def run(data: list[dict[str, Any]], name: str, limit: int, *, provenance: bool) 
         reciprocal = 0.0
         latencies: list[float] = []
         per_category: dict[int, list[int]] = {}
+        # How much the score moves from one conversation to the next: a guide to how far a
+        # conversation outside the development split may land from the mean.
+        per_conversation: dict[str, list[int]] = {}
         total_turns = 0
         ingest_seconds = 0.0
         n_questions = 0
@@ -177,7 +180,9 @@ def run(data: list[dict[str, Any]], name: str, limit: int, *, provenance: bool) 
                     all_at_10 += evidence <= set(ranked[:10])
                     first = next((i for i, d in enumerate(ranked) if d in evidence), None)
                     reciprocal += 0 if first is None else 1 / (first + 1)
-                    per_category.setdefault(qa["category"], []).append(int(bool(evidence & set(ranked[:10]))))
+                    found = int(bool(evidence & set(ranked[:10])))
+                    per_category.setdefault(qa["category"], []).append(found)
+                    per_conversation.setdefault(str(conversation.get("sample_id", number)), []).append(found)
         return {
             "data": name,
             "provenance": provenance,
@@ -189,6 +194,9 @@ def run(data: list[dict[str, Any]], name: str, limit: int, *, provenance: bool) 
             "mrr": round(reciprocal / n_questions, 4),
             "recall_any@10_by_category": {
                 str(cat): round(statistics.mean(v), 4) for cat, v in sorted(per_category.items())
+            },
+            "recall_any@10_by_conversation": {
+                conv: round(statistics.mean(v), 4) for conv, v in per_conversation.items()
             },
             "search": percentiles(latencies),
             "ingest_per_s": round(total_turns / ingest_seconds, 1),
