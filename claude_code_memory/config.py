@@ -137,8 +137,11 @@ class PerformanceSettings(_Section):
 
 
 class SearchSettings(_Section):
-    """Optional boosts in search (:mod:`claude_code_memory.boosts`); 0 turns one off."""
+    """How search ranks: the conversation shares (:mod:`claude_code_memory.conversation`) and
+    the optional boosts (:mod:`claude_code_memory.boosts`); 0 turns one off."""
 
+    neighbour_share: float = Field(0.15, ge=0, le=1)
+    conversation_share: float = Field(0.5, ge=0, le=1)
     recency_weight: float = Field(0.0, ge=0, le=1)
     recency_half_life_days: float = Field(30.0, gt=0)
     recall_weight: float = Field(0.0, ge=0, le=1)

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session, joinedload, lazyload
 
 from .boosts import Weights, boost
 from .categories import Categoriser
-from .conversation import adjacent, around, propagate
+from .conversation import adjacent, around, lift, propagate
 from .db.database import Database
 from .db.models import (
     App,
@@ -611,7 +611,8 @@ class MemoryService:
         adds a third ranking to the fusion: the candidates of both retrievers, looked for
         deeper, that happened inside that window (``captured_at``, else ``created_at``). Then
         each candidate passes a share of its score to its neighbouring turns in the same
-        conversation (:func:`.conversation.propagate`), and with ``search.recency_weight`` or
+        conversation (:func:`.conversation.propagate`), every candidate gains a share of the
+        best score in its conversation (:func:`.conversation.lift`), and with ``search.recency_weight`` or
         ``search.recall_weight`` set, recent or often-recalled candidates are boosted
         (:mod:`.boosts`).
         ``context`` > 0 brings up to that many neighbouring memories of the same conversation
@@ -667,8 +668,11 @@ class MemoryService:
             if named:
                 rankings.append(self._in_windows(session, fuse([dense, keyword]), named)[:candidates])
             fused = fuse(rankings)
-            if fused:
-                fused = propagate(fused, adjacent(session, [memory_id for memory_id, _ in fused]))
+            ranking = self.engine.settings.search
+            if fused and (ranking.neighbour_share or ranking.conversation_share):
+                nearby = adjacent(session, [memory_id for memory_id, _ in fused])
+                fused = propagate(fused, nearby.neighbours, ranking.neighbour_share)
+                fused = lift(fused, nearby.conversation, ranking.conversation_share)
             weights = self._boost_weights()
             if weights.enabled and fused:
                 fused = self._boosted(session, fused[:candidates], weights)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_code_memory.conversation import adjacent, around, propagate
+from claude_code_memory.conversation import adjacent, around, lift, propagate
 from claude_code_memory.db.database import Database
 from claude_code_memory.db.models import App, Memory, MemoryState, User
 
@@ -22,6 +22,25 @@ def test_propagate_lifts_the_neighbours_of_strong_hits() -> None:
     assert scores["answer"] == 0.6 * 1.0 + 0.6 * 0.1  # from both of its neighbours
     assert scores["lone"] == 0.5 and scores["before"] == 0.6
     assert propagate(fused, {}, share=0.6) == fused  # no conversations: order unchanged
+
+
+def test_lift_moves_a_conversations_candidates_towards_its_best() -> None:
+    scored = [("a1", 1.0), ("lone", 0.9), ("b1", 0.8), ("a2", 0.5), ("b2", 0.4), ("a3", 0.2)]
+    conversation_of = {"a1": "A", "a2": "A", "a3": "A", "b1": "B", "b2": "B"}
+    lifted = lift(scored, conversation_of, share=0.5)
+    scores = dict(lifted)
+    # Each gains half the best score of its conversation; a lone memory half its own.
+    assert scores == pytest.approx({"a1": 1.5, "lone": 1.35, "b1": 1.2, "a2": 1.0, "b2": 0.8, "a3": 0.7})
+    assert [memory_id for memory_id, _ in lifted] == ["a1", "lone", "b1", "a2", "b2", "a3"]
+    # The best of each conversation and the lone memories keep their order among themselves ...
+    kept = lift([("lone", 0.9), ("a1", 0.5), ("b1", 0.4)], conversation_of, share=0.5)
+    assert [memory_id for memory_id, _ in kept] == ["lone", "a1", "b1"]
+    assert [score for _, score in kept] == pytest.approx([1.35, 0.75, 0.6])
+    # ... while a lesser turn of a strong conversation passes a lone memory it trailed.
+    flipped = lift([("a1", 1.0), ("lone", 0.6), ("a2", 0.45)], conversation_of, share=0.5)
+    assert [memory_id for memory_id, _ in flipped] == ["a1", "a2", "lone"]
+    assert lift([], conversation_of, share=0.5) == []
+    assert lift(scored, conversation_of, share=0.0) == scored  # off: order and scores unchanged
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -65,13 +84,20 @@ def test_adjacent_and_around_walk_one_users_active_conversation(database_url: st
         session.flush()
         ids = {m.content: str(m.id) for m in [*turns, paused, last, other, loose, foreign]}
 
-        found = adjacent(session, [ids["turn 0"], ids["turn 2"], ids["turn 4"], ids["turn 8"], ids["turn 7"]])
+        nearby = adjacent(
+            session, [ids["turn 0"], ids["turn 2"], ids["turn 4"], ids["turn 8"], ids["turn 7"]]
+        )
+        found = nearby.neighbours
         assert found[ids["turn 0"]] == [ids["turn 1"]]
         assert found[ids["turn 2"]] == [ids["turn 1"], ids["turn 3"]]
         assert found[ids["turn 4"]] == [ids["turn 3"], ids["turn 6"]]  # the paused turn is skipped
         assert found[ids["turn 7"]] == []  # alone in its conversation
         assert ids["turn 8"] not in found  # no conversation
-        assert adjacent(session, []) == {}
+        # The conversation of each candidate and of its neighbours; none for the loose turn.
+        in_c1 = ["turn 0", "turn 1", "turn 2", "turn 3", "turn 4", "turn 6"]
+        assert nearby.conversation == {ids[name]: "c1" for name in in_c1} | {ids["turn 7"]: "c2"}
+        empty = adjacent(session, [])
+        assert empty.neighbours == {} and empty.conversation == {}
 
         context = around(session, turns[2], 3)
         assert [m.content for m in context["before"]] == ["turn 0", "turn 1"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -80,6 +81,52 @@ def test_a_hit_brings_its_neighbouring_turns_in_order(srv: MemoryServer) -> None
     assert "context" not in search(c, "greyhound", limit=1)[0]
     for bad in (-1, 6, "two"):
         assert c.post("/api/v1/memories/search", json={"query": "dog", "context": bad}).status_code == 422
+
+
+TRIP = [
+    "Ann: We just got back from two weeks of hiking in Patagonia.",
+    "Ben: Welcome back! How was the weather?",
+    "Ann: Windy every single day, but dry.",
+    "Ben: Did you camp or stay in huts?",
+    "Ann: Mostly camping, we carried everything ourselves.",
+    "Ben: That sounds exhausting.",
+    "Ann: Seeing the glacier calve into the lake was unforgettable.",
+]
+LOOSE = [
+    "Ann: My favourite moment of the concert was the encore.",
+    "Ann: My favourite moment of the wedding was the first dance.",
+    "Ann: I want to go hiking in the Alps next summer.",
+    "Ann: The best trip I ever took was to Lisbon.",
+]
+
+
+def ranked_trip(server: MemoryServer) -> tuple[list[str], list[str], list[str]]:
+    """One user's trip conversation and loose memories; the ids a search for "Patagonia" ranks."""
+    _, _, c = fresh_user(server)
+    trip = store_session(c, "trip", "2024-05-02", TRIP)
+    response = c.post("/api/v1/memories/batch", json={"app": "chat", "items": [{"text": t} for t in LOOSE]})
+    assert response.status_code == 200 and response.json()["failed"] == 0, response.text
+    loose = [o["results"][0]["id"] for o in response.json()["results"]]
+    return trip, loose, [h["id"] for h in search(c, "Patagonia", limit=20)]
+
+
+def test_the_conversation_of_the_best_hit_ranks_together(srv: MemoryServer, tmp_path: Path) -> None:
+    # With search.conversation_share off, the retrievers put a loose memory about hiking above
+    # turns of the trip the best hit comes from ...
+    off = MemoryServer(tmp_path / "off", env={"CCMEM_SEARCH__CONVERSATION_SHARE": "0"})
+    off.start()
+    try:
+        trip, loose, ranked = ranked_trip(off)
+    finally:
+        off.stop()
+    assert ranked[0] == trip[0]
+    alps = ranked.index(loose[2])
+    assert alps < ranked.index(trip[6]), "the data no longer shows what the share changes"
+    # ... with the default share, every turn of that trip ranks above every loose memory.
+    trip, loose, ranked = ranked_trip(srv)
+    assert ranked[0] == trip[0]
+    assert set(ranked[: len(TRIP)]) == set(trip)
+    assert set(ranked[len(TRIP) :]) <= set(loose)
 
 
 def test_a_date_in_the_query_ranks_what_happened_then(srv: MemoryServer) -> None:
