@@ -1,6 +1,7 @@
 """Retrieval benchmark on LoCoMo through the public REST API. Prints JSON.
 
     .venv/bin/python bench/bench_locomo.py [--data ../shared/bench/locomo-dev.json] [--compare-plain]
+        [--variant LABEL:KEY=VALUE[,KEY=VALUE...]]...
 
 Starts the real server with a temporary data directory, stores every dialog turn of each
 conversation as one memory of its own user (one user per conversation; the dialog id, speaker
@@ -11,7 +12,9 @@ turn level: recall_any@{1,5,10,20} (any evidence turn in the top k), recall_all@
 evidence turn in the top 10), MRR, search latency p50/p95 and ingest rate. Evidence ids are
 parsed with `D\\d+:\\d+` and kept only when the turn exists (the data has a few malformed
 evidence strings). `--compare-plain` runs a second server side by side with the turns stored
-without conversation id and time.
+without conversation id and time; each ``--variant`` runs one more server side by side with
+those config settings (``--variant no-lift:search.conversation_share=0``), so a ranking change
+is measured against the default on the same data in one run.
 
 The data (LoCoMo, Maharana et al., ACL 2024; CC BY-NC 4.0) is test data and is not part of this
 repository; see ../shared/bench/README.md.
@@ -132,16 +135,43 @@ def main() -> None:
         action="store_true",
         help="also run with turns stored without conversation id and time (side by side)",
     )
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        type=variant,
+        metavar="LABEL:KEY=VALUE[,KEY=VALUE]",
+        help="also run a server with these config settings (repeatable)",
+    )
     args = parser.parse_args()
     data = json.loads(args.data.read_text())
-    report = run(data, args.data.name, args.limit, provenance=True)
-    if args.compare_plain:
-        report = {"with_provenance": report, "plain": run(data, args.data.name, args.limit, provenance=False)}
+    report = run(data, args.data.name, args.limit, True)
+    if args.compare_plain or args.variant:
+        report = {"with_provenance": report}
+        if args.compare_plain:
+            report["plain"] = run(data, args.data.name, args.limit, False)
+        for label, settings in args.variant:
+            report[label] = {"settings": settings, **run(data, args.data.name, args.limit, True, settings)}
     print(json.dumps(report, indent=2))
 
 
-def run(data: list[dict[str, Any]], name: str, limit: int, *, provenance: bool) -> dict[str, Any]:
-    server = Server()
+def variant(raw: str) -> tuple[str, dict[str, str]]:
+    """``LABEL:KEY=VALUE[,KEY=VALUE]`` as the label and its settings."""
+    label, _, pairs = raw.partition(":")
+    settings = dict(pair.split("=", 1) for pair in pairs.split(",") if "=" in pair)
+    if not label or not settings or len(settings) != len(pairs.split(",")):
+        raise argparse.ArgumentTypeError(f"expected LABEL:KEY=VALUE[,KEY=VALUE], got {raw!r}")
+    return label, settings
+
+
+def run(
+    data: list[dict[str, Any]],
+    name: str,
+    limit: int,
+    provenance: bool,
+    settings: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    server = Server(settings=settings)
     try:
         hits_at = {k: 0 for k in KS}
         all_at_10 = 0

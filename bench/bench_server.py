@@ -140,8 +140,10 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 
 
 class Server:
-    def __init__(self, keep: Path | None = None) -> None:
-        """A server on a temporary directory, or on ``keep`` (created if missing, not removed)."""
+    def __init__(self, keep: Path | None = None, settings: dict[str, str] | None = None) -> None:
+        """A server on a temporary directory, or on ``keep`` (created if missing, not removed).
+        ``settings`` are config keys (``search.conversation_share``) and values for this server,
+        passed as ``CCMEM_SECTION__KEY`` variables."""
         self.keep = keep is not None
         self.data_dir = keep.resolve() if keep is not None else Path(tempfile.mkdtemp(prefix="ccmem-bench-"))
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -149,6 +151,8 @@ class Server:
         self.admin = secrets.token_urlsafe(24)
         self.base = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, "CCMEM_ADMIN_TOKEN": self.admin, "CCMEM_CONFIG": str(ROOT / "config.yaml")}
+        for key, value in (settings or {}).items():
+            self.env["CCMEM_" + key.upper().replace(".", "__")] = value
         self.log = open(self.data_dir / "server.log", "w")  # noqa: SIM115 - closed in stop()
         self.start()
 
