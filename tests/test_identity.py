@@ -1,5 +1,6 @@
 """Tokens and principals against a real SQLite database."""
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -7,7 +8,7 @@ import pytest
 from claude_code_memory.db.database import Database
 from claude_code_memory.db.models import ApiToken
 from claude_code_memory.errors import BadInput, Forbidden, NotFound, Unauthorised
-from claude_code_memory.identity import Identity, Principal, hash_token
+from claude_code_memory.identity import LAST_USED_RESOLUTION, Identity, Principal, hash_token
 
 
 @pytest.fixture
@@ -26,6 +27,21 @@ def test_token_round_trip_and_only_hash_stored(identity: Identity) -> None:
         stored = session.query(ApiToken).one()
         assert stored.token_hash == hash_token(token)
         assert token not in (stored.token_hash, stored.prefix)
+
+
+def test_use_is_recorded_at_most_once_a_minute(identity: Identity) -> None:
+    token = identity.create_token("carol")
+    assert identity.list_tokens("carol")[0].last_used_at is None
+    identity.authenticate(f"Bearer {token}")
+    first = identity.list_tokens("carol")[0].last_used_at
+    assert first is not None
+    identity.authenticate(f"Bearer {token}")
+    assert identity.list_tokens("carol")[0].last_used_at == first  # within the resolution
+    with identity.database.session() as session:
+        stored = session.query(ApiToken).one()
+        stored.last_used_at -= LAST_USED_RESOLUTION + timedelta(seconds=1)
+    identity.authenticate(f"Bearer {token}")
+    assert identity.list_tokens("carol")[0].last_used_at > first
 
 
 def test_admin_and_bad_headers(identity: Identity) -> None:
