@@ -36,7 +36,7 @@ from typing import Any
 from sqlalchemy import Select, and_, bindparam, or_, select
 from sqlalchemy.orm import Session, aliased
 
-from .db.models import Memory, MemoryState
+from .db.models import Memory, MemoryFields, MemoryState
 
 
 @dataclass(frozen=True)
@@ -82,14 +82,14 @@ def lift(
     return sorted(lifted, key=lambda pair: pair[1], reverse=True)
 
 
-def _earlier(other: type[Memory], memory: type[Memory] | Memory) -> object:
+def _earlier(other: type[Memory], memory: type[Memory] | MemoryFields) -> object:
     return or_(
         other.captured_at < memory.captured_at,
         and_(other.captured_at == memory.captured_at, other.created_at < memory.created_at),
     )
 
 
-def _later(other: type[Memory], memory: type[Memory] | Memory) -> object:
+def _later(other: type[Memory], memory: type[Memory] | MemoryFields) -> object:
     return or_(
         other.captured_at > memory.captured_at,
         and_(other.captured_at == memory.captured_at, other.created_at > memory.created_at),
@@ -178,7 +178,7 @@ def adjacent(session: Session, ids: Sequence[str]) -> Neighbourhood:
     return found
 
 
-def around(session: Session, memory: Memory, count: int) -> dict[str, list[Memory]]:
+def around(session: Session, memory: MemoryFields, count: int) -> dict[str, list[Memory]]:
     """Up to ``count`` active turns of the memory's conversation on each side, oldest first."""
     if not memory.conversation_id or memory.captured_at is None or count < 1:
         return {"before": [], "after": []}

@@ -6,7 +6,7 @@ import math
 from datetime import datetime
 from typing import Any
 
-from ..db.models import App, Memory
+from ..db.models import App, Memory, MemoryFields
 
 
 def epoch(value: datetime | None) -> int | None:
@@ -31,7 +31,7 @@ def naive_utc(value: datetime | None) -> datetime | None:
     return value
 
 
-def neighbour(memory: Memory) -> dict[str, Any]:
+def neighbour(memory: MemoryFields) -> dict[str, Any]:
     """A neighbouring turn shown as a search hit's context."""
     return {
         "id": str(memory.id),
@@ -60,11 +60,11 @@ def memory_response(memory: Memory, app_name: str | None = None) -> dict[str, An
     }
 
 
-def provenance(memory: Memory, app_name: str | None = None) -> dict[str, Any]:
-    """Where a memory came from and under what consent and retention."""
+def provenance(memory: MemoryFields, app_name: str) -> dict[str, Any]:
+    """Where a memory came from (``app_name``: its app's) and under what consent and retention."""
     return {
         "channel": memory.channel,
-        "app": app_name if app_name is not None else memory.app.name,
+        "app": app_name,
         "project": memory.project,
         "conversation_id": memory.conversation_id,
         "model": memory.model,
@@ -81,7 +81,7 @@ def memory_detail(memory: Memory) -> dict[str, Any]:
     body["text"] = body.pop("content")
     body["user_id"] = memory.user.user_id
     body["updated_at"] = epoch(memory.updated_at)
-    body["provenance"] = provenance(memory)
+    body["provenance"] = provenance(memory, memory.app.name)
     return body
 
 
@@ -100,7 +100,7 @@ def memory_row(memory: Memory) -> dict[str, Any]:
         "archived_at": iso(memory.archived_at),
         "deleted_at": iso(memory.deleted_at),
         "categories": category_names(memory),
-        "provenance": provenance(memory),
+        "provenance": provenance(memory, memory.app.name),
     }
 
 
