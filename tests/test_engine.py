@@ -17,7 +17,11 @@ import pytest
 
 from claude_code_memory.config import Settings
 from claude_code_memory.engine import Engine, mem0_config
-from claude_code_memory.engine.edge_store import QdrantEdgeStore
+from claude_code_memory.engine.edge_store import (
+    DEFAULT_PAYLOAD_INDEXES,
+    RETIRED_PAYLOAD_INDEXES,
+    QdrantEdgeStore,
+)
 from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder
 from claude_code_memory.engine.factory import NoLlm
 from claude_code_memory.engine.onnx_model import (
@@ -278,6 +282,19 @@ def test_filters_run_inside_edge(store: QdrantEdgeStore) -> None:
         store.search("", unit(1), filters={"flag": True})
     with pytest.raises(BadInput):
         store.search("", unit(1), filters={"state": {"like": "act%"}})
+
+
+def test_a_shard_gets_the_default_indexes_and_loses_retired_ones(tmp_path: Path) -> None:
+    # A shard as an earlier version left it: indexed on "hash" (mem0's content digest).
+    older = {**DEFAULT_PAYLOAD_INDEXES, **{field: "keyword" for field in RETIRED_PAYLOAD_INDEXES}}
+    with QdrantEdgeStore("things", tmp_path, embedding_model_dims=8, payload_indexes=older) as store:
+        (point,) = store.insert([unit(1)], [{"user_id": "a", "hash": "h1"}])
+        assert set(store.col_info()["payload_schema"]) == set(older)
+    with QdrantEdgeStore("things", tmp_path, embedding_model_dims=8) as store:
+        assert set(store.col_info()["payload_schema"]) == set(DEFAULT_PAYLOAD_INDEXES)
+        # A filter on the retired field still works (Edge reads the payloads), nothing is lost.
+        assert [hit.id for hit in store.search("", unit(1), top_k=5, filters={"hash": "h1"})] == [point]
+        assert store.get(point).payload == {"user_id": "a", "hash": "h1"}
 
 
 def test_the_shard_is_loaded_again_after_many_upserts_with_nothing_lost(store: QdrantEdgeStore) -> None:

@@ -83,10 +83,13 @@ DEFAULT_PAYLOAD_INDEXES: dict[str, str] = {
     "app_id": "keyword",
     "project": "keyword",
     "state": "keyword",
-    "hash": "keyword",
     "expires_at": "float",
     "created_ts": "float",
 }
+#: Indexes earlier versions made and this one drops when it opens a shard. ``hash`` (mem0's
+#: content digest, a different value on every point) was never a filter: it was the costliest
+#: index to load (0.08 of 0.41 s at 100k points) and to keep up to date.
+RETIRED_PAYLOAD_INDEXES = ("hash",)
 
 _SCHEMA_TYPES = {
     "keyword": PayloadSchemaType.Keyword,
@@ -193,6 +196,9 @@ class QdrantEdgeStore(VectorStoreBase):
             if field in existing:
                 continue
             shard.update(UpdateOperation.create_field_index(field, _SCHEMA_TYPES[kind]))
+        for field in RETIRED_PAYLOAD_INDEXES:
+            if field in existing and field not in self.payload_indexes:
+                shard.update(UpdateOperation.delete_field_index(field))
 
     def flush(self) -> None:
         with self._lock:
