@@ -140,10 +140,13 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 
 
 class Server:
-    def __init__(self, keep: Path | None = None, settings: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, keep: Path | None = None, settings: dict[str, str] | None = None, code: Path | None = None
+    ) -> None:
         """A server on a temporary directory, or on ``keep`` (created if missing, not removed).
         ``settings`` are config keys (``search.conversation_share``) and values for this server,
-        passed as ``CCMEM_SECTION__KEY`` variables."""
+        passed as ``CCMEM_SECTION__KEY`` variables. ``code``: another checkout whose package
+        this virtualenv's ``ccmem`` runs (``PYTHONPATH``; see bench_ab.py)."""
         self.keep = keep is not None
         self.data_dir = keep.resolve() if keep is not None else Path(tempfile.mkdtemp(prefix="ccmem-bench-"))
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -153,6 +156,8 @@ class Server:
         self.env = {**os.environ, "CCMEM_ADMIN_TOKEN": self.admin, "CCMEM_CONFIG": str(ROOT / "config.yaml")}
         for key, value in (settings or {}).items():
             self.env["CCMEM_" + key.upper().replace(".", "__")] = value
+        if code is not None:
+            self.env["PYTHONPATH"] = str(code)
         self.log = open(self.data_dir / "server.log", "w")  # noqa: SIM115 - closed in stop()
         self.start()
 

@@ -1,0 +1,127 @@
+"""Side by side: this checkout against an earlier revision, on the same data, in one run. Prints JSON.
+
+    .venv/bin/python bench/bench_ab.py --baseline HEAD~3 [--size 10000] [--queries 400] [--restarts 5]
+    .venv/bin/python bench/bench_ab.py --baseline main --data-dir /tmp/d100k --queries 300
+
+Machines here are noisy: the same code measured minutes apart moves by several milliseconds,
+so a change is judged against its baseline in one run. The baseline is checked out with
+``git worktree`` into a temporary directory and served by this checkout's ``ccmem`` with
+``PYTHONPATH`` pointing at it: its package code, this virtualenv's dependencies (a baseline
+that needs other dependencies or another schema migration cannot be compared this way).
+
+The data is a copy, for each side, of one data directory: ``--data-dir`` (as kept by
+``bench_server.py --data-dir``), or ``--size`` synthetic memories stored once through this
+checkout's server. Both servers run at once; searches alternate between them (the order flips
+every query), every query asked once, so neither side's embedding cache answers. With
+``--restarts``, each side is stopped (SIGTERM) and started again that many times, alternately:
+seconds until ``/health`` answers. Not a test: numbers depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_server import ROOT, WARMUP, Server, fresh_queries, ingest_batches, percentiles, rss_mb, synthetic  # noqa: E402
+
+USER = "bench"
+
+
+def checkout(revision: str, into: Path) -> str:
+    """A detached worktree of ``revision`` at ``into``; returns the commit."""
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(into), revision], check=True
+    )
+    return subprocess.run(
+        ["git", "-C", str(into), "rev-parse", "--short", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def build_data(size: int, into: Path) -> None:
+    """``size`` synthetic memories of user ``bench``, stored through this checkout's server."""
+    server = Server(into)
+    try:
+        ingest_batches(server, server.token(USER), synthetic(size), batch=500)
+    finally:
+        server.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--baseline", required=True, help="git revision to compare this checkout with")
+    parser.add_argument("--data-dir", type=Path, help="a kept bench_server.py data directory (copied)")
+    parser.add_argument("--size", type=int, default=10_000, help="synthetic memories without --data-dir")
+    parser.add_argument("--queries", type=int, default=400)
+    parser.add_argument("--restarts", type=int, default=0)
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="ccmem-ab-"))
+    tree = work / "baseline"
+    servers: dict[str, Server] = {}
+    try:
+        commit = checkout(args.baseline, tree)
+        source = args.data_dir
+        if source is None:
+            source = work / "source"
+            build_data(args.size, source)
+        sides = {"baseline": tree, "this": ROOT}
+        for name, code in sides.items():
+            shutil.copytree(source, work / name / "copy")
+            servers[name] = Server(work / name / "copy", code=code)
+        tokens = {name: server.token(USER) for name, server in servers.items()}
+        report: dict[str, object] = {"baseline": {"revision": args.baseline, "commit": commit}}
+
+        if args.restarts:
+            seconds: dict[str, list[float]] = {name: [] for name in servers}
+            for _ in range(args.restarts):
+                for name, server in servers.items():
+                    seconds[name].append(server.restart()["start_to_healthy_s"])
+            report["restart_s"] = {
+                name: {"median": round(statistics.median(v), 2), "each": v} for name, v in seconds.items()
+            }
+
+        clients = {
+            name: httpx.Client(
+                base_url=server.base, headers={"Authorization": f"Bearer {tokens[name]}"}, timeout=60
+            )
+            for name, server in servers.items()
+        }
+        queries = fresh_queries()
+        for query in itertools.islice(queries, WARMUP):
+            for client in clients.values():
+                client.post("/api/v1/memories/search", json={"query": query, "limit": 10}).raise_for_status()
+        samples: dict[str, list[float]] = {name: [] for name in servers}
+        order = list(servers)
+        for i, query in enumerate(itertools.islice(queries, args.queries)):
+            for name in order if i % 2 == 0 else order[::-1]:
+                started = time.perf_counter()
+                response = clients[name].post("/api/v1/memories/search", json={"query": query, "limit": 10})
+                samples[name].append(time.perf_counter() - started)
+                response.raise_for_status()
+                assert response.json()["results"], "search returned nothing"
+        report["rest_search"] = {name: percentiles(v) for name, v in samples.items()}
+        report["rss_mb"] = {name: round(rss_mb(server.process.pid), 1) for name, server in servers.items()}
+        print(json.dumps(report, indent=2))
+    finally:
+        for server in servers.values():
+            server.stop()
+        if tree.exists():
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
