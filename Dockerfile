@@ -62,8 +62,12 @@ COPY claude_code_memory ./claude_code_memory
 # addon) beside the package, in /app.
 # Then the int8 embedding model derived from the shipped one (claude_code_memory/engine/onnx_model.py),
 # into /opt/venv/share, so that no container builds it at start.
+# The package's bytecode is compiled here: pip compiles site-packages, not an editable package,
+# and the services (PYTHONDONTWRITEBYTECODE, user 10001 in a root-owned /app) could not write
+# it, so every start would compile the package again (~0.3 s).
 RUN /opt/venv/bin/pip install --no-cache-dir --no-deps --editable . \
     && rm -rf build \
+    && /opt/venv/bin/python -m compileall -q claude_code_memory \
     && /opt/venv/bin/python -m claude_code_memory.engine.onnx_model
 
 # Inside the container the services listen on every interface of its own network namespace;

@@ -108,6 +108,11 @@ fi
 
 say "Installing claude-code-memory itself (editable)"
 "${pip[@]}" install --quiet --no-deps -e .
+# pip compiles what it installs into site-packages, not an editable package's sources: where
+# Python may not write bytecode (PYTHONDONTWRITEBYTECODE, a read-only checkout) every start
+# would compile the package again, ~0.3 s of each restart.
+.venv/bin/python -m compileall -q claude_code_memory >/dev/null ||
+    die "the package does not compile; see the output above"
 
 .venv/bin/ccmem --help >/dev/null || die "the ccmem command does not run; see the output above"
 
