@@ -11,8 +11,9 @@ that needs other dependencies or another schema migration cannot be compared thi
 
 The data is a copy, for each side, of one data directory: ``--data-dir`` (as kept by
 ``bench_server.py --data-dir``), or ``--size`` synthetic memories stored once through this
-checkout's server. Both servers run at once; searches alternate between them (the order flips
-every query), every query asked once, so neither side's embedding cache answers. With
+checkout's server. Both checkouts are byte-compiled first, as install.sh leaves one. Both
+servers run at once; searches alternate between them (the order flips every query), every
+query asked once, so neither side's embedding cache answers. With
 ``--restarts``, each side is stopped (SIGTERM) and started again that many times, alternately:
 seconds until ``/health`` answers. Not a test: numbers depend on the machine.
 """
@@ -78,6 +79,11 @@ def main() -> None:
             source = work / "source"
             build_data(args.size, source)
         sides = {"baseline": tree, "this": ROOT}
+        for code in sides.values():
+            # As install.sh leaves a checkout: compiled, so restarts compare like with like.
+            subprocess.run(
+                [sys.executable, "-m", "compileall", "-q", str(code / "claude_code_memory")], check=True
+            )
         for name, code in sides.items():
             shutil.copytree(source, work / name / "copy")
             servers[name] = Server(work / name / "copy", code=code)
