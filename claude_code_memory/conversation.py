@@ -18,10 +18,10 @@ to 0.770 and MRR from 0.443 to 0.455 (bench/bench_locomo.py); the gain was smoot
 
 Why a conversation's candidates rank together: the turns a question is about were mostly said in
 one conversation, and the conversation that holds the best candidate is the likeliest to hold
-the evidence. On the same split, giving every candidate half the best score of its conversation
-raised recall_any@10 from 0.781 to 0.807 and MRR from 0.459 to 0.471, on each of the three
-conversations (0.733 → 0.760, 0.728 → 0.765, 0.855 → 0.875), with a plateau over shares of
-0.4-1.0; half is the middle of it, not the best of it.
+the evidence. On the same split, side by side in one run, giving every candidate half the best
+score of its conversation raised recall_any@10 from 0.765 to 0.809 and MRR from 0.450 to 0.463,
+on each of the three conversations (0.713 → 0.760, 0.716 → 0.765, 0.842 → 0.882), with a
+plateau over shares of 0.25-1.0 (0.789-0.809); half is the middle of it (docs/search.md).
 """
 
 from __future__ import annotations
@@ -160,16 +160,16 @@ def adjacent(session: Session, ids: Sequence[str]) -> Neighbourhood:
             (
                 str(uuid.UUID(memory_id)),
                 [str(uuid.UUID(n)) for n in (previous, following) if n is not None],
-                c,
+                conversation,
             )
-            for memory_id, previous, following, c in raw.execute(
+            for memory_id, previous, following, conversation in raw.execute(
                 _ADJACENT_SQLITE, (json.dumps([key.hex for key in keys]),)
             )
         ]
     else:
         rows = [
-            (str(memory_id), [str(n) for n in (previous, following) if n is not None], c)
-            for memory_id, previous, following, c in session.execute(_ADJACENT, {"ids": keys})
+            (str(memory_id), [str(n) for n in (previous, following) if n is not None], conversation)
+            for memory_id, previous, following, conversation in session.execute(_ADJACENT, {"ids": keys})
         ]
     for memory_id, neighbours, conversation in rows:
         found.neighbours[memory_id] = neighbours

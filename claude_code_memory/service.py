@@ -118,6 +118,11 @@ def _passes(
     )
 
 
+def _require_active(app_name: str, is_active: bool, action: str) -> None:
+    if not is_active:
+        raise Forbidden(f"App {app_name} is currently paused. Cannot {action}.")
+
+
 def epoch_seconds(moment: datetime) -> float:
     """A naive-UTC datetime (as the database stores them) as epoch seconds."""
     return moment.replace(tzinfo=UTC).timestamp()
@@ -210,9 +215,8 @@ class MemoryService:
 
     def _active_app(self, user_id: str, app_name: str, action: str) -> tuple[uuid.UUID, uuid.UUID]:
         """The keys of the user and their app, which must not be paused; both are created
-        when missing. One indexed read of three columns in the common case (a search's
-        first step, beside the query's embedding: ORM objects cost it ~0.3 ms more, and
-        1-1.5 ms under the embedding's load)."""
+        when missing. One indexed read of three columns in the common case (a search's first
+        step, beside the query's embedding: 0.17 ms, where loading ORM objects took 0.47)."""
         validate_user_id(user_id)
         with self.database.engine.connect() as connection:
             row = connection.execute(_USER_APP, {"user_id": user_id, "app_name": app_name}).first()
@@ -221,8 +225,7 @@ class MemoryService:
                 user, app = self.user_app(session, user_id, app_name)
                 row = (user.id, app.id, app.is_active)
         user_pk, app_pk, is_active = row
-        if not is_active:
-            raise Forbidden(f"App {app_name} is currently paused. Cannot {action}.")
+        _require_active(app_name, is_active, action)
         return user_pk, app_pk
 
     def app(self, session: Session, user: User, app_name: str) -> App:
@@ -233,8 +236,7 @@ class MemoryService:
 
     @staticmethod
     def require_active(app: App, action: str) -> None:
-        if not app.is_active:
-            raise Forbidden(f"App {app.name} is currently paused. Cannot {action}.")
+        _require_active(app.name, app.is_active, action)
 
     # -- writes ---------------------------------------------------------------------------
     def add_memory(
