@@ -212,8 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"claude-code-memory {status.get('version', '?')} at {base}, {who}, MCP over {args.transport}")
 
     # Imported after the health check: a missing server should not wait for the MCP SDK.
-    from claude_code_memory.client import Mem0MCPClient
-    from claude_code_memory.manager import ClaudeCodeMemoryManager
+    from claude_code_memory.client.conversation_memory import ClaudeCodeMemoryManager
+    from claude_code_memory.client.mcp_client import Mem0MCPClient
 
     marker = f"bluefin-{uuid.uuid4().hex[:8]}"
     client = Mem0MCPClient(

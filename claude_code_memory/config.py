@@ -137,8 +137,8 @@ class PerformanceSettings(_Section):
 
 
 class SearchSettings(_Section):
-    """How search ranks: the conversation shares (:mod:`claude_code_memory.conversation`) and
-    the optional boosts (:mod:`claude_code_memory.boosts`); 0 turns one off."""
+    """How search ranks: the conversation shares (:mod:`claude_code_memory.search.conversation`) and
+    the optional boosts (:mod:`claude_code_memory.search.boosts`); 0 turns one off."""
 
     neighbour_share: float = Field(0.15, ge=0, le=1)
     conversation_share: float = Field(0.5, ge=0, le=1)

@@ -1,4 +1,4 @@
-"""Optional search boosts: the pure re-ranking (claude_code_memory.boosts) and the service
+"""Optional search boosts: the pure re-ranking (claude_code_memory.search.boosts) and the service
 applying it with real stores (SQLite, Qdrant Edge, the ONNX model)."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 
 import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's telemetry switches before mem0 loads
 from claude_code_memory.api.app import Components
-from claude_code_memory.boosts import RECALL_SATURATION, Weights, boost
 from claude_code_memory.config import load_settings
-from claude_code_memory.service import MemoryService
+from claude_code_memory.memories.service import MemoryService
+from claude_code_memory.search.boosts import RECALL_SATURATION, Weights, boost
 
 NOW = datetime(2026, 11, 1, 12, 0)
 

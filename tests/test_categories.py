@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from claude_code_memory.categories import MAX_CATEGORIES, MIN_SIMILARITY, rank
+from claude_code_memory.search.categories import MAX_CATEGORIES, MIN_SIMILARITY, rank
 
 
 def _unit(v: list[float]) -> np.ndarray:

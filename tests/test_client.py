@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from claude_code_memory.client import TRANSPORTS, Mem0MCPClient, parse_tool_output
+from claude_code_memory.client.mcp_client import TRANSPORTS, Mem0MCPClient, parse_tool_output
 from claude_code_memory.config import Settings
 from claude_code_memory.errors import BadInput, Forbidden, NotFound, Unauthorised, Unavailable
 from tests.support.processes import free_port

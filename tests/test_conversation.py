@@ -1,4 +1,4 @@
-"""Order within a conversation (claude_code_memory.conversation): propagation of scores to
+"""Order within a conversation (claude_code_memory.search.conversation): propagation of scores to
 neighbouring turns (pure) and the neighbour queries on a real SQLite database."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from claude_code_memory.conversation import adjacent, around, lift, propagate
 from claude_code_memory.db.database import Database
 from claude_code_memory.db.models import App, Memory, MemoryState, User
+from claude_code_memory.search.conversation import adjacent, around, lift, propagate
 
 
 def test_propagate_lifts_the_neighbours_of_strong_hits() -> None:

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
+from claude_code_memory.auth.identity import LAST_USED_RESOLUTION, Identity, Principal, hash_token
 from claude_code_memory.db.database import Database
 from claude_code_memory.db.models import ApiToken
 from claude_code_memory.errors import BadInput, Forbidden, NotFound, Unauthorised
-from claude_code_memory.identity import LAST_USED_RESOLUTION, Identity, Principal, hash_token
 
 
 @pytest.fixture

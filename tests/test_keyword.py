@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from claude_code_memory.db.database import Database
 from claude_code_memory.db.models import App, Memory, User
-from claude_code_memory.keyword import RRF_K, KeywordIndex, fuse, informative, terms
+from claude_code_memory.search.keyword import RRF_K, KeywordIndex, fuse, informative, terms
 
 
 def test_terms_drop_stopwords_and_duplicates() -> None:

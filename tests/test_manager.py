@@ -21,10 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-from claude_code_memory.client import TRANSPORTS, Mem0MCPClient
-from claude_code_memory.config import Settings
-from claude_code_memory.errors import BadInput, Unavailable
-from claude_code_memory.manager import (
+from claude_code_memory.client.conversation_memory import (
     CONTEXT_HEADING,
     ClaudeCodeMemoryManager,
     ClaudeCodeWithMemory,
@@ -32,11 +29,14 @@ from claude_code_memory.manager import (
     format_context,
     latest_turn,
 )
+from claude_code_memory.client.mcp_client import TRANSPORTS, Mem0MCPClient
+from claude_code_memory.config import Settings
+from claude_code_memory.errors import BadInput, Unavailable
 from tests.support.server import MemoryServer
 
 pytestmark = pytest.mark.timeout(120)
 
-LOGGER = "claude_code_memory.manager"
+LOGGER = "claude_code_memory.client.conversation_memory"
 RECHECK = 0.2
 FACTS = [
     "I drink oolong tea every afternoon",

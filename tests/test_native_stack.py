@@ -24,8 +24,8 @@ import pytest
 
 from claude_code_memory.config import Settings, load_settings
 from claude_code_memory.errors import BadInput
-from claude_code_memory.stack import Backoff, plan, read_state
-from claude_code_memory.supervisor import alive
+from claude_code_memory.stack.services import Backoff, plan, read_state
+from claude_code_memory.stack.supervisor import alive
 from tests.support.processes import free_port, port_open, wait_until
 from tests.support.server import REPO_ROOT, ccmem_bin
 

@@ -35,8 +35,8 @@ from claude_code_memory.db.models import (
     utcnow,
 )
 from claude_code_memory.errors import BadInput, NotFound
-from claude_code_memory.retention import STORES, Retention, Sweeper, parse_since
-from claude_code_memory.service import MemoryService
+from claude_code_memory.memories.retention import STORES, Retention, Sweeper, parse_since
+from claude_code_memory.memories.service import MemoryService
 from tests.support.processes import free_port
 from tests.support.server import MemoryServer
 

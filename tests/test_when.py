@@ -1,10 +1,10 @@
-"""Dates named in queries (claude_code_memory.when): pure parsing into windows."""
+"""Dates named in queries (claude_code_memory.search.dates): pure parsing into windows."""
 
 from datetime import datetime
 
 import pytest
 
-from claude_code_memory.when import Window, windows
+from claude_code_memory.search.dates import Window, windows
 
 
 @pytest.mark.parametrize(

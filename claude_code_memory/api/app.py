@@ -12,13 +12,13 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
 from .. import __version__
+from ..auth.identity import Identity
 from ..config import Settings
 from ..db.database import Database
 from ..engine.factory import Engine
-from ..identity import Identity
 from ..mcp import create_mcp_endpoint
-from ..retention import Retention, Sweeper
-from ..service import MemoryService
+from ..memories.retention import Retention, Sweeper
+from ..memories.service import MemoryService
 from . import errors
 from .deps import authenticate
 from .middleware import BodyLimit, StripTrailingSlash

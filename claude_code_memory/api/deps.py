@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from ..identity import Identity, Principal, validate_user_id
-from ..service import MemoryService
+from ..auth.identity import Identity, Principal, validate_user_id
+from ..memories.service import MemoryService
 
 
 # Async because they only read app state: FastAPI runs a sync dependency in a worker thread,

@@ -23,8 +23,8 @@ from ..config import Settings, load_settings
 from ..errors import Unavailable
 
 if TYPE_CHECKING:
-    from ..identity import Identity
-    from ..remote import Remote
+    from ..auth.identity import Identity
+    from ..client.remote import Remote
 
 #: Exit codes, documented in the package docstring and docs/cli.md.
 EXIT_OK = 0
@@ -74,8 +74,8 @@ def config_file(config: Path | None) -> Path:
 
 def identity(chosen: Settings) -> Identity:
     """Tokens live in the metadata database, which any process may open (unlike the vectors)."""
+    from ..auth.identity import Identity
     from ..db.database import Database
-    from ..identity import Identity
 
     chosen.data_path.mkdir(parents=True, exist_ok=True)
     database = Database(chosen.database_url)
@@ -94,7 +94,7 @@ def server_url(chosen: Settings, url: str | None = None) -> str:
 @contextmanager
 def remote(config: Path | None, url: str | None, token: str | None) -> Iterator[Remote]:
     """An authenticated client for the running server, closed afterwards."""
-    from ..remote import Remote
+    from ..client.remote import Remote
 
     client = Remote.from_settings(settings(config), url, token)
     try:

@@ -75,7 +75,7 @@ def mcp_config(
 ) -> None:
     """Print the `claude mcp add` command and the .mcp.json snippet that connect a client to USER's memory."""
     settings = common.settings(config, common.data_dir_override(data_dir))
-    from ..identity import validate_user_id
+    from ..auth.identity import validate_user_id
 
     user = validate_user_id(user or os.environ.get("USER") or getpass.getuser())
     client = client or settings.mem0.mcp.client_name

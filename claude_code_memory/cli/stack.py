@@ -19,9 +19,11 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from .. import stack, supervisor
+from ..config import Settings
 from ..errors import BadInput, Unavailable
-from ..stack import ServiceSpec
+from ..stack import services as stack_services
+from ..stack import supervisor
+from ..stack.services import ServiceSpec
 from . import common
 from .common import ConfigOpt, JsonOpt, err, out
 
@@ -46,7 +48,7 @@ def available_services() -> set[str]:
 
     names = {info.name or info.callback.__name__.replace("_", "-") for info in root.registered_commands}
     names |= {info.name for info in root.registered_groups if info.name}
-    return {service for service, command in stack.COMMANDS.items() if command in names}
+    return {service for service, command in stack_services.COMMANDS.items() if command in names}
 
 
 def _not_ready() -> dict[str, str]:
@@ -61,7 +63,7 @@ def _not_ready() -> dict[str, str]:
     return problems
 
 
-def _specs(config: Path | None, services: list[str] | None) -> tuple[stack.Settings, list[ServiceSpec]]:
+def _specs(config: Path | None, services: list[str] | None) -> tuple[Settings, list[ServiceSpec]]:
     settings = common.settings(config)
     available = available_services()
     for name, problem in _not_ready().items():
@@ -72,11 +74,11 @@ def _specs(config: Path | None, services: list[str] | None) -> tuple[stack.Setti
         if not services:
             available.discard(name)
             err.print(f"[yellow]note:[/] {name} left out: {problem}", highlight=False, soft_wrap=True)
-    return settings, stack.plan(settings, available, services, config)
+    return settings, stack_services.plan(settings, available, services, config)
 
 
-def _running_supervisor(settings: stack.Settings) -> int | None:
-    pid = stack.read_pid(stack.pid_file(settings))
+def _running_supervisor(settings: Settings) -> int | None:
+    pid = stack_services.read_pid(stack_services.pid_file(settings))
     return pid if pid is not None and supervisor.is_supervisor(pid) else None
 
 
@@ -110,7 +112,7 @@ def up(
                 f"port {spec.port} ({spec.name}) is taken by another program; stop it or choose "
                 f"another port in config.yaml ({_port_key(spec.name)})"
             )
-    logs = stack.logs_dir(settings)
+    logs = stack_services.logs_dir(settings)
     logs.mkdir(parents=True, exist_ok=True)
     argv = [sys.executable, "-m", "claude_code_memory.cli", "stack", "supervise"]
     argv += [arg for spec in specs for arg in ("--service", spec.name)]
@@ -135,14 +137,14 @@ def _port_key(service: str) -> str:
 CONFIRM_SECONDS = 2.0
 
 
-def _service_pid(settings: stack.Settings, name: str) -> int | None:
-    state = stack.read_state(stack.state_file(settings))
+def _service_pid(settings: Settings, name: str) -> int | None:
+    state = stack_services.read_state(stack_services.state_file(settings))
     service = state.services.get(name) if state else None
     return service.pid if service else None
 
 
 def _wait_healthy(
-    settings: stack.Settings, specs: list[ServiceSpec], process: subprocess.Popen[bytes], timeout: float
+    settings: Settings, specs: list[ServiceSpec], process: subprocess.Popen[bytes], timeout: float
 ) -> None:
     started = time.monotonic()
     pending = list(specs)
@@ -152,7 +154,7 @@ def _wait_healthy(
         if code is not None:
             raise Unavailable(
                 f"the stack supervisor exited with code {code}:\n"
-                f"{_tail(stack.logs_dir(settings) / 'stack.log', 15)}"
+                f"{_tail(stack_services.logs_dir(settings) / 'stack.log', 15)}"
             )
         for spec in list(pending):
             pid = _service_pid(settings, spec.name)
@@ -169,12 +171,12 @@ def _wait_healthy(
                     highlight=False,
                 )
         if pending and time.monotonic() - started > timeout:
-            state = stack.read_state(stack.state_file(settings))
+            state = stack_services.read_state(stack_services.state_file(settings))
             details = []
             for spec in pending:
                 service = state.services.get(spec.name) if state else None
                 restarts = f", {service.restarts} restarts, last exit {service.last_exit}" if service else ""
-                log = stack.logs_dir(settings) / f"{spec.name}.log"
+                log = stack_services.logs_dir(settings) / f"{spec.name}.log"
                 details.append(f"--- {spec.name} ({spec.url}{restarts}); end of {log}:\n{_tail(log, 15)}")
             names = ", ".join(spec.name for spec in pending)
             raise Unavailable(
@@ -186,7 +188,7 @@ def _wait_healthy(
             time.sleep(0.25)
 
 
-def _print_endpoints(settings: stack.Settings, specs: list[ServiceSpec]) -> None:
+def _print_endpoints(settings: Settings, specs: list[ServiceSpec]) -> None:
     by_name = {spec.name: spec for spec in specs}
     lines = []
     if "api" in by_name:
@@ -216,8 +218,8 @@ def down(
 ) -> None:
     """Stop the stack: SIGTERM to the supervisor (it stops its services), SIGKILL after the timeout."""
     settings = common.settings(config)
-    pid_path, state_path = stack.pid_file(settings), stack.state_file(settings)
-    state = stack.read_state(state_path)
+    pid_path, state_path = stack_services.pid_file(settings), stack_services.state_file(settings)
+    state = stack_services.read_state(state_path)
     pid = _running_supervisor(settings)
     # The services' PIDs, checked to be ours, in case the supervisor does not stop in time.
     children = [
@@ -248,7 +250,7 @@ def status(as_json: JsonOpt = False, config: ConfigOpt = None) -> None:
     """
     settings = common.settings(config)
     pid = _running_supervisor(settings)
-    state = stack.read_state(stack.state_file(settings)) if pid is not None else None
+    state = stack_services.read_state(stack_services.state_file(settings)) if pid is not None else None
     if pid is None or state is None:
         if as_json:
             common.print_json({"running": False, "supervisor_pid": None, "services": []})
@@ -257,7 +259,7 @@ def status(as_json: JsonOpt = False, config: ConfigOpt = None) -> None:
     rows = []
     for name, service in state.services.items():
         spec = next(
-            (s for s in stack.plan(settings, {name}, [name]) if s.name == name),
+            (s for s in stack_services.plan(settings, {name}, [name]) if s.name == name),
             None,
         )
         up_now = service.pid is not None and supervisor.alive(service.pid)
@@ -307,10 +309,10 @@ def logs(
 ) -> None:
     """Print the end of the services' logs (data/logs/<service>.log)."""
     settings = common.settings(config)
-    known = (*stack.SERVICE_ORDER, "stack")
+    known = (*stack_services.SERVICE_ORDER, "stack")
     if service is not None and service not in known:
         raise BadInput(f"unknown service {service!r}; choose one of {', '.join(known)}")
-    directory = stack.logs_dir(settings)
+    directory = stack_services.logs_dir(settings)
     names = [service] if service else [n for n in known if (directory / f"{n}.log").exists()]
     if not names:
         out.print(f"no logs yet in {directory}")

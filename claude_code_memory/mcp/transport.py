@@ -39,8 +39,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..auth.identity import validate_user_id
 from ..errors import BadInput, Forbidden, MemoryError_, NotFound, TooLarge, Unavailable
-from ..identity import validate_user_id
 from .server import Caller, bind_caller
 
 logger = logging.getLogger(__name__)

@@ -17,9 +17,9 @@ from fastapi import APIRouter, Query
 from sqlalchemy import Select, desc, func, select
 from sqlalchemy.orm import Session
 
+from ...auth.identity import Principal
 from ...db.models import App, Memory, MemoryAccessLog, MemoryState, User
 from ...errors import BadInput, Forbidden, NotFound
-from ...identity import Principal
 from ..deps import PrincipalDep, ServiceDep, acting_user
 from ..serializers import category_names, iso
 

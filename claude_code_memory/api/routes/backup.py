@@ -34,6 +34,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 
+from ...auth.identity import Principal
 from ...db.models import (
     App,
     Memory,
@@ -44,8 +45,7 @@ from ...db.models import (
     utcnow,
 )
 from ...errors import BadInput, Forbidden, MemoryError_, NotFound, TooLarge
-from ...identity import Principal
-from ...service import DEFAULT_APP, MemoryService, content_hash, validate_app_name, validate_text
+from ...memories.service import DEFAULT_APP, MemoryService, content_hash, validate_app_name, validate_text
 from ..deps import PrincipalDep, ServiceDep, acting_user
 from ..serializers import iso
 

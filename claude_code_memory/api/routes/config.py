@@ -40,12 +40,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import flag_modified
 
+from ...auth.identity import Principal
 from ...config import Settings
 from ...db.database import Database
 from ...db.models import ConfigEntry
 from ...errors import BadInput, Forbidden
-from ...identity import Principal
-from ...service import MemoryService
+from ...memories.service import MemoryService
 from ..deps import PrincipalDep, ServiceDep
 
 router = APIRouter(prefix="/api/v1/config", tags=["config"])

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...consent import ConsentQueue, Outcome
+from ...memories.consent import ConsentQueue, Outcome
 from ..deps import PrincipalDep, ServiceDep
 from ..serializers import iso, page
 

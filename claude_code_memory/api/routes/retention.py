@@ -17,8 +17,8 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ...errors import Forbidden
-from ...retention import Retention, parse_since
-from ...service import iso
+from ...memories.retention import Retention, parse_since
+from ...memories.service import iso
 from ..deps import PrincipalDep, acting_user
 
 router = APIRouter(prefix="/api/v1", tags=["retention"])

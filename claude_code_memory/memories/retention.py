@@ -32,7 +32,7 @@ import anyio
 from sqlalchemy import and_, delete, func, or_, select
 from sqlalchemy.orm import Session
 
-from .db.models import (
+from ..db.models import (
     App,
     ConsentDecision,
     Memory,
@@ -42,7 +42,7 @@ from .db.models import (
     MemoryStatusHistory,
     utcnow,
 )
-from .errors import BadInput, NotFound
+from ..errors import BadInput, NotFound
 from .service import MemoryService, iso, validate_app_name
 
 log = logging.getLogger(__name__)

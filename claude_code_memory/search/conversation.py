@@ -36,7 +36,7 @@ from typing import Any
 from sqlalchemy import Select, and_, bindparam, or_, select
 from sqlalchemy.orm import Session, aliased
 
-from .db.models import Memory, MemoryFields, MemoryState
+from ..db.models import Memory, MemoryFields, MemoryState
 
 
 @dataclass(frozen=True)

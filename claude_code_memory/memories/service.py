@@ -20,11 +20,9 @@ from sqlalchemy import bindparam, delete, func, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload
 
-from .boosts import Weights, boost
-from .categories import Categoriser
-from .conversation import adjacent, around, lift, propagate
-from .db.database import Database
-from .db.models import (
+from ..auth.identity import get_or_create, get_or_create_user, validate_user_id
+from ..db.database import Database
+from ..db.models import (
     MEMORY_COLUMNS,
     App,
     Category,
@@ -39,12 +37,14 @@ from .db.models import (
     User,
     utcnow,
 )
-from .errors import BadInput, Conflict, Forbidden, MemoryError_, NotFound, TooLarge, Unavailable
-from .identity import get_or_create, get_or_create_user, validate_user_id
-from .keyword import KeywordIndex, fuse
-from .policy.gate import Admitted, Facts, Policy, Rule, Write, admit, approved, content_hash
-from .policy.redact import redact
-from .when import Window, windows
+from ..errors import BadInput, Conflict, Forbidden, MemoryError_, NotFound, TooLarge, Unavailable
+from ..policy.gate import Admitted, Facts, Policy, Rule, Write, admit, approved, content_hash
+from ..policy.redact import redact
+from ..search.boosts import Weights, boost
+from ..search.categories import Categoriser
+from ..search.conversation import adjacent, around, lift, propagate
+from ..search.dates import Window, windows
+from ..search.keyword import KeywordIndex, fuse
 
 log = logging.getLogger(__name__)
 

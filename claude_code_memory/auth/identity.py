@@ -19,9 +19,9 @@ from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from .db.database import Database
-from .db.models import ApiToken, User, utcnow
-from .errors import BadInput, Forbidden, NotFound, Unauthorised
+from ..db.database import Database
+from ..db.models import ApiToken, User, utcnow
+from ..errors import BadInput, Forbidden, NotFound, Unauthorised
 
 T = TypeVar("T")
 

@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 from sqlalchemy import Select, func, select
 
-from .db.models import App, ConsentDecision, ConsentRule, Memory, MemoryState, User
-from .errors import BadInput, Conflict, Forbidden, MemoryError_, NotFound
-from .identity import Principal, validate_user_id
+from ..auth.identity import Principal, validate_user_id
+from ..db.models import App, ConsentDecision, ConsentRule, Memory, MemoryState, User
+from ..errors import BadInput, Conflict, Forbidden, MemoryError_, NotFound
 from .service import MemoryService, parse_memory_id
 
 log = logging.getLogger(__name__)

@@ -49,7 +49,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
-from .errors import (
+from ..errors import (
     BadInput,
     Forbidden,
     MemoryError_,
@@ -64,7 +64,7 @@ if TYPE_CHECKING:
 
     from anyio.from_thread import BlockingPortal
 
-    from .config import Settings
+    from ..config import Settings
 
 Transport = Literal["http", "sse"]
 TRANSPORTS: tuple[Transport, ...] = ("http", "sse")

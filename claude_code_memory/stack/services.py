@@ -2,7 +2,7 @@
 their health is judged, when a crashed one is started again, and the state file that
 ``ccmem stack status`` reads.
 
-The supervisor (:mod:`claude_code_memory.supervisor`) starts the processes; ``ccmem stack``
+The supervisor (:mod:`claude_code_memory.stack.supervisor`) starts the processes; ``ccmem stack``
 (:mod:`claude_code_memory.cli.stack`) is the command line. Everything here is pure but
 :func:`read_state` / :func:`write_state` (one small JSON file).
 
@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from .config import Settings
-from .errors import BadInput
+from ..config import Settings
+from ..errors import BadInput
 
 #: The services in the order they start (the UI and the proxy talk to the API).
 SERVICE_ORDER = ("api", "ui", "proxy")

@@ -20,7 +20,7 @@ from datetime import datetime
 
 from sqlalchemy import Connection, DateTime, bindparam, text
 
-from .db.database import Database
+from ..db.database import Database
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_-]*")
 _STOPWORD_TEXT = """a about after all also am an and any are as at be been before being but by can could

@@ -4,7 +4,7 @@ helpers ``ccmem stack`` uses to probe and stop them by PID.
 The supervisor is one detached process (``ccmem stack supervise``, started by ``ccmem stack
 up``). It starts each service as its child with its output appended to
 ``data/logs/<name>.log``, starts a crashed one again after a growing delay
-(:class:`~claude_code_memory.stack.Backoff`), records what it sees in ``data/run/stack.json``,
+(:class:`~claude_code_memory.stack.services.Backoff`), records what it sees in ``data/run/stack.json``,
 and on SIGTERM stops its children (SIGTERM, then SIGKILL after a grace period) and removes its
 files. Children also get SIGTERM from the kernel if the supervisor itself dies (Linux).
 """
@@ -24,8 +24,9 @@ from pathlib import Path
 from types import FrameType
 from typing import IO
 
-from . import stack
-from .stack import Backoff, ServiceSpec, ServiceState, StackState
+from ..config import Settings
+from . import services as stack_services
+from .services import Backoff, ServiceSpec, ServiceState, StackState
 
 #: How long a service may take to become healthy before the next one starts anyway.
 START_GATE_SECONDS = 60.0
@@ -140,12 +141,12 @@ class _Child:
 class Supervisor:
     """Runs ``specs`` as children until SIGTERM or SIGINT; see the module docstring."""
 
-    def __init__(self, settings: stack.Settings, specs: list[ServiceSpec], *, grace: float = 10.0) -> None:
+    def __init__(self, settings: Settings, specs: list[ServiceSpec], *, grace: float = 10.0) -> None:
         self.settings = settings
         self.grace = grace
-        self.logs = stack.logs_dir(settings)
-        self.pid_path = stack.pid_file(settings)
-        self.state_path = stack.state_file(settings)
+        self.logs = stack_services.logs_dir(settings)
+        self.pid_path = stack_services.pid_file(settings)
+        self.state_path = stack_services.state_file(settings)
         self.children = [
             _Child(
                 spec,
@@ -161,7 +162,7 @@ class Supervisor:
         self.stopping = True
 
     def run(self) -> int:
-        existing = stack.read_pid(self.pid_path)
+        existing = stack_services.read_pid(self.pid_path)
         if existing and existing != os.getpid() and is_supervisor(existing):
             print(f"a stack supervisor already runs (pid {existing})", file=sys.stderr)
             return 1
@@ -175,13 +176,13 @@ class Supervisor:
         try:
             while not self.stopping:
                 if self._tick():
-                    stack.write_state(self.state_path, self.state)
+                    stack_services.write_state(self.state_path, self.state)
                 time.sleep(POLL_SECONDS)
         finally:
             self._stop_children()
             with contextlib.suppress(FileNotFoundError):
                 self.state_path.unlink()
-            if stack.read_pid(self.pid_path) == os.getpid():
+            if stack_services.read_pid(self.pid_path) == os.getpid():
                 self.pid_path.unlink()
             self._say("stopped")
         return 0

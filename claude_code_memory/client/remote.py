@@ -11,8 +11,8 @@ from typing import Any
 
 import httpx
 
-from .config import Settings
-from .errors import (
+from ..config import Settings
+from ..errors import (
     Unauthorised,
     Unavailable,
     error_for_status,
