@@ -23,6 +23,7 @@ from typing import Any, Literal
 import yaml
 from dotenv import dotenv_values
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
 from .errors import ConfigError
 
@@ -117,11 +118,13 @@ class MemorySettings(_Section):
     max_context_memories: int = Field(5, ge=1, le=100)
 
 
+#: The write paths a memory can arrive by (provenance ``channel``).
+Channel = Literal["capture", "import", "mcp", "rest", "ui"]
+
+
 class PrivacySettings(_Section):
     require_consent: bool = True
-    consent_channels: list[Literal["capture", "import", "mcp", "rest", "ui"]] = Field(
-        default_factory=lambda: ["capture"]
-    )
+    consent_channels: list[Channel] = Field(default_factory=lambda: list[Channel](["capture"]))
     pending_expire_days: int = Field(14, ge=1)
     auto_delete_after_days: int = Field(0, ge=0)
     purge_interval_minutes: int = Field(60, ge=1)
@@ -265,7 +268,7 @@ def _env_overrides(environ: dict[str, str]) -> list[tuple[str, Any]]:
     return overrides
 
 
-def _describe(error: dict[str, Any]) -> str:
+def _describe(error: ErrorDetails) -> str:
     key = ".".join(str(part) for part in error["loc"])
     value = error.get("input")
     if error["type"] == "extra_forbidden":

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -42,18 +42,23 @@ ServicesOpt = Annotated[
 TIMEOUT_HELP = "seconds to wait for every service to become healthy"
 
 
+def _command_name(name: str | None, callback: Any) -> str:
+    """Typer's name for a command: its own, else the function's with dashes."""
+    return name or callback.__name__.replace("_", "-")
+
+
 def available_services() -> set[str]:
     """The services whose commands this installation of ``ccmem`` has (ui and proxy may not)."""
     from . import app as root
 
-    names = {info.name or info.callback.__name__.replace("_", "-") for info in root.registered_commands}
+    names = {_command_name(info.name, info.callback) for info in root.registered_commands}
     names |= {info.name for info in root.registered_groups if info.name}
     return {service for service, command in stack_services.COMMANDS.items() if command in names}
 
 
 def _not_ready() -> dict[str, str]:
     """Services whose command exists but cannot run yet, and why."""
-    problems = {}
+    problems: dict[str, str] = {}
     try:
         from .proxy import MITMDUMP
     except ImportError:
@@ -256,7 +261,7 @@ def status(as_json: JsonOpt = False, config: ConfigOpt = None) -> None:
             common.print_json({"running": False, "supervisor_pid": None, "services": []})
         err.print("the stack is not running; start it with `ccmem stack up`", highlight=False)
         raise typer.Exit(common.EXIT_UNREACHABLE)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, service in state.services.items():
         spec = next(
             (s for s in stack_services.plan(settings, {name}, [name]) if s.name == name),

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Select, and_, bindparam, or_, select
+from sqlalchemy import ColumnElement, Select, and_, bindparam, or_, select
 from sqlalchemy.orm import Session, aliased
 
 from ..db.models import Memory, MemoryFields, MemoryState
@@ -82,14 +82,14 @@ def lift(
     return sorted(lifted, key=lambda pair: pair[1], reverse=True)
 
 
-def _earlier(other: type[Memory], memory: type[Memory] | MemoryFields) -> object:
+def _earlier(other: type[Memory], memory: type[Memory] | MemoryFields) -> ColumnElement[bool]:
     return or_(
         other.captured_at < memory.captured_at,
         and_(other.captured_at == memory.captured_at, other.created_at < memory.created_at),
     )
 
 
-def _later(other: type[Memory], memory: type[Memory] | MemoryFields) -> object:
+def _later(other: type[Memory], memory: type[Memory] | MemoryFields) -> ColumnElement[bool]:
     return or_(
         other.captured_at > memory.captured_at,
         and_(other.captured_at == memory.captured_at, other.created_at > memory.created_at),

@@ -168,8 +168,9 @@ class KeywordIndex:
         # through the dialect's own formatter.
         values = {**params, "match": " OR ".join(_phrase(w) for w in words)}
         for name in ("user", "app"):
-            if isinstance(values.get(name), uuid.UUID):
-                values[name] = values[name].hex  # type: ignore[union-attr]
+            value = values.get(name)
+            if isinstance(value, uuid.UUID):
+                values[name] = value.hex
         stamp = DateTime().dialect_impl(connection.dialect).bind_processor(connection.dialect)
         for name in ("created_from", "created_to"):
             if name in values and stamp is not None:
