@@ -87,7 +87,8 @@ class Memory(Base):
     __table_args__ = (
         Index("idx_memory_user_state", "user_id", "state"),
         Index("idx_memory_app_state", "app_id", "state"),
-        Index("idx_memory_user_hash", "user_id", "content_hash"),
+        # One row per user and text (deleted rows keep no hash): de-duplication the database enforces.
+        Index("idx_memory_user_hash", "user_id", "content_hash", unique=True),
         Index("ix_memories_conversation_order", "user_id", "conversation_id", "captured_at"),
     )
 
