@@ -183,6 +183,8 @@ def _fakes(seed: int) -> dict[str, str]:
         "stripe_live_key",
         "jwt",
         "openai_api_key",
+        "sendgrid_api_key",
+        "password",
     ]
     return {name: GENERATORS[name](rng).value for name in names}
 
@@ -191,7 +193,7 @@ def _text(fakes: dict[str, str], path: str) -> str:
     return (
         f"[{path}] deploy notes: ANTHROPIC_API_KEY={fakes['anthropic_api_key']} and the AWS key "
         f"{fakes['aws_access_key']}; gh token {fakes['github_token']}, stripe {fakes['stripe_live_key']}, "
-        f"session {fakes['jwt']}"
+        f"session {fakes['jwt']}, mail {fakes['sendgrid_api_key']}; btw the password is {fakes['password']}"
     )
 
 

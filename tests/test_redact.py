@@ -152,6 +152,24 @@ POSITIVES = [
     ("Server=db;User Id=app;Password={password};", "password_assignment"),
     ("mysql -u root -p{password} app", "password_assignment"),
     ("machine api.acme.dev login me password {opaque_token}", "password_assignment"),
+    # issue 17: formats an audit found stored
+    ("sg = SendGridAPIClient('{sendgrid_api_key}')", "sendgrid_api_key"),
+    ("mail goes out with {sendgrid_api_key} for now", "sendgrid_api_key"),
+    ("login(token='{huggingface_token}')", "huggingface_token"),
+    ("hf {huggingface_token} has read access", "huggingface_token"),
+    ("the datadog api key is {hex32_secret}", "prose_secret"),
+    ("DD_API_KEY: {hex32_secret}", "env_secret"),
+    ("docker login -u ci -p {password} registry.acme.dev", "password_assignment"),
+    ("docker login --password={password} registry.acme.dev", "password_assignment"),
+    ("helm registry login ghcr.io -u bot -p {opaque_token}", "password_assignment"),
+    ("btw the password is {human_password}", "prose_secret"),
+    ("pw is {password}", "prose_secret"),
+    ("the admin password for staging was {password}.", "prose_secret"),
+    ("the vault unseal phrase for prod is {passphrase}", "prose_secret"),
+    ("passphrase: {passphrase}", "prose_secret"),
+    ('the recovery phrase is "{passphrase}", keep it safe', "prose_secret"),
+    ("the access key I gave you is {opaque_token}", "prose_secret"),
+    ("the client secret → {hex_secret}", "prose_secret"),
 ]
 
 
@@ -215,6 +233,28 @@ NEGATIVES = [
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGf3nN5hWq8vKx2mL9pR4tY7uJ1cB6dE0aS3zX8yQwVe dev@laptop",
     "SENSITIVE = {'password', 'token', 'api_key', 'client_secret', 'authorization'}",
     "[REDACTED:aws_access_key] and password=[REDACTED:password_assignment]",
+    # credentials named in prose, but not given
+    "the password is stored hashed with argon2",
+    "the password is sha256-hashed on the client",
+    "the password manager is 1Password 8",
+    "password: see 1Password",
+    "the password is at least 12 characters",
+    "the token is valid for 15 minutes",
+    "the token is `${GITHUB_TOKEN}`",
+    "the token limit is 200000, the eos token is </s>",
+    "the next page token is CiAKGjBpNDd2Nmp2Zml2cXRtcGVqcGc3bXZ0d2JhOBICCAE",
+    "the secret is to keep batches small",
+    "the secret is base64-encoded in the manifest",
+    "the API key is in the vault",
+    "the api key is 32 bytes long",
+    "the passphrase is stored in the macOS keychain.",
+    "the recovery phrase is written on paper in the safe",
+    "Passphrase: enter a passphrase to protect the key",
+    "Enter passphrase (empty for no passphrase):",
+    "the seed phrase is twelve words long",
+    "docker run -d -p 8080:80 nginx",
+    "docker login -u ci -p $REGISTRY_PASSWORD registry.acme.dev",
+    "echo $PW | docker login -u ci --password-stdin registry.acme.dev",
 ]
 
 
@@ -256,6 +296,21 @@ def test_assignment_keeps_the_name_and_quotes() -> None:
     )
     url = f"postgresql://app:{fake('url_password')}@db:5432/app"
     assert redact(url).text == "postgresql://app:[REDACTED:url_credentials]@db:5432/app"
+
+
+def test_a_credential_named_in_prose_keeps_its_label() -> None:
+    assert redact("btw the password is hunter2correct").text == "btw the password is [REDACTED:prose_secret]"
+    assert redact("my pw is Tr0ub4dor&3, don't tell").text == "my pw is [REDACTED:prose_secret], don't tell"
+    phrase = "the vault unseal phrase for prod is correct horse battery staple. Rotate it in May."
+    assert (
+        redact(phrase).text
+        == "the vault unseal phrase for prod is [REDACTED:prose_secret]. Rotate it in May."
+    )
+    hex_key = fake("hex32_secret")
+    assert (
+        redact(f"the datadog api key is `{hex_key}`").text
+        == "the datadog api key is `[REDACTED:prose_secret]`"
+    )
 
 
 def test_redact_value_walks_metadata() -> None:
@@ -392,6 +447,9 @@ PATHOLOGICAL = {
     "long curl": "curl " + "-u " * 33_000,
     "mysql": "mysql " * 16_666,
     "escaped newlines": "\\n" * 50_000,
+    "prose labels": "the password for the admin is " * 3_333,
+    "token words": "token " * 16_666,
+    "passphrases": "passphrase: correct horse " * 3_846,
 }
 
 

@@ -77,6 +77,8 @@ SECRET_KINDS: tuple[str, ...] = (
     "slack_token",
     "stripe_key",
     "google_api_key",
+    "sendgrid_api_key",
+    "huggingface_token",
     "gcp_service_account",
     "private_key",
     "jwt",
@@ -85,6 +87,7 @@ SECRET_KINDS: tuple[str, ...] = (
     "bearer_token",
     "env_secret",
     "password_assignment",
+    "prose_secret",
 )
 PII_KINDS: tuple[str, ...] = ("credit_card", "email", "phone", "ip_address")
 KINDS: frozenset[str] = frozenset(SECRET_KINDS + PII_KINDS)
@@ -331,6 +334,17 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("stripe_key", re.compile(r"whsec_[A-Za-z0-9]{24,128}(?![\w-])"), _looks_random, _WORD_DASH),
     _Rule("google_api_key", re.compile(r"AIza[0-9A-Za-z_-]{35}(?![\w-])"), not_after=_WORD_DASH),
     _Rule(
+        "sendgrid_api_key",
+        re.compile(r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![\w-])"),
+        not_after=_WORD_DASH,
+    ),
+    _Rule(  # a User Access Token; hf_ then 34 letters and digits today, longer allowed
+        "huggingface_token",
+        re.compile(r"hf_[A-Za-z0-9]{34,128}(?![\w-])"),
+        lambda value: _looks_random(value[3:]),
+        _WORD_DASH,
+    ),
+    _Rule(
         "gcp_service_account",
         re.compile(r"\"private_key_id\\?\"[ \t]*:[ \t]*\\?\"(?P<s>[0-9a-f]{40})\\?\""),
     ),
@@ -418,11 +432,19 @@ class _CommandOption:
     kind: str
     command: re.Pattern[str]
     option: re.Pattern[str]  # the secret is group "s"; searched up to the end of the command
+    # what must come just before ``command`` ("docker " before "login "): scanning for a literal
+    # and looking back is faster than scanning for an alternation of program names
+    before: re.Pattern[str] | None = None
 
     def __call__(self, text: str) -> Iterator[Span]:
         scanned_until = 0
         for command in self.command.finditer(text):
             start = command.start()
+            if self.before is not None:
+                program = self.before.search(text, max(0, start - 40), start)
+                if program is None:
+                    continue
+                start = program.start()
             if start < scanned_until or (start and text[start - 1] in _WORD_DASH):
                 continue
             scanned_until = _command_end(text, command.end())
@@ -453,6 +475,18 @@ _COMMAND_OPTIONS = (
         "password_assignment",
         re.compile(r"mysql(?:dump|admin)?[ \t]"),
         re.compile(r"[ \t]-p(?P<s>[^\s\"'`]{4,128})"),
+    ),
+    _CommandOption(  # -p is a password only after "login"; "docker run -p 8080:80" publishes a port
+        "password_assignment",
+        re.compile(r"login[ \t]"),
+        # a value may start with "-", but not read as the next flag (--password-stdin, -u)
+        re.compile(
+            r"[ \t](?:-p|--password)(?:[ \t]+|=)?[\"']?"
+            r"(?P<s>(?!-{1,2}[a-z][a-z-]{0,30}(?:[\s\"']|\Z))[^\s\"'`]{1,256})"
+        ),
+        re.compile(
+            r"(?:docker|podman|nerdctl|buildah|skopeo|oras|crane|helm[ \t]+registry)[ \t]+(?:auth[ \t]+)?\Z"
+        ),
     ),
 )
 
@@ -727,6 +761,191 @@ def _env_secrets(text: str) -> Iterator[Span]:
         yield "env_secret", start + quoted, end - quoted
 
 
+# --- credentials named in prose -----------------------------------------------------------------
+#
+# "btw the password is hunter2correct", "the datadog api key is 0c46…", "the vault unseal phrase for
+# prod is correct horse battery staple": a label, a few words, "is"/"was"/":"/"=", the value. The
+# label stays and the value goes. Prose uses the same words about credentials rather than with one
+# ("the token is valid for 15 minutes", "the secret is to keep batches small"), so the value must
+# look like what its label names: a password has a digit or a symbol, a token looks random, and
+# only a passphrase may be plain words, the rest of its sentence.
+
+# The scan looks for the noun (password, phrase, key, token …), then reads the qualifier before it.
+# One character class first keeps the engine's fast skip; the lookbehinds tie each rest to its letter.
+_PROSE_NOUN = re.compile(
+    r"[PpKkTtSsWw](?:(?<=[Pp])(?i:ass(?:word|wd|code|phrase)|wd|w|hrase)|(?<=[Kk])(?i:ey)|(?<=[Tt])(?i:oken)"
+    r"|(?<=[Ss])(?i:ecret)|(?<=[Ww])(?i:ords))(?![\w-])"
+)
+_PROSE_QUALIFIERS = {
+    "phrase": re.compile(r"(?i)(?:pass|unseal|seed|recovery|mnemonic)[ -]?\Z"),
+    "words": re.compile(r"(?i)(?:seed|recovery|mnemonic)[ -]\Z"),
+    "key": re.compile(r"(?i)(?:api|access|secret|auth|license|client|signing|master|unseal|root)[ _-]?\Z"),
+}
+_PROSE_NOT_AFTER = _WORD_DASH | set(".$/@{")
+_PROSE_WORD = r"[\w'’/-]{1,24}(?:\.[\w'’/-]{1,24}){0,3}"
+_PROSE_TAIL = re.compile(
+    # at most six words between the label and the verb: "for prod", "I set for the admin user"
+    rf"(?P<bridge>(?:[ \t]+(?!(?i:is|was)[ \t])(?:{_PROSE_WORD})){{0,6}}?)"
+    r"(?:[ \t]+(?i:is|was)"
+    r"(?:[ \t]+(?i:now|still|just|actually|currently|(?:set|changed|reset)[ \t]+to))?[ \t]+"
+    r"|[ \t]*(?::|=|→|->|=>)[ \t]+)"  # "key=value" with no space is code or a query: _assignments
+    r"(?P<value>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|“[^”\n]{1,200}”|[^\s\"'`“]{1,256})"
+)
+_PROSE_REACH = 6 * 26 + 12  # six bridge words and the verb
+_PROSE_CONNECTOR = re.compile(r"[ \t:=→>](?:(?<=[ \t])(?:is|was|IS|WAS|Is|Was)[ \t]|(?<=[:=→>])[ \t])")
+# What may come between the label and its verb: a qualifier ("for prod", "of the staging db"),
+# a clause ("I set", "you gave me", "that works") or an adverb. "the password manager is …",
+# "the token limit is …", "the secret name is …" describe something else.
+_PROSE_BRIDGE_OPENERS = _words(
+    "for of to on in at from with we i you they he she that which here now currently still again today"
+)
+_PROSE_TRAILING = ".,;:!?)]}'\"’”"
+_PROSE_STRONG_SYMBOLS = frozenset("!@#$%^&*+=?~")
+_DIGIT = re.compile(r"\d")
+_LETTER = re.compile(r"[^\W\d_]")
+# sha256-hashed, base64-encoded, 256-bit, utf-8, write-only, argon2id, pbkdf2, rs256, x509:
+# words about a credential that have a digit or a symbol in them.
+_PROSE_NOT_A_PASSWORD = re.compile(
+    r"(?i)[a-z0-9]+(?:-[a-z0-9]+)*-(?:[a-z]{2,}(?:ed|ing)|bits?|bytes?|chars?|characters?|digits?|words?"
+    r"|long|only|safe|based|compatible|friendly|aware|free|proof)"
+    r"|(?:sha|md|aes|rsa|ecdsa|ed|x|hs|rs|es|ps|p|argon|pbkdf|bcrypt|scrypt|base|utf|fido|oauth|totp|hotp"
+    r"|blake|crc|kdf|v)-?\d{1,5}[a-z]{0,2}"
+)
+_PROSE_PHRASE_END = re.compile(r"[.;,!?:](?=\s|\Z)|[\n\"“”()\[\]{}<>|]| [-–—] ")
+_PROSE_PHRASE_WORD = re.compile(r"[A-Za-z0-9'’!@#$%^&*+=~-]{1,32}")
+# Words a sentence about a passphrase starts with, and words a generated passphrase hardly has.
+_PROSE_FUNCTION_WORDS = _words(
+    """
+    a an the is are was were be been being not no never also only just still very too so then
+    it its this that these those what which who whom how where when why there here
+    my your our their his her me you we they us them i something anything nothing everything
+    whatever whichever in on at to for from with without by of under over into onto inside behind
+    and or but nor if unless than as must should can could will would may might shall do does did
+    has have had set kept held written hidden known shown given made taken sent split put left
+    built bound found lost long short weak strong secure insecure same different wrong incorrect
+    invalid empty blank unknown required optional enter type choose pick use provide create
+    generate see ask contact leave press run read check one two three four five six seven eight
+    nine ten eleven twelve twenty dozen several many few some any all each every both
+    """
+)
+
+
+def _prose_password(value: str) -> bool:
+    """Letters with a digit or a symbol, and not a word about passwords (sha256-hashed, 256-bit)."""
+    return (
+        6 <= len(value) <= 128
+        and (_DIGIT.search(value) is not None or not _PROSE_STRONG_SYMBOLS.isdisjoint(value))
+        and _LETTER.search(value) is not None
+        and not _is_placeholder(value)
+        and not _is_path_or_url(value)
+        and not _HOST.fullmatch(value)
+        and not _NUMBER_OR_DURATION.fullmatch(value)
+        and not _PROSE_NOT_A_PASSWORD.fullmatch(value)
+    )
+
+
+def _prose_token(value: str) -> bool:
+    return (
+        len(value) >= 16
+        and _looks_random(value)
+        and not _is_path_or_url(value)
+        and not _HOST.fullmatch(value)
+        and not _PROSE_NOT_A_PASSWORD.fullmatch(value)
+    )
+
+
+def _prose_phrase(text: str, start: int) -> int | None:
+    """End of the passphrase that starts at ``start``: the rest of its sentence, if it is one."""
+    stop = _PROSE_PHRASE_END.search(text, start, min(len(text), start + 240))
+    end = stop.start() if stop else min(len(text), start + 240)
+    phrase = text[start:end].rstrip()
+    words = phrase.split()
+    if len(words) == 1:
+        return start + len(phrase.rstrip(_PROSE_TRAILING)) if _prose_password(words[0]) else None
+    if not 3 <= len(words) <= 24 or stop is None and end - start >= 240:
+        return None
+    lowered = [word.lower().strip("'’") for word in words]
+    function_words = sum(word in _PROSE_FUNCTION_WORDS for word in lowered)
+    if (
+        not all(_PROSE_PHRASE_WORD.fullmatch(word) for word in words)
+        or lowered[0] in _PROSE_FUNCTION_WORDS
+        or lowered[1] in _PROSE_FUNCTION_WORDS
+        or (len(lowered[0]) >= 5 and lowered[0].endswith(("ed", "ing", "ly")))
+        or function_words * 4 > len(words)
+        or _is_placeholder(phrase)
+    ):
+        return None  # "stored in the keychain", "required to unlock the disk", "twelve words long"
+    return start + len(phrase)
+
+
+def _prose_label(text: str, noun: re.Match[str]) -> tuple[str, int] | None:
+    """What a noun names (``password``, ``phrase`` or ``token``) and where its label starts."""
+    word = noun.group().lower()
+    start = noun.start()
+    if word in ("password", "passwd", "passcode", "pwd", "pw"):
+        return "password", start
+    if word == "passphrase":
+        return "phrase", start
+    if word in ("token", "secret"):
+        return "token", start
+    qualifier = _PROSE_QUALIFIERS[word].search(text, max(0, start - 10), start)
+    if qualifier is None:
+        return None  # "the phrase is", "the key is", "in other words": nothing secret named
+    return ("token" if word == "key" else "phrase"), qualifier.start()
+
+
+def _prose_secrets(text: str) -> Iterator[Span]:
+    examined_until = 0
+    connectors: list[int] | None = None  # where "is", "was", ":", "=", "→" start; found once, if needed
+    for noun in _PROSE_NOUN.finditer(text):
+        label = _prose_label(text, noun)
+        if label is None:
+            continue
+        credential, start = label
+        end = noun.end()
+        if start < examined_until or (start and text[start - 1] in _PROSE_NOT_AFTER):
+            continue
+        if connectors is None:
+            connectors = [match.start() for match in _PROSE_CONNECTOR.finditer(text)]
+        index = bisect.bisect_left(connectors, end)
+        if index == len(connectors) or connectors[index] > end + _PROSE_REACH:
+            continue  # no verb within reach: "token" in a list of words, most mentions of a key
+        tail = _PROSE_TAIL.match(text, end)
+        if tail is None:
+            continue
+        bridge = tail.group("bridge").split()
+        if bridge and bridge[0].lower() not in _PROSE_BRIDGE_OPENERS:
+            continue
+        if credential == "token" and _CURSOR_BEFORE.search(text[max(0, start - 24) : start].rstrip()):
+            continue  # "the next page token is …": a cursor
+        examined_until = tail.end()  # a label inside this value ("password: password: …") is part of it
+        value_start, value_end = tail.span("value")
+        raw = tail.group("value")
+        quoted = raw[:1] in "\"'`“"
+        if quoted:
+            value_start, value_end = value_start + 1, value_end - 1
+        if credential == "phrase":
+            if quoted:
+                phrase = text[value_start:value_end]
+                if len(phrase) < 6 or _is_placeholder(phrase):
+                    continue
+            else:
+                found_end = _prose_phrase(text, value_start)
+                if found_end is None:
+                    continue
+                value_end = found_end
+        else:
+            value = text[value_start:value_end]
+            if not quoted:
+                value = value.rstrip(_PROSE_TRAILING)
+                value_end = value_start + len(value)
+            looks_right = _prose_password if credential == "password" else _prose_token
+            if not looks_right(value):
+                continue
+        examined_until = value_end
+        yield "prose_secret", value_start, value_end
+
+
 # --- personal data -------------------------------------------------------------------------------
 
 _EMAIL_DOMAIN = re.compile(r"@(?P<domain>(?:[A-Za-z0-9-]{1,63}\.){1,8}(?P<tld>[A-Za-z]{2,24}))(?![\w-])")
@@ -869,6 +1088,7 @@ _SECRET_DETECTORS: tuple[Detector, ...] = (
     _aws_secrets_beside_key_ids,
     _env_secrets,
     _assignments,
+    _prose_secrets,
 )
 _PII_DETECTORS: tuple[Detector, ...] = (_cards, _emails, _phones, _ip_addresses)
 

@@ -158,6 +158,56 @@ def _human_password(rng: random.Random) -> Fake:
     return Fake(value, value)
 
 
+def _sendgrid_key(rng: random.Random) -> Fake:
+    core = _pick(rng, BASE64URL, 22) + "." + _pick(rng, BASE64URL, 43)
+    return Fake("SG." + core, core)
+
+
+# Words a generated passphrase is made of (Diceware style): no function words, nothing in -ed.
+_PASSPHRASE_WORDS = [
+    "correct",
+    "horse",
+    "battery",
+    "staple",
+    "orbit",
+    "lantern",
+    "pepper",
+    "glacier",
+    "velvet",
+    "walnut",
+    "cactus",
+    "harbor",
+    "pencil",
+    "meadow",
+    "rocket",
+    "tundra",
+    "violin",
+    "marble",
+    "saddle",
+    "copper",
+    "thistle",
+    "beacon",
+    "jigsaw",
+    "nutmeg",
+    "falcon",
+    "quartz",
+    "ribbon",
+    "dolphin",
+    "emblem",
+    "gravel",
+    "kettle",
+    "lobster",
+    "mosaic",
+    "oyster",
+    "parsley",
+]
+
+
+def _passphrase(rng: random.Random) -> Fake:
+    value = " ".join(rng.sample(_PASSPHRASE_WORDS, rng.randrange(4, 7)))
+    return Fake(value, value)
+
+
 def _basic_auth(rng: random.Random) -> Fake:
     value = _b64(f"{rng.choice(['admin', 'deploy', 'ci'])}:{_pick(rng, ALNUM, 18)}".encode())
     return Fake(value, value)
@@ -272,6 +322,10 @@ GENERATORS: dict[str, Callable[[random.Random], Fake]] = {
     "stripe_restricted_key": _prefixed("rk_live_", ALNUM, 99),
     "stripe_webhook_secret": _prefixed("whsec_", ALNUM, 32),
     "google_api_key": _prefixed("AIza", BASE64URL, 35),
+    "sendgrid_api_key": _sendgrid_key,
+    "huggingface_token": _prefixed("hf_", ALNUM, 34),
+    "hex32_secret": _prefixed("", HEX, 32),  # Datadog API keys, and many others: 32 hex digits
+    "passphrase": _passphrase,
     "gcp_private_key_id": _gcp_key_id,
     "gcp_private_key_json": _pem("PRIVATE KEY", size=1216, escaped=True),
     "rsa_private_key": _pem("RSA PRIVATE KEY"),
