@@ -11,16 +11,22 @@
     └── Unavailable        a store or the model cannot serve right now    → HTTP 503
 
 The HTTP edge (`api/errors.py`) turns each into one JSON shape
-`{"detail": message, "error": code}`; the MCP edge raises it as a tool error; the CLI prints
-one line and exits 1.
+`{"detail": message, "error": code}` with the error's ``headers`` (a 401 names the Bearer
+scheme, as RFC 6750 requires); the MCP edge raises it as a tool error; the CLI prints one line
+and exits 1.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
 
 
 class MemoryError_(Exception):  # noqa: N801 - the trailing underscore avoids the builtin
     code = "error"
     status = 500
+    #: Response headers an HTTP edge sends with it.
+    headers: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -45,6 +51,7 @@ class NotFound(MemoryError_):
 class Unauthorised(MemoryError_):
     code = "unauthorised"
     status = 401
+    headers: ClassVar[Mapping[str, str]] = {"WWW-Authenticate": "Bearer"}
 
 
 class Forbidden(MemoryError_):

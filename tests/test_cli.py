@@ -209,6 +209,43 @@ def test_status_reports_health_version_and_counts(memory_server: MemoryServer) -
     assert f"{user}: 1 in 1 apps, 0 pending consent" in " ".join(table.split())
 
 
+def test_status_mcp_config_and_list_choose_the_same_token(
+    memory_server: MemoryServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--token, then $CCMEM_TOKEN, then the admin token from the environment: the same order for
+    every command, and the admin token is known by its value wherever it came from."""
+    user, token = new_user(memory_server)
+    remote(memory_server, "add", "Every command picks the same token", "--token", token)
+    admin = memory_server.admin_token
+
+    def run(*args: str, env_token: str | None) -> subprocess.CompletedProcess[str]:
+        if env_token is None:
+            monkeypatch.delitem(memory_server.extra_env, "CCMEM_TOKEN", raising=False)
+        else:
+            monkeypatch.setitem(memory_server.extra_env, "CCMEM_TOKEN", env_token)
+        return ccmem(memory_server, *args, check=False)
+
+    mine = {"user": None, "memories": 1, "apps": 1, "pending": 0}
+    for flag, env_token in (((), token), (("--token", token), admin)):
+        status = run("status", "--json", "--url", memory_server.base_url, *flag, env_token=env_token)
+        assert status.returncode == 0 and as_json(status)["counts"] == mine, status.stderr
+        listed = run("list", "--json", "--url", memory_server.base_url, *flag, env_token=env_token)
+        assert listed.returncode == 0 and "Every command picks the same token" in listed.stdout
+        snippet = as_json(run("mcp-config", "--user", user, "--json", *flag, env_token=env_token))
+        assert snippet["mcpServers"]["memory"]["headers"]["Authorization"] == f"Bearer {token}"
+
+    # The admin token counts only for a user it is told about, however it was given.
+    for flag, env_token in (((), None), ((), admin), (("--token", admin), None)):
+        status = run("status", "--json", "--url", memory_server.base_url, *flag, env_token=env_token)
+        assert status.returncode == 0 and as_json(status)["counts"] is None, status.stderr
+        named = run(
+            "status", "--json", "--url", memory_server.base_url, "--user", user, *flag, env_token=env_token
+        )
+        assert as_json(named)["counts"] == {**mine, "user": user}, named.stderr
+    one_line_error(run("mcp-config", "--user", user, env_token=admin), 1, "admin token")
+    one_line_error(run("mcp-config", "--user", user, env_token=None), 1, "no token")
+
+
 # -- memories ----------------------------------------------------------------------------------
 def test_add_search_list_and_get(memory_server: MemoryServer) -> None:
     user, token = new_user(memory_server)

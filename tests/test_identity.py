@@ -5,7 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from claude_code_memory.auth.identity import LAST_USED_RESOLUTION, Identity, Principal, hash_token
+from claude_code_memory.auth.identity import (
+    LAST_USED_RESOLUTION,
+    Identity,
+    Principal,
+    acting_user,
+    hash_token,
+)
 from claude_code_memory.db.database import Database
 from claude_code_memory.db.models import ApiToken
 from claude_code_memory.errors import BadInput, Forbidden, NotFound, Unauthorised
@@ -70,3 +76,28 @@ def test_principal_scoping_and_user_id_validation(identity: Identity) -> None:
     for bad in ("", "has space", "x" * 65, "../etc", "-start"):
         with pytest.raises(BadInput):
             identity.create_token(bad)
+
+
+def test_acting_user_decides_whom_a_request_acts_for() -> None:
+    alice, admin = Principal(user_id="alice"), Principal(user_id=None, is_admin=True)
+    assert acting_user(alice, None) == "alice"  # a user token acts for its own user by default
+    assert acting_user(alice, "alice") == "alice"
+    assert acting_user(admin, "bob") == "bob"
+    with pytest.raises(Forbidden, match="cannot access the memories of user 'bob'"):
+        acting_user(alice, "bob")
+    with pytest.raises(BadInput, match="user_id is required with the admin token"):
+        acting_user(admin, None)
+    with pytest.raises(BadInput, match="invalid user_id"):
+        acting_user(admin, "../etc")
+
+
+def test_the_rest_edge_and_the_consent_queue_share_that_decision() -> None:
+    """One owner: the REST dependency is the same function, and no other module words the
+    admin-must-name-a-user refusal itself."""
+    from claude_code_memory.api import deps
+
+    assert deps.acting_user is acting_user
+    package = Path(__file__).resolve().parent.parent / "claude_code_memory"
+    wording = "user_id is required with the admin token"
+    owners = sorted(str(p.relative_to(package)) for p in package.rglob("*.py") if wording in p.read_text())
+    assert owners == ["auth/identity.py"]

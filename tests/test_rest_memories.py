@@ -187,6 +187,21 @@ def test_auth_and_isolation(srv: MemoryServer) -> None:
     assert bob
 
 
+def test_refusals_keep_their_headers(srv: MemoryServer) -> None:
+    """A 401 names the scheme it wants (RFC 6750) and a 405 the methods it allows, whether our
+    typed error or Starlette's HTTPException refused."""
+    for headers in ({}, {"Authorization": "Bearer nope"}):
+        refused = httpx.get(f"{srv.base_url}/api/v1/memories/", headers=headers, timeout=30)
+        assert refused.status_code == 401 and refused.json()["error"] == "unauthorised"
+        assert refused.headers.get("www-authenticate") == "Bearer"
+    # The MCP transport answers its own 401s from the same typed error.
+    mcp = httpx.post(f"{srv.base_url}/mcp/claude-code/http/someone", json={}, timeout=30)
+    assert mcp.status_code == 401 and mcp.headers.get("www-authenticate") == "Bearer"
+    wrong_method = httpx.delete(f"{srv.base_url}/health", timeout=30)
+    assert wrong_method.status_code == 405 and wrong_method.json()["error"] == "method_not_allowed"
+    assert "GET" in wrong_method.headers.get("allow", "").split(", ")
+
+
 def test_bad_input_is_4xx_json_and_changes_nothing(srv: MemoryServer) -> None:
     _, c = fresh_user(srv)
     add(c, "baseline memory")

@@ -7,7 +7,8 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from ..auth.identity import Identity, Principal, validate_user_id
+from ..auth.identity import Identity, Principal
+from ..auth.identity import acting_user as acting_user  # the routes import it from here
 from ..memories.service import MemoryService
 
 
@@ -43,20 +44,6 @@ def get_principal(request: Request, _: HTTPAuthorizationCredentials | None = Dep
 #: The bearer scheme alone (for the OpenAPI docs), for a route that calls :func:`authenticate`
 #: itself, in the same worker thread as the rest of its work.
 BearerDep = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
-
-
-def acting_user(principal: Principal, user_id: str | None) -> str:
-    """The user a request acts for: the given ``user_id`` (checked against the token) or the
-    token's own user when it is omitted. The admin token must always name a user."""
-    if user_id is None:
-        if principal.user_id is None:
-            from ..errors import BadInput
-
-            raise BadInput("user_id is required with the admin token")
-        return principal.user_id
-    validate_user_id(user_id)
-    principal.require_user(user_id)
-    return user_id
 
 
 ServiceDep = Annotated[MemoryService, Depends(get_service)]

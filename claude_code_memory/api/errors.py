@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -15,8 +16,12 @@ from ..errors import MemoryError_
 log = logging.getLogger(__name__)
 
 
-def error_response(status: int, code: str, detail: str, **extra: Any) -> JSONResponse:
-    return JSONResponse({"detail": detail, "error": code, **extra}, status_code=status)
+def error_response(
+    status: int, code: str, detail: str, headers: Mapping[str, str] | None = None, **extra: Any
+) -> JSONResponse:
+    return JSONResponse(
+        {"detail": detail, "error": code, **extra}, status_code=status, headers=dict(headers or {})
+    )
 
 
 def _describe_validation(exc: RequestValidationError) -> tuple[str, list[dict[str, Any]]]:
@@ -36,7 +41,7 @@ def install(app: FastAPI) -> None:
     async def _ours(_: Request, exc: MemoryError_) -> JSONResponse:
         if exc.status >= 500:
             log.warning("%s: %s", exc.code, exc.message)
-        return error_response(exc.status, exc.code, exc.message)
+        return error_response(exc.status, exc.code, exc.message, exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -48,7 +53,7 @@ def install(app: FastAPI) -> None:
         code = {404: "not_found", 405: "method_not_allowed", 401: "unauthorised", 403: "forbidden"}.get(
             exc.status_code, "http_error"
         )
-        return error_response(exc.status_code, code, str(exc.detail), **({} if not exc.headers else {}))
+        return error_response(exc.status_code, code, str(exc.detail), exc.headers)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -48,6 +48,18 @@ class Principal:
             raise Forbidden(f"this token cannot access the memories of user {user_id!r}")
 
 
+def acting_user(principal: Principal, user_id: str | None) -> str:
+    """The user a request acts for: the given ``user_id`` (checked against the token) or the
+    token's own user when it is omitted. The admin token must always name a user."""
+    if user_id is None:
+        if principal.user_id is None:
+            raise BadInput("user_id is required with the admin token")
+        return principal.user_id
+    validate_user_id(user_id)
+    principal.require_user(user_id)
+    return user_id
+
+
 def validate_user_id(user_id: object) -> str:
     if not isinstance(user_id, str) or not USER_ID_PATTERN.match(user_id):
         raise BadInput(

@@ -76,6 +76,7 @@ def mcp_config(
     """Print the `claude mcp add` command and the .mcp.json snippet that connect a client to USER's memory."""
     settings = common.settings(config, common.data_dir_override(data_dir))
     from ..auth.identity import validate_user_id
+    from ..client.remote import TOKEN_ENV, choose_token  # where used: it imports httpx
 
     user = validate_user_id(user or os.environ.get("USER") or getpass.getuser())
     client = client or settings.mem0.mcp.client_name
@@ -85,11 +86,16 @@ def mcp_config(
         raise BadInput("give --token or --create-token, not both")
     if create_token:
         token = common.identity(settings).create_token(user, f"mcp-config {client}")
-    token = token or os.environ.get("CCMEM_TOKEN")
-    if not token:
-        raise BadInput(f"no token for {user!r}: pass --token, set CCMEM_TOKEN, or use --create-token")
-    if settings.server.admin_token and token == settings.server.admin_token:
-        raise BadInput("that is the admin token; give the client a user token (--create-token makes one)")
+    # A client config never gets the admin token: no fallback to it, and a refusal if given.
+    chosen = choose_token(token, settings.server.admin_token, admin_fallback=False)
+    if chosen is None:
+        raise BadInput(f"no token for {user!r}: pass --token, set {TOKEN_ENV}, or use --create-token")
+    if chosen.is_admin:
+        raise BadInput(
+            f"that is the admin token ({chosen.source}); give the client a user token "
+            "(--create-token makes one)"
+        )
+    token = chosen.value
     address = mcp_url(url or settings.mem0.mcp.base_url, client, transport.value, user)
     snippet = mcp_json(address, token, transport.value)
     if as_json:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import tempfile
 from dataclasses import asdict, dataclass
@@ -103,17 +102,19 @@ def status(
 
     Exits 0 when healthy, 1 when the server reports a problem, 3 when nothing answers.
     """
+    from ..client.remote import choose_token  # where used: it imports httpx (restart time)
+
     settings = common.settings(config)
     base = common.server_url(settings, url)
     code, health = _health(base)
-    token = token or os.environ.get("CCMEM_TOKEN")
     healthy = code == 200 and health.get("status") == "ok"
     counts: dict[str, Any] | None = None
-    # The admin token counts only for a user it is told about; a user token counts its own.
-    # A degraded server could not count, and its health report says more.
-    if healthy and (token or (user and settings.server.admin_token)):
+    # The admin token counts only for a user it is told about, however it was given; a user
+    # token counts its own. A degraded server could not count, and its health report says more.
+    chosen = choose_token(token, settings.server.admin_token)
+    if healthy and chosen is not None and (user or not chosen.is_admin):
         scope = common.without_none({"user_id": user})
-        with common.remote(config, base, token) as client:
+        with common.remote(config, base, chosen.value) as client:
             stats = client.get("/api/v1/stats", params=scope)
             pending = client.get("/api/v1/consent/pending/count", params=scope)
         counts = {

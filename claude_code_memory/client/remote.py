@@ -7,6 +7,8 @@ because the embedded vector store belongs to the server process (it locks its di
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -18,6 +20,38 @@ from ..errors import (
     error_for_status,
 )
 
+#: The environment variable that holds a client's token.
+TOKEN_ENV = "CCMEM_TOKEN"
+
+
+@dataclass(frozen=True)
+class ChosenToken:
+    value: str
+    #: Where it came from, for messages: ``--token``, ``$CCMEM_TOKEN`` or ``the admin token``.
+    source: str
+    #: It is the admin token: known by its value, so also when it came by --token or the variable.
+    is_admin: bool
+
+
+def choose_token(
+    given: str | None,
+    admin_token: str | None,
+    *,
+    admin_fallback: bool = True,
+    environ: Mapping[str, str] | None = None,
+) -> ChosenToken | None:
+    """The token a command sends: ``given`` (``--token``), else ``$CCMEM_TOKEN``, else (with
+    ``admin_fallback``) the admin token from ``.env`` / the environment; None when none is set.
+    An empty value counts as not given."""
+    environ = os.environ if environ is None else environ
+    candidates = [(given, "--token"), (environ.get(TOKEN_ENV), f"${TOKEN_ENV}")]
+    if admin_fallback:
+        candidates.append((admin_token, "the admin token"))
+    for value, source in candidates:
+        if value:
+            return ChosenToken(value, source, is_admin=bool(admin_token) and value == admin_token)
+    return None
+
 
 class Remote:
     def __init__(self, base_url: str, token: str, timeout: float = 30) -> None:
@@ -28,14 +62,13 @@ class Remote:
 
     @classmethod
     def from_settings(cls, settings: Settings, url: str | None = None, token: str | None = None) -> Remote:
-        """``url`` defaults to the configured server address; ``token`` to ``$CCMEM_TOKEN``,
-        then the admin token from ``.env`` / the environment."""
+        """``url`` defaults to the configured server address; the token is :func:`choose_token`'s."""
         host = settings.server.host if settings.server.host not in ("0.0.0.0", "::") else "127.0.0.1"
         base = url or f"http://{host}:{settings.server.port}"
-        chosen = token or os.environ.get("CCMEM_TOKEN") or settings.server.admin_token
-        if not chosen:
-            raise Unauthorised("no token: pass --token, set CCMEM_TOKEN, or set CCMEM_ADMIN_TOKEN in .env")
-        return cls(base, chosen)
+        chosen = choose_token(token, settings.server.admin_token)
+        if chosen is None:
+            raise Unauthorised(f"no token: pass --token, set {TOKEN_ENV}, or set CCMEM_ADMIN_TOKEN in .env")
+        return cls(base, chosen.value)
 
     def request(self, method: str, path: str, **kwargs: Any) -> Any:
         try:

@@ -272,9 +272,8 @@ def _owner(principal: Any) -> str:
 
 
 def _error_response(error: MemoryError_) -> JSONResponse:
-    headers = {"WWW-Authenticate": "Bearer"} if error.status == 401 else None
     return JSONResponse(
-        {"detail": error.message, "error": error.code}, status_code=error.status, headers=headers
+        {"detail": error.message, "error": error.code}, status_code=error.status, headers=dict(error.headers)
     )
 
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from sqlalchemy import Select, func, select
 
-from ..auth.identity import Principal, validate_user_id
+from ..auth.identity import Principal, acting_user, validate_user_id
 from ..db.models import App, ConsentDecision, ConsentRule, Memory, MemoryState, User
 from ..errors import BadInput, Conflict, Forbidden, MemoryError_, NotFound
 from .service import MemoryService, parse_memory_id
@@ -135,7 +135,7 @@ class ConsentQueue:
                 "pending items are visible only to their owner; use a user token "
                 "(the admin token may read GET /api/v1/consent/pending/count)"
             )
-        owner = self._acting(principal, user_id)
+        owner = acting_user(principal, user_id)
         query = self._pending_query().where(User.user_id == owner)
         if app is not None:
             query = query.where(App.name == app)
@@ -297,7 +297,7 @@ class ConsentQueue:
                     # An item without a project gives "" : only captures without a project match.
                     project_pattern = glob_literal(memory.project or "")
         else:
-            owner = self._acting(principal, user_id)
+            owner = acting_user(principal, user_id)
         app_pattern = "*" if app_pattern is None else app_pattern
         project_pattern = "*" if project_pattern is None else project_pattern
         if not app_pattern.strip() or len(app_pattern) > APP_PATTERN_MAX:
@@ -344,17 +344,6 @@ class ConsentQueue:
         return str(rid)
 
     # -- helpers --------------------------------------------------------------------------
-    @staticmethod
-    def _acting(principal: Principal, user_id: str | None) -> str:
-        """The user acted for: ``user_id`` if the token may, else the token's own user."""
-        if user_id is None:
-            if principal.user_id is None:
-                raise BadInput("user_id is required with the admin token")
-            return principal.user_id
-        validate_user_id(user_id)
-        principal.require_user(user_id)
-        return user_id
-
     @staticmethod
     def _owner_filter(principal: Principal, user_id: str | None) -> str | None:
         """Whose rows to read: a user token reads its own; the admin anyone's (None: all)."""
