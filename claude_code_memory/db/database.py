@@ -23,6 +23,9 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyp
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=5000")
+    # Deleted rows are overwritten with zeros, not only unlinked: a forgotten memory's text
+    # must not stay readable in free pages (see memories/erasure.py for the WAL and FTS5).
+    cursor.execute("PRAGMA secure_delete=ON")
     cursor.close()
 
 

@@ -100,6 +100,8 @@ _SCHEMA_TYPES = {
     "uuid": PayloadSchemaType.Uuid,
 }
 _SCROLL_PAGE = 1000
+#: Beside the shard while :meth:`QdrantEdgeStore.erase` copies it, and the old shard after it.
+_ERASE_COPY, _ERASE_RETIRED = ".erase-copy", ".erase-retired"
 
 
 @dataclass(slots=True)
@@ -158,11 +160,12 @@ class QdrantEdgeStore(VectorStoreBase):
         if name and name != self.collection_name:
             raise BadInput(f"this store serves collection {self.collection_name!r}, not {name!r}")
         dims = vector_size or self.embedding_model_dims
-        config = EdgeConfig(vectors=EdgeVectorParams(size=dims, distance=Distance.Cosine))
+        config = self._config(dims)
         path = self.shard_path
         with self._lock:
             if self._shard is not None:
                 return
+            self._finish_interrupted_erase()
             exists = (path / "edge_config.json").exists() or (path / "segments").exists()
             try:
                 if exists:
@@ -189,8 +192,12 @@ class QdrantEdgeStore(VectorStoreBase):
             )
         return Unavailable(f"cannot open vector store {self.shard_path}: {message}")
 
-    def _ensure_indexes(self) -> None:
-        shard = self._require()
+    @staticmethod
+    def _config(dims: int) -> EdgeConfig:
+        return EdgeConfig(vectors=EdgeVectorParams(size=dims, distance=Distance.Cosine))
+
+    def _ensure_indexes(self, shard: EdgeShard | None = None) -> None:
+        shard = shard or self._require()
         existing = shard.info().payload_schema
         for field, kind in self.payload_indexes.items():
             if field in existing:
@@ -199,6 +206,68 @@ class QdrantEdgeStore(VectorStoreBase):
         for field in RETIRED_PAYLOAD_INDEXES:
             if field in existing and field not in self.payload_indexes:
                 shard.update(UpdateOperation.delete_field_index(field))
+
+    # -- erasure ----------------------------------------------------------------------------
+    def erase(self) -> int:
+        """Rewrite the shard so that deleted points leave its files; returns the points kept.
+
+        Edge deletes a point logically: its payload (the memory's text) stays in the segment's
+        payload pages, and its upsert stays in the write-ahead log, whose files are recycled
+        only when full. No call of qdrant-edge 0.9 erases them in place: ``optimize()`` with a
+        vacuum threshold rewrites the segment but not the log. So the live points are copied
+        into a new shard beside this one, which takes its place; the old directory is removed.
+        Other calls wait meanwhile. A crash part-way is finished by the next open.
+        """
+        with self._lock:
+            shard = self._require()
+            copy_path, retired_path = self._erase_paths()
+            shutil.rmtree(copy_path, ignore_errors=True)
+            copy = EdgeShard.create(str(copy_path), self._config(self.embedding_model_dims))
+            kept = 0
+            try:
+                self._ensure_indexes(copy)
+                offset: Any = None
+                while True:
+                    request = ScrollRequest(
+                        offset=offset, limit=_SCROLL_PAGE, with_payload=True, with_vector=True
+                    )
+                    points, offset = shard.scroll(request)
+                    if points:
+                        copy.update(
+                            UpdateOperation.upsert_points(
+                                [Point(point.id, point.vector, point.payload or {}) for point in points]
+                            )
+                        )
+                        kept += len(points)
+                    if offset is None:
+                        break
+                copy.flush()
+            finally:
+                copy.close()
+            self._shard = None
+            shard.close()
+            self.shard_path.rename(retired_path)
+            copy_path.rename(self.shard_path)
+            shutil.rmtree(retired_path)
+            self.create_col(self.collection_name, self.embedding_model_dims)
+        return kept
+
+    def _erase_paths(self) -> tuple[Path, Path]:
+        return (
+            self.root / f"{self.collection_name}{_ERASE_COPY}",
+            self.root / f"{self.collection_name}{_ERASE_RETIRED}",
+        )
+
+    def _finish_interrupted_erase(self) -> None:
+        """After a crash inside :meth:`erase`: a half-made copy is dropped; an old shard moved
+        aside is removed when the copy took its place, and put back when it did not."""
+        copy_path, retired_path = self._erase_paths()
+        if retired_path.exists():
+            if self.shard_path.exists():
+                shutil.rmtree(retired_path)
+            else:
+                retired_path.rename(self.shard_path)
+        shutil.rmtree(copy_path, ignore_errors=True)
 
     def flush(self) -> None:
         with self._lock:

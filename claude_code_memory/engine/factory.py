@@ -267,10 +267,12 @@ def _index_server_fields(store: Any) -> None:
 def _tune_history_db(memory: Memory) -> None:
     """mem0 opens its history SQLite in rollback-journal mode with full fsync, which makes every
     write wait for the disk (~2 ms here). WAL with NORMAL sync survives a process crash (what a
-    server needs) and is the setting our own metadata database uses."""
+    server needs) and is the setting our own metadata database uses. ``secure_delete`` zeroes
+    the pages of deleted history rows (which hold memories' old texts), as in our database."""
     with memory.db._lock:
         memory.db.connection.execute("PRAGMA journal_mode=WAL")
         memory.db.connection.execute("PRAGMA synchronous=NORMAL")
+        memory.db.connection.execute("PRAGMA secure_delete=ON")
 
 
 class _QdrantServerErrors:

@@ -323,9 +323,10 @@ class Retention:
                         session.execute(delete(model).where(model.memory_id.in_(ids)))
                     result = session.execute(delete(Memory).where(Memory.id.in_(ids)))
                     counts["sql_rows"] += int(result.rowcount or 0)  # type: ignore[attr-defined]
-                    # Full-text index: none exists yet. When one lands, delete these ids from it
-                    # here, in the same batch, and count them under a new "fulltext" store.
+                    # The full-text index follows by trigger; erasure rewrites it below.
             receipt.memory_ids.extend(str(memory_id) for memory_id in ids)
+        if not receipt.dry_run and targets:
+            self.service.erasure.erase()  # once per sweep or forget, not per batch
         if not receipt.dry_run:
             for user_pk in {t.user_pk for t in targets}:
                 self.service.forget_usage(user_pk)

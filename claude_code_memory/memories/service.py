@@ -45,6 +45,7 @@ from ..search.categories import Categoriser
 from ..search.conversation import adjacent, around, lift, propagate
 from ..search.dates import Window, windows
 from ..search.keyword import KeywordIndex, fuse
+from .erasure import Erasure
 
 log = logging.getLogger(__name__)
 
@@ -182,6 +183,7 @@ class MemoryService:
         self.policy = Policy.from_settings(engine.settings)
         self._usage_bytes: dict[uuid.UUID, int] = {}
         self.vectors = Vectors(engine)
+        self.erasure = Erasure(database, engine)
         self._retrievers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="keyword-search")
         # One writer, so access-log batches land in order (see _log_access).
         self._bookkeeping = ThreadPoolExecutor(max_workers=1, thread_name_prefix="access-log")
@@ -521,6 +523,7 @@ class MemoryService:
             )
             self.forget_usage(pending.user_id)
             session.delete(pending)
+        self.erasure.erase(vectors=False)  # a pending item was never embedded
 
     def update_memory(self, principal_user: str | None, memory_id: object, text: str) -> Memory:
         """Replace a memory's text through the gate: SQL and the vector (re-embedded) both change."""
@@ -620,6 +623,8 @@ class MemoryService:
                 memory.content_hash = None
                 session.execute(delete(MemoryCategory).where(MemoryCategory.memory_id == memory.id))
                 deleted += 1
+        if deleted:
+            self.erasure.erase()  # once the rows are committed: the old bytes leave the files
         return deleted
 
     def delete_all(self, *, user_id: str, app_name: str | None = None) -> int:

@@ -8,6 +8,10 @@ because the API de-duplicates identical content.
 
 The outbox is bounded: when it holds ``max_rows`` turns, adding one drops the oldest (and says
 how many it dropped, for the log). Used from one thread only (the delivery thread).
+
+A delivered or dropped turn leaves the file for real: ``secure_delete`` zeroes the row's bytes
+and a ``wal_checkpoint(TRUNCATE)`` after each delete empties the write-ahead log, which would
+otherwise keep the page images that held the turn's text until it is next reused.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ class Outbox:
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute("PRAGMA secure_delete=ON")
         self._db.execute(SCHEMA)
         for suffix in ("-wal", "-shm"):
             sidecar = path.with_name(path.name + suffix)
@@ -74,6 +79,8 @@ class Outbox:
                     "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox ORDER BY id LIMIT ?)", (excess,)
                 )
             self._db.execute("COMMIT")
+        if excess > 0:
+            self._truncate_log()
         return max(excess, 0)
 
     def oldest(self, limit: int = 1) -> list[Row]:
@@ -84,6 +91,10 @@ class Outbox:
 
     def delete(self, row_id: int) -> None:
         self._db.execute("DELETE FROM outbox WHERE id = ?", (row_id,))
+        self._truncate_log()
+
+    def _truncate_log(self) -> None:
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def note_attempt(self, row_id: int) -> None:
         self._db.execute("UPDATE outbox SET attempts = attempts + 1 WHERE id = ?", (row_id,))
