@@ -14,12 +14,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from qdrant_edge import ScrollRequest
 
 from claude_code_memory.config import Settings
 from claude_code_memory.engine import Engine, mem0_config
 from claude_code_memory.engine.edge_store import (
     DEFAULT_PAYLOAD_INDEXES,
     RETIRED_PAYLOAD_INDEXES,
+    TEXT_FIELDS,
     QdrantEdgeStore,
 )
 from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder
@@ -318,9 +320,9 @@ def test_the_shard_is_loaded_again_after_many_upserts_with_nothing_lost(store: Q
 
 
 def test_store_updates_and_errors(store: QdrantEdgeStore, tmp_path: Path) -> None:
-    (point,) = store.insert([unit(1)], [{"user_id": "a", "data": "x"}])
+    (point,) = store.insert([unit(1)], [{"user_id": "a"}])
     store.update(point, payload={"state": "archived"})
-    assert store.get(point).payload == {"user_id": "a", "data": "x", "state": "archived"}
+    assert store.get(point).payload == {"user_id": "a", "state": "archived"}
     store.update(point, vector=unit(0, 1))
     assert store.search("", unit(0, 1), top_k=1)[0].score == pytest.approx(1.0)
     store.update(point, vector=unit(1), payload={"user_id": "a"})
@@ -430,3 +432,28 @@ def test_nothing_leaves_the_data_directory_or_the_machine_nor_is_imported_unused
     assert report == {"attempts": [], "unused": [], "real_qdrant_config": True}
     assert list(home.iterdir()) == []
     assert (tmp_path / "data" / "mem0" / "config.json").exists()
+
+
+def test_the_store_keeps_no_text_and_mem0_reads_it_from_history(engine: Engine, tmp_path: Path) -> None:
+    """A point's payload never holds the memory's text (Edge keeps deleted payloads in its
+    files); mem0's reads get it back from its history, and a deleted memory's from nowhere."""
+    marker = f"zebra{uuid.uuid4().hex[:12]}"
+    kept = add(engine, f"The kept note {marker}kept", "alice")
+    gone = add(engine, f"The deleted note {marker}gone", "alice")
+    store: Any = engine.store
+    assert store.text_source is not None
+    points, _ = store._require().scroll(ScrollRequest(limit=10, with_payload=True, with_vector=False))
+    assert points and not any(field in (p.payload or {}) for p in points for field in TEXT_FIELDS)
+    assert engine.memory.get(kept)["memory"] == f"The kept note {marker}kept"
+    found = engine.memory.search("the kept note", filters={"user_id": "alice"}, top_k=2)["results"]
+    assert {hit["memory"] for hit in found} == {
+        f"The kept note {marker}kept",
+        f"The deleted note {marker}gone",
+    }
+
+    engine.memory.delete(gone)
+    engine.memory.db.connection.execute("DELETE FROM history WHERE memory_id = ?", (gone,))
+    engine.flush()
+    shard_files = [path for path in store.shard_path.rglob("*") if path.is_file()]
+    assert shard_files
+    assert not any(marker.encode() in path.read_bytes() for path in shard_files)

@@ -40,7 +40,7 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,6 +100,15 @@ _SCHEMA_TYPES = {
     "uuid": PayloadSchemaType.Uuid,
 }
 _SCROLL_PAGE = 1000
+#: Payload fields a point never keeps: the memory's text as mem0 writes it (``data``) and its
+#: lemmas for mem0's BM25 (``text_lemmatized``). Edge deletes logically and keeps old payloads
+#: in its segment pages and its write-ahead log, so text stored here would outlive every
+#: delete. The text lives in the databases that erase it (memories/erasure.py); mem0's reads
+#: get it back through :attr:`QdrantEdgeStore.text_source`.
+TEXT_FIELDS = ("data", "text_lemmatized")
+
+#: ``ids -> {id: text}`` for the points mem0 reads back (get, search, list).
+TextSource = Callable[[Sequence[str]], Mapping[str, str]]
 #: Beside the shard while :meth:`QdrantEdgeStore.erase` copies it, and the old shard after it.
 _ERASE_COPY, _ERASE_RETIRED = ".erase-copy", ".erase-retired"
 
@@ -118,6 +127,10 @@ def _point_id(value: Any) -> str:
         return str(uuid.UUID(str(value)))
     except ValueError:
         raise BadInput(f"vector ids must be UUIDs, got {value!r}") from None
+
+
+def _without_text(payload: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {key: value for key, value in (payload or {}).items() if key not in TEXT_FIELDS}
 
 
 def _output(point: Any, score: float | None = None) -> OutputData:
@@ -143,6 +156,8 @@ class QdrantEdgeStore(VectorStoreBase):
             raise ConfigError(f"payload index types {sorted(unknown)} unknown; use {sorted(_SCHEMA_TYPES)}")
         self._lock = threading.RLock()
         self._shard: EdgeShard | None = None
+        #: Where mem0's reads find a point's text (the engine sets it; None: none comes back).
+        self.text_source: TextSource | None = None
         self.reload_share, self.reload_min = RELOAD_SHARE, RELOAD_MIN
         #: Points upserted since the shard was loaded, the points it held then, and loads since.
         self._upserted = self._loaded_points = self.reloads = 0
@@ -178,6 +193,9 @@ class QdrantEdgeStore(VectorStoreBase):
                 raise self._open_error(exc, dims) from exc
             self._ensure_indexes()
             self._upserted, self._loaded_points = 0, self._shard.info().points_count
+            if self._holds_text(self._shard):
+                logger.warning("vector store %s holds memories' text (an older version): rewriting it", path)
+                self.erase()
 
     def _open_error(self, exc: Exception, dims: int) -> Exception:
         message = str(exc)
@@ -209,14 +227,15 @@ class QdrantEdgeStore(VectorStoreBase):
 
     # -- erasure ----------------------------------------------------------------------------
     def erase(self) -> int:
-        """Rewrite the shard so that deleted points leave its files; returns the points kept.
+        """Rewrite the shard with its live points and without :data:`TEXT_FIELDS`; returns the
+        points kept. Run once, when a shard an older version wrote still holds memories' text.
 
-        Edge deletes a point logically: its payload (the memory's text) stays in the segment's
-        payload pages, and its upsert stays in the write-ahead log, whose files are recycled
-        only when full. No call of qdrant-edge 0.9 erases them in place: ``optimize()`` with a
-        vacuum threshold rewrites the segment but not the log. So the live points are copied
-        into a new shard beside this one, which takes its place; the old directory is removed.
-        Other calls wait meanwhile. A crash part-way is finished by the next open.
+        Edge deletes a point logically: its payload stays in the segment's payload pages, and
+        its upsert in the write-ahead log, whose files are recycled only when full. No call of
+        qdrant-edge 0.9 erases them in place (``optimize()`` with a vacuum threshold rewrites
+        the segment, not the log). So the live points are copied into a new shard beside this
+        one, which takes its place; the old directory is removed. Other calls wait meanwhile.
+        A crash part-way is finished by the next open.
         """
         with self._lock:
             shard = self._require()
@@ -235,7 +254,10 @@ class QdrantEdgeStore(VectorStoreBase):
                     if points:
                         copy.update(
                             UpdateOperation.upsert_points(
-                                [Point(point.id, point.vector, point.payload or {}) for point in points]
+                                [
+                                    Point(point.id, point.vector, _without_text(point.payload))
+                                    for point in points
+                                ]
                             )
                         )
                         kept += len(points)
@@ -251,6 +273,24 @@ class QdrantEdgeStore(VectorStoreBase):
             shutil.rmtree(retired_path)
             self.create_col(self.collection_name, self.embedding_model_dims)
         return kept
+
+    @staticmethod
+    def _holds_text(shard: EdgeShard) -> bool:
+        """Whether points hold text fields, as every point written before :data:`TEXT_FIELDS`
+        did (the first point tells: they were all written the same way)."""
+        points, _ = shard.scroll(ScrollRequest(limit=1, with_payload=True, with_vector=False))
+        return any(field in (point.payload or {}) for point in points for field in TEXT_FIELDS)
+
+    def _with_text(self, records: list[OutputData]) -> list[OutputData]:
+        """mem0's view of the points: the payload with the text (``data``) put back."""
+        if self.text_source is None or not records:
+            return records
+        texts = self.text_source([record.id for record in records])
+        for record in records:
+            text = texts.get(record.id)
+            if text is not None:
+                record.payload["data"] = text
+        return records
 
     def _erase_paths(self) -> tuple[Path, Path]:
         return (
@@ -335,7 +375,7 @@ class QdrantEdgeStore(VectorStoreBase):
             raise BadInput(f"{len(vectors)} vectors but {len(ids)} ids")
         point_ids = [_point_id(i) for i in ids] if ids is not None else [str(uuid.uuid4()) for _ in vectors]
         points = [
-            Point(point_id, self._vector(vector), dict(payloads[index]) if payloads else {})
+            Point(point_id, self._vector(vector), _without_text(payloads[index]) if payloads else {})
             for index, (point_id, vector) in enumerate(zip(point_ids, vectors, strict=True))
         ]
         if points:
@@ -355,12 +395,15 @@ class QdrantEdgeStore(VectorStoreBase):
         with self._locked() as shard:
             if vector is not None and payload is not None:
                 shard.update(
-                    UpdateOperation.upsert_points([Point(point_id, self._vector(vector), dict(payload))])
+                    UpdateOperation.upsert_points(
+                        [Point(point_id, self._vector(vector), _without_text(payload))]
+                    )
                 )
                 self._upserted_points(1)
             elif payload is not None:
                 self._missing_is_not_found(
-                    point_id, lambda: shard.update(UpdateOperation.set_payload([point_id], dict(payload)))
+                    point_id,
+                    lambda: shard.update(UpdateOperation.set_payload([point_id], _without_text(payload))),
                 )
             elif vector is not None:
                 operation = UpdateOperation.update_vectors([PointVectors(point_id, self._vector(vector))])
@@ -406,7 +449,7 @@ class QdrantEdgeStore(VectorStoreBase):
         request = self._query(vectors, top_k, filters)
         with self._locked() as shard:
             hits = shard.query(request)
-        return [_output(hit, hit.score) for hit in hits]
+        return self._with_text([_output(hit, hit.score) for hit in hits])
 
     def nearest(
         self, vector: Sequence[float], top_k: int, filters: Mapping[str, Any] | None = None
@@ -431,7 +474,7 @@ class QdrantEdgeStore(VectorStoreBase):
             return []
         with self._locked() as shard:
             batches = shard.query_batch(QueryBatchRequest(requests))
-        return [[_output(hit, hit.score) for hit in hits] for hits in batches]
+        return [self._with_text([_output(hit, hit.score) for hit in hits]) for hits in batches]
 
     def keyword_search(
         self, query: str, top_k: int = 5, filters: Mapping[str, Any] | None = None
@@ -468,7 +511,7 @@ class QdrantEdgeStore(VectorStoreBase):
             return None
         with self._locked() as shard:
             records = shard.retrieve([point_id], True, False)
-        return _output(records[0]) if records else None
+        return self._with_text([_output(records[0])])[0] if records else None
 
     def count(self, filters: Mapping[str, Any] | None = None) -> int:
         """How many points pass ``filters`` (exact)."""
@@ -529,4 +572,4 @@ class QdrantEdgeStore(VectorStoreBase):
                 records.extend(_output(point) for point in points)
                 if offset is None:
                     break
-        return [records]
+        return [self._with_text(records)]

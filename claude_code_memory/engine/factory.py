@@ -27,7 +27,7 @@ import logging
 import os
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -244,6 +244,8 @@ def build_memory(settings: Settings) -> Memory:
         # mem0's qdrant store talks to the server in its constructor (it creates the collection).
         raise Unavailable(f"Qdrant at {settings.storage.qdrant_url} cannot be used: {exc}") from exc
     _tune_history_db(memory)
+    if vector_store["provider"] == EDGE_PROVIDER:
+        memory.vector_store.text_source = history_texts(memory)
     if vector_store["provider"] == "qdrant":
         _index_server_fields(memory.vector_store)
     return memory
@@ -273,6 +275,31 @@ def _tune_history_db(memory: Memory) -> None:
         memory.db.connection.execute("PRAGMA journal_mode=WAL")
         memory.db.connection.execute("PRAGMA synchronous=NORMAL")
         memory.db.connection.execute("PRAGMA secure_delete=ON")
+        # Texts are looked up (and purged) by memory id; mem0 indexes nothing.
+        memory.db.connection.execute("CREATE INDEX IF NOT EXISTS history_memory_id ON history (memory_id)")
+
+
+def history_texts(memory: Memory) -> Callable[[Sequence[str]], dict[str, str]]:
+    """Memories' current texts from mem0's history: the embedded store keeps no text (see
+    ``edge_store.TEXT_FIELDS``), and mem0 records every text it adds or updates there. A
+    deleted memory's history is purged with it, so its text comes back from nowhere."""
+
+    def texts(ids: Sequence[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        history: Any = memory.db
+        for start in range(0, len(ids), 500):  # SQLite's bound-parameter limit, with room
+            chunk = list(ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            with history._lock:
+                rows = history.connection.execute(
+                    f"SELECT memory_id, new_memory FROM history WHERE memory_id IN ({marks}) "
+                    "AND new_memory IS NOT NULL ORDER BY rowid",
+                    chunk,
+                ).fetchall()
+            found.update((str(memory_id), text) for memory_id, text in rows)  # the newest wins
+        return found
+
+    return texts
 
 
 class _QdrantServerErrors:

@@ -13,8 +13,9 @@ Each store deletes logically first, and each keeps the text somewhere until told
   cuts the log to zero bytes;
 * FTS5 records a delete as a new entry and keeps the old terms in its segments until they are
   merged: ``'optimize'`` merges them into one segment without the deleted rows;
-* the embedded vector store keeps payloads and its log: :meth:`QdrantEdgeStore.erase` rewrites
-  the shard (see there).
+* the embedded vector store keeps deleted points' payloads in its pages and its log, so it is
+  never given the text (:data:`~claude_code_memory.engine.edge_store.TEXT_FIELDS`): what it
+  keeps of a deleted memory is a vector and the fields searches filter on.
 
 Each step rewrites a whole file or index, so it runs once per batch, never per row. Out of
 reach here: PostgreSQL and a Qdrant server (their own storage and vacuum), and blocks a file
@@ -43,12 +44,10 @@ class Erasure:
         self.database = database
         self.engine = engine
 
-    def erase(self, *, vectors: bool = True) -> dict[str, float]:
-        """Erase what deleted rows left in the stores (the vector store too unless ``vectors``
-        is false: rows that were never embedded); returns the seconds each step took."""
+    def erase(self) -> dict[str, float]:
+        """Erase what deleted rows left in the stores; returns the seconds each step took."""
         timings: dict[str, float] = {}
-        steps = [("metadata", self._metadata), ("history", self._history)]
-        for name, step in steps + ([("vectors", self._vectors)] if vectors else []):
+        for name, step in (("metadata", self._metadata), ("history", self._history)):
             started = time.perf_counter()
             step()
             timings[name] = time.perf_counter() - started
@@ -73,13 +72,6 @@ class Erasure:
         with history._lock:  # type: ignore[union-attr]  # mem0's own lock around its connection
             connection.commit()
             _checkpoint(connection, "mem0 history.db")
-
-    def _vectors(self) -> None:
-        memory = self.engine.memory
-        for store in (memory.vector_store, getattr(memory, "_entity_store", None)):
-            erase = getattr(store, "erase", None)
-            if erase is not None:
-                erase()
 
 
 def _checkpoint(connection: sqlite3.Connection, name: str) -> None:

@@ -523,7 +523,7 @@ class MemoryService:
             )
             self.forget_usage(pending.user_id)
             session.delete(pending)
-        self.erasure.erase(vectors=False)  # a pending item was never embedded
+        self.erasure.erase()
 
     def update_memory(self, principal_user: str | None, memory_id: object, text: str) -> Memory:
         """Replace a memory's text through the gate: SQL and the vector (re-embedded) both change."""
