@@ -69,7 +69,7 @@ def test_the_service_boosts_recent_and_recalled_memories_only_when_asked(service
     old = add("The team standup is at 9:30 every morning", 60)
     new = add("The team standup moved to 10:00 every morning", 0)
     plain = scores(service, "when is the team standup")
-    search = service.engine.settings.search
+    search = service.settings.search
 
     search.recency_weight, search.recency_half_life_days = 1.0, 30
     recent = scores(service, "when is the team standup")

@@ -127,29 +127,36 @@ def _calls(tree: ast.AST) -> list[tuple[str, str]]:
     return found
 
 
+def _takes_admitted(function: ast.FunctionDef) -> bool:
+    return any(
+        arg.annotation is not None and ast.unparse(arg.annotation) == "Admitted"
+        for arg in function.args.args + function.args.kwonlyargs
+    )
+
+
 def test_architecture_no_write_reaches_the_engine_without_the_gate() -> None:
-    """mem0's write methods are called only inside ``Vectors``, whose write methods refuse
-    anything but an ``Admitted``; and every service function that calls them either runs
-    ``admit`` itself or receives an ``Admitted``."""
+    """mem0's write methods are called only inside ``Vectors`` (memories/vectors.py), whose write
+    methods refuse anything but an ``Admitted``; and every function in the package that calls
+    them (or a ``_store``, which stores what it is handed) either runs ``admit`` itself or
+    receives an ``Admitted``."""
     engine_writes = {"add", "update"}
+    modules = {
+        path.relative_to(PACKAGE).as_posix(): ast.parse(path.read_text()) for path in PACKAGE.rglob("*.py")
+    }
     offenders = []
-    for path in PACKAGE.rglob("*.py"):
-        tree = ast.parse(path.read_text())
+    for name, tree in modules.items():
         for receiver, method in _calls(tree):
             engine_write = (
                 method in engine_writes and receiver.endswith("memory") and "memory.db" not in receiver
             )
-            if engine_write and path.relative_to(PACKAGE).as_posix() != "memories/service.py":
-                offenders.append(f"{path.relative_to(PACKAGE)}: {receiver}.{method}")
+            if engine_write and name != "memories/vectors.py":
+                offenders.append(f"{name}: {receiver}.{method}")
     assert offenders == []
 
-    service = ast.parse((PACKAGE / "memories" / "service.py").read_text())
-    vectors = next(n for n in service.body if isinstance(n, ast.ClassDef) and n.name == "Vectors")
+    vectors_module = modules["memories/vectors.py"]
+    vectors = next(n for n in vectors_module.body if isinstance(n, ast.ClassDef) and n.name == "Vectors")
     for function in (n for n in vectors.body if isinstance(n, ast.FunctionDef) and n.name in engine_writes):
-        assert any(
-            arg.annotation is not None and ast.unparse(arg.annotation) == "Admitted"
-            for arg in function.args.args
-        )
+        assert _takes_admitted(function)
         assert "isinstance(admitted, Admitted)" in ast.unparse(function)
     mem0_callers = [
         f.name
@@ -159,18 +166,25 @@ def test_architecture_no_write_reaches_the_engine_without_the_gate() -> None:
     ]
     assert sorted(mem0_callers) == ["add", "update"]
 
-    service_class = next(n for n in service.body if isinstance(n, ast.ClassDef) and n.name == "MemoryService")
-    for function in (n for n in service_class.body if isinstance(n, ast.FunctionDef)):
-        calls = _calls(function)
-        if any(r == "self.vectors" and m in engine_writes for r, m in calls) or any(
-            r == "self" and m == "_store" for r, m in calls
-        ):
-            takes_admitted = any(
-                arg.annotation is not None and ast.unparse(arg.annotation) == "Admitted"
-                for arg in function.args.args
-            )
-            runs_gate = any(isinstance(n, ast.Name) and n.id == "admit" for n in ast.walk(function))
-            assert takes_admitted or runs_gate, f"MemoryService.{function.name} writes without the gate"
+    writers = set()
+    for name, tree in modules.items():
+        for function in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+            calls = _calls(function)
+            if any(r.endswith("vectors") and m in engine_writes for r, m in calls) or any(
+                m == "_store" for _, m in calls
+            ):
+                writers.add(f"{name}:{function.name}")
+                runs_gate = any(isinstance(n, ast.Name) and n.id == "admit" for n in ast.walk(function))
+                assert _takes_admitted(function) or runs_gate, (
+                    f"{name}: {function.name} writes without the gate"
+                )
+    # The check saw the write paths it guards: it cannot pass by finding nothing.
+    assert {
+        "memories/writes.py:add_memory",
+        "memories/writes.py:approve",
+        "memories/writes.py:update_memory",
+        "memories/writes.py:_store",
+    } <= writers
 
 
 # -- every write path, end to end ------------------------------------------------------------

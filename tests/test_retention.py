@@ -116,7 +116,7 @@ def test_reads_recorded_in_the_background_are_purged_with_their_memory(component
     # The access log is written off the search's path; hold its writer while a memory is purged
     # between the read and the write.
     release = threading.Event()
-    service._bookkeeping.submit(release.wait, 10)
+    service.access_log.writer.submit(release.wait, 10)
     assert found_by_search(service, "alice", "PostgreSQL") == {kept, gone}
     with service.database.session() as session:
         session.execute(delete(Memory).where(Memory.id == uuid.UUID(gone)))

@@ -15,13 +15,12 @@ UI_MODULES = sorted((PACKAGE / "ui").rglob("*.py"))
 #: What the UI may import from this package: its own modules, settings, the version.
 ALLOWED_OWN = ("claude_code_memory.ui", "claude_code_memory.config")
 NEVER_LOADED = (
-    "claude_code_memory.memories.service",
+    "claude_code_memory.memories",  # the service core: writes, states, reads, consent, retention
+    "claude_code_memory.search",
     "claude_code_memory.engine",
     "claude_code_memory.db",
     "claude_code_memory.api",
     "claude_code_memory.auth.identity",
-    "claude_code_memory.memories.consent",
-    "claude_code_memory.memories.retention",
     "sqlalchemy",
     "mem0",
     "qdrant_edge",

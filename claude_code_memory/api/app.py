@@ -41,7 +41,7 @@ class Components:
         self.database.migrate()
         self.identity = Identity(self.database, settings.server.admin_token)
         self.engine = Engine.open(settings)
-        self.service = MemoryService(self.database, self.engine)
+        self.service = MemoryService(self.database, self.engine, settings)
 
     def close(self) -> None:
         self.service.close()

@@ -25,7 +25,8 @@ from sqlalchemy import Select, func, select
 from ..auth.identity import Principal, acting_user, validate_user_id
 from ..db.models import App, ConsentDecision, ConsentRule, Memory, MemoryState, User
 from ..errors import BadInput, Conflict, Forbidden, MemoryError_, NotFound
-from .service import MemoryService, parse_memory_id
+from .service import MemoryService
+from .values import parse_memory_id
 
 log = logging.getLogger(__name__)
 

@@ -27,9 +27,9 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
-from typing import Any
 
 from ..db.database import Database
+from .vectors import VectorEngine
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ FTS_OPTIMIZE = "INSERT INTO memories_fts(memories_fts) VALUES ('optimize')"
 class Erasure:
     """Rewrites what the stores kept of deleted rows; see the module docstring."""
 
-    def __init__(self, database: Database, engine: Any) -> None:
+    def __init__(self, database: Database, engine: VectorEngine) -> None:
         self.database = database
         self.engine = engine
 

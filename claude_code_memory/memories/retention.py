@@ -43,7 +43,8 @@ from ..db.models import (
     utcnow,
 )
 from ..errors import BadInput, NotFound
-from .service import MemoryService, iso, validate_app_name
+from .service import MemoryService
+from .values import iso, validate_app_name
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +148,7 @@ class Retention:
 
     def __init__(self, service: MemoryService, privacy: Any | None = None) -> None:
         self.service = service
-        self.privacy = privacy if privacy is not None else service.engine.settings.privacy
+        self.privacy = privacy if privacy is not None else service.settings.privacy
         self.next_run_at: datetime | None = None
         self.last_run: Receipt | None = None
         self._lock = threading.Lock()

@@ -6,9 +6,10 @@
     around(session, memory, count)       up to ``count`` turns on each side, in order (SQL)
 
 A conversation's memories are ordered by ``(captured_at, created_at)``: every memory with a
-``conversation_id`` has a ``captured_at`` (migration 0004 and :meth:`MemoryService._store`), and
-the index ``(user_id, conversation_id, captured_at)`` makes each step an index seek. Only the
-owner's active memories are neighbours.
+``conversation_id`` has a ``captured_at`` (migration 0004 and
+:meth:`claude_code_memory.memories.writes.Writes._store`), and the index
+``(user_id, conversation_id, captured_at)`` makes each step an index seek. Only the owner's
+active memories are neighbours.
 
 Why neighbours rank: in a conversation the turn that answers a question is often next to the
 turn that matches its words ("What breed is it?" / "A greyhound."). On the LoCoMo development

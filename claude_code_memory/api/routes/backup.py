@@ -45,7 +45,9 @@ from ...db.models import (
     utcnow,
 )
 from ...errors import BadInput, Forbidden, MemoryError_, NotFound, TooLarge
-from ...memories.service import DEFAULT_APP, MemoryService, content_hash, validate_app_name, validate_text
+from ...memories.service import MemoryService
+from ...memories.values import DEFAULT_APP, validate_app_name, validate_text
+from ...policy.gate import content_hash
 from ..deps import PrincipalDep, ServiceDep, acting_user
 from ..serializers import iso
 

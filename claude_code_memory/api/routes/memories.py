@@ -15,7 +15,9 @@ from starlette.concurrency import run_in_threadpool
 
 from ...db.models import App, Category, Memory, MemoryAccessLog, MemoryCategory, MemoryState
 from ...errors import BadInput, NotFound
-from ...memories.service import DEFAULT_APP, MAX_CONTEXT, MemoryService
+from ...memories.service import MemoryService
+from ...memories.values import DEFAULT_APP
+from ...search.pipeline import MAX_CONTEXT
 from ..deps import BearerDep, PrincipalDep, ServiceDep, acting_user, authenticate
 from ..serializers import (
     epoch,

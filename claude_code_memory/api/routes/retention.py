@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ...errors import Forbidden
 from ...memories.retention import Retention, parse_since
-from ...memories.service import iso
+from ...memories.values import iso
 from ..deps import PrincipalDep, acting_user
 
 router = APIRouter(prefix="/api/v1", tags=["retention"])

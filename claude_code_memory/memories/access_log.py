@@ -1,0 +1,81 @@
+"""The access log: which app read which memory, when, and for what query.
+
+Written off the read's path by one background writer, so batches land in order and a search
+does not wait for a write transaction. Whoever reads the log first calls :meth:`AccessLog.flush`;
+:meth:`AccessLog.close` (a graceful stop) writes what is queued.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from sqlalchemy import insert, select
+from sqlalchemy.exc import IntegrityError
+
+from ..db.database import Database
+from ..db.models import Memory, MemoryAccessLog, utcnow
+
+log = logging.getLogger(__name__)
+
+
+class AccessLog:
+    def __init__(self, database: Database) -> None:
+        self.database = database
+        # One writer, so batches land in order.
+        self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="access-log")
+
+    def record(
+        self,
+        app_id: uuid.UUID,
+        entries: Sequence[tuple[uuid.UUID, dict[str, Any]]],
+        access_type: str,
+    ) -> None:
+        """Record that the app read these memories, in the background: the write transaction
+        would otherwise be a noticeable share of a search."""
+        if not entries:
+            return
+        now = utcnow()
+        rows = [
+            {
+                "id": uuid.uuid4(),
+                "memory_id": mid,
+                "app_id": app_id,
+                "accessed_at": now,
+                "access_type": access_type,
+                "metadata_": meta,
+            }
+            for mid, meta in entries
+        ]
+        self.writer.submit(self._write, rows)
+
+    def _write(self, rows: list[dict[str, Any]]) -> None:
+        try:
+            try:
+                with self.database.session() as session:
+                    # One multi-row INSERT: as ORM objects these cost more than the search.
+                    session.execute(insert(MemoryAccessLog), rows)
+            except IntegrityError:
+                # A memory was purged since it was read: its entries go with it.
+                with self.database.session() as session:
+                    present = set(
+                        session.scalars(
+                            select(Memory.id).where(Memory.id.in_({r["memory_id"] for r in rows}))
+                        )
+                    )
+                    kept = [row for row in rows if row["memory_id"] in present]
+                    if kept:
+                        session.execute(insert(MemoryAccessLog), kept)
+        except Exception:  # noqa: BLE001 - bookkeeping must not take the server down; it is logged
+            log.exception("could not record %d memory accesses", len(rows))
+
+    def flush(self) -> None:
+        """Wait until every access recorded so far is in the database."""
+        self.writer.submit(lambda: None).result()
+
+    def close(self) -> None:
+        """Write what is queued and stop the writer."""
+        self.writer.shutdown(wait=True)

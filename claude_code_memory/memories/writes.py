@@ -1,0 +1,369 @@
+"""Where a memory is written: every write passes the policy gate, then is embedded and stored.
+
+A write becomes an ``Admitted`` value only through :func:`claude_code_memory.policy.gate.admit`,
+and :class:`~.vectors.Vectors` stores nothing else. SQL rows follow the vectors mem0 created;
+a failed SQL write removes the vector it just added, so the two stores stay in step. The
+quota the gate checks is counted by :class:`~.usage.Usage`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from ..auth.identity import get_or_create
+from ..config import Settings
+from ..db.database import Database
+from ..db.models import (
+    Category,
+    ConsentDecision,
+    ConsentRule,
+    Memory,
+    MemoryCategory,
+    MemoryState,
+    User,
+    utcnow,
+)
+from ..errors import BadInput, Conflict, MemoryError_, NotFound
+from ..policy.gate import Admitted, Facts, Policy, Rule, Write, admit, approved, content_hash
+from ..policy.redact import redact
+from ..search.categories import Categoriser
+from .owners import Owners, owned
+from .usage import Usage
+from .values import already_existed, epoch_seconds, parse_memory_id, validate_app_name, validate_text
+from .vectors import Vectors
+
+
+class Writes:
+    def __init__(
+        self,
+        database: Database,
+        settings: Settings,
+        owners: Owners,
+        vectors: Vectors,
+        usage: Usage,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.database = database
+        self.settings = settings
+        self.owners = owners
+        self.vectors = vectors
+        self.usage = usage
+        self.clock = clock
+        self.policy = Policy.from_settings(settings)
+        self.categoriser = Categoriser(vectors.embed_batch)
+        self._category_ids: dict[str, uuid.UUID] = {}
+
+    def add_memory(
+        self,
+        *,
+        user_id: str,
+        app_name: str,
+        text: str,
+        infer: bool = False,
+        metadata: dict[str, Any] | None = None,
+        channel: str = "rest",
+        project: str | None = None,
+        conversation_id: str | None = None,
+        model: str | None = None,
+        captured_at: datetime | None = None,
+    ) -> list[dict[str, Any]]:
+        """Store ``text`` for the user through ``app_name`` after the policy gate.
+
+        Returns mem0-style results: ``event`` is ``ADD`` for stored memories, ``PENDING`` for
+        a capture waiting for consent, ``NONE`` with ``already_existed`` for a duplicate.
+        """
+        text = validate_text(text)
+        if metadata is not None and not isinstance(metadata, dict):
+            raise BadInput("metadata must be a JSON object")
+        write = Write(
+            user_id=user_id,
+            app=validate_app_name(app_name),
+            text=text,
+            channel=channel,
+            metadata=dict(metadata or {}),
+            project=project,
+            conversation_id=conversation_id,
+            model=model,
+            captured_at=captured_at,
+        )
+        with self.database.session() as session:
+            user, app = self.owners.user_app(session, user_id, app_name)
+            self.owners.require_active(app, "create new memories")
+            admitted = admit(write, self.policy, self._facts(session, user))
+            existing = session.scalar(
+                select(Memory).where(
+                    Memory.user_id == user.id,
+                    Memory.content_hash == admitted.content_hash,
+                    Memory.state != MemoryState.deleted,
+                )
+            )
+            if existing is not None:
+                return [already_existed(existing)]
+            if admitted.state == "pending":
+                memory = self._new_row(admitted, uuid.uuid4(), user.id, app.id, MemoryState.pending)
+                session.add(memory)
+                self.usage.add(user.id, admitted.text)
+                return [
+                    {"id": str(memory.id), "memory": memory.content, "event": "PENDING", "state": "pending"}
+                ]
+            user_pk, app_pk = user.id, app.id
+        return self._store(admitted, user_pk, app_pk, infer=infer)
+
+    def add_memories(
+        self, *, user_id: str, app_name: str, items: Sequence[dict[str, Any]], channel: str = "rest"
+    ) -> list[dict[str, Any]]:
+        """Several writes from one caller, embedded as a batch; each passes the gate on its own and
+        fails on its own (``{"index", "error", "status"}``) without stopping the others."""
+        self.prime_embeddings(item.get("text") for item in items)  # type: ignore[misc]
+        outcomes: list[dict[str, Any]] = []
+        for index, item in enumerate(items):
+            try:
+                results = self.add_memory(
+                    user_id=user_id,
+                    app_name=app_name,
+                    text=item.get("text"),  # type: ignore[arg-type]
+                    metadata=item.get("metadata"),
+                    infer=bool(item.get("infer", False)),
+                    channel=channel,
+                    project=item.get("project"),
+                    conversation_id=item.get("conversation_id"),
+                    captured_at=item.get("captured_at"),
+                )
+                outcomes.append({"index": index, "results": results})
+            except MemoryError_ as exc:
+                outcomes.append(
+                    {"index": index, "error": exc.message, "code": exc.code, "status": exc.status}
+                )
+        return outcomes
+
+    def prime_embeddings(self, texts: Iterable[str]) -> int:
+        """Embed texts that are about to be written in one batch (``performance.batch_operations``).
+
+        mem0 embeds one text per ``add``; batching them first through the embedder's cache makes
+        each of those a cache hit. The texts are redacted exactly as the gate will redact them,
+        so the cache key is the text that will be stored. Returns how many were embedded.
+        """
+        if not self.settings.performance.batch_operations:
+            return 0
+        redacted = [
+            redact(t, pii=self.policy.mask_pii).text for t in texts if isinstance(t, str) and t.strip()
+        ]
+        if redacted:
+            self.vectors.embed_batch(redacted)
+        return len(redacted)
+
+    def approve(
+        self, memory_id: object, *, user_id: str, decided_by: str, text: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Approve a pending item (optionally edited; the edit passes the gate again): it is
+        embedded and becomes an active memory. mem0 gives it a new id (its vector id), which the
+        result carries; the pending row is replaced."""
+        mid = parse_memory_id(memory_id)
+        with self.database.session() as session:
+            pending = owned(session, mid, user_id)
+            if pending.state != MemoryState.pending:
+                raise Conflict(f"memory {mid} is not pending (state {pending.state.value})")
+            new_text = validate_text(text, "text") if text is not None else pending.content
+            write = Write(
+                user_id=pending.user.user_id,
+                app=pending.app.name,
+                text=new_text,
+                channel=pending.channel or "capture",
+                metadata={k: v for k, v in (pending.metadata_ or {}).items() if k != "channel"},
+                project=pending.project,
+                conversation_id=pending.conversation_id,
+                model=pending.model,
+                captured_at=pending.captured_at,
+            )
+            facts = self._facts(session, pending.user)
+            used = max(0, facts.used_bytes - len(pending.content.encode("utf-8")))
+            policy = replace(self.policy, require_consent=False)
+            admitted = admit(write, policy, Facts(now=facts.now, used_bytes=used, rules=()))
+            admitted = approved(admitted, edited=text is not None and text != pending.content)
+            user_pk, app_pk = pending.user_id, pending.app_id
+            existing = session.scalar(
+                select(Memory).where(
+                    Memory.user_id == user_pk,
+                    Memory.content_hash == admitted.content_hash,
+                    Memory.state.notin_([MemoryState.deleted, MemoryState.pending]),
+                )
+            )
+            session.delete(pending)
+            self.usage.forget(user_pk)
+            if existing is not None:  # approving a copy of what is stored already stores nothing
+                session.add(
+                    ConsentDecision(
+                        memory_id=existing.id, user_id=user_pk, decision="approved", decided_by=decided_by
+                    )
+                )
+                return [already_existed(existing)]
+        return self._store(admitted, user_pk, app_pk, decided_by=decided_by)
+
+    def update_memory(self, principal_user: str | None, memory_id: object, text: str) -> Memory:
+        """Replace a memory's text through the gate: SQL and the vector (re-embedded) both change."""
+        text = validate_text(text, "memory_content")
+        mid = parse_memory_id(memory_id)
+        with self.database.session() as session:
+            memory = owned(session, mid, principal_user)
+            if memory.state in (MemoryState.deleted, MemoryState.pending):
+                raise NotFound(
+                    f"memory {mid} not found"
+                    if memory.state == MemoryState.deleted
+                    else f"memory {mid} is pending consent: approve it with an edit instead"
+                )
+            write = Write(
+                user_id=memory.user.user_id,
+                app=memory.app.name,
+                text=text,
+                channel="rest",
+                metadata=dict(memory.metadata_ or {}),
+                project=memory.project,
+                conversation_id=memory.conversation_id,
+                model=memory.model,
+            )
+            facts = self._facts(session, memory.user)
+            facts = Facts(
+                now=facts.now, used_bytes=max(0, facts.used_bytes - len(memory.content.encode())), rules=()
+            )
+            admitted = admit(write, self.policy, facts)
+            self.vectors.update(str(mid), admitted)
+            self.usage.forget(memory.user_id)
+            memory.content = admitted.text
+            memory.content_hash = admitted.content_hash
+            memory.redactions = (memory.redactions or 0) + admitted.redactions
+            memory.updated_at = utcnow()
+            self._set_categories(session, memory, self.vectors.embed(admitted.text))
+            session.flush()
+            session.refresh(memory)
+            _ = (
+                memory.app.name,
+                memory.user.user_id,
+                [c.name for c in memory.categories],
+            )  # load before detaching
+            return memory
+
+    def backdate(self, ids: Sequence[uuid.UUID], created_at: datetime) -> None:
+        """Give imported memories their original creation time, in SQL and in the vector
+        payload (``created_ts``, which date filters read)."""
+        with self.database.session() as session:
+            for memory in session.scalars(select(Memory).where(Memory.id.in_(ids))):
+                memory.created_at = created_at
+        for memory_id in ids:
+            self.vectors.set_payload(str(memory_id), {"created_ts": epoch_seconds(created_at)})
+
+    def _store(
+        self,
+        admitted: Admitted,
+        user_pk: uuid.UUID,
+        app_pk: uuid.UUID,
+        *,
+        infer: bool = False,
+        decided_by: str = "",
+    ) -> list[dict[str, Any]]:
+        """Embed and store an admitted write; SQL rows follow the vectors mem0 created."""
+        now = self.clock()
+        results = self.vectors.add(admitted, app_id=str(app_pk), infer=infer, created_at=now)
+        added = [r for r in results if r.get("event") == "ADD"]
+        try:
+            with self.database.session() as session:
+                for result in added:
+                    memory = self._new_row(
+                        admitted, uuid.UUID(result["id"]), user_pk, app_pk, MemoryState.active, now=now
+                    )
+                    memory.content = result["memory"]  # mem0 may have extracted facts (infer=True)
+                    memory.content_hash = content_hash(memory.content)
+                    session.add(memory)
+                    session.flush()
+                    self._set_categories(session, memory, self.vectors.embed(memory.content), new=True)
+                    self.usage.add(user_pk, memory.content)
+                    if admitted.consent in ("rule", "approved", "approved_edited"):
+                        session.add(
+                            ConsentDecision(
+                                memory_id=memory.id,
+                                user_id=user_pk,
+                                decision="allowed" if admitted.consent == "rule" else "approved",
+                                decided_by=decided_by or f"rule:{admitted.rule_id}",
+                                rule_id=admitted.rule_id,
+                                edited=admitted.consent == "approved_edited",
+                            )
+                        )
+        except Exception:
+            # Keep the stores in step: a vector without its SQL row would be an orphan.
+            for result in added:
+                self.vectors.delete(result["id"])
+            raise
+        return results
+
+    def _new_row(
+        self,
+        admitted: Admitted,
+        memory_id: uuid.UUID,
+        user_pk: uuid.UUID,
+        app_pk: uuid.UUID,
+        state: MemoryState,
+        now: datetime | None = None,
+    ) -> Memory:
+        write = admitted.write
+        now = now or self.clock()  # the same clock retention compares against
+        return Memory(
+            id=memory_id,
+            created_at=now,
+            updated_at=now,
+            user_id=user_pk,
+            app_id=app_pk,
+            content=admitted.text,
+            content_hash=admitted.content_hash,
+            metadata_={**admitted.metadata, "channel": write.channel},
+            state=state,
+            channel=write.channel,
+            project=write.project,
+            conversation_id=write.conversation_id,
+            model=write.model,
+            # A turn of a conversation always has a time: conversations are ordered by it.
+            captured_at=write.captured_at or (now if write.conversation_id else None),
+            consent=admitted.consent,
+            redactions=admitted.redactions,
+            expires_at=admitted.expires_at,
+        )
+
+    def _facts(self, session: Session, user: User) -> Facts:
+        rules = session.scalars(
+            select(ConsentRule).where(ConsentRule.user_id == user.id).order_by(ConsentRule.created_at)
+        ).all()
+        ordered = sorted(rules, key=lambda r: r.effect != "deny")  # deny rules decide first
+        return Facts(
+            now=self.clock(),
+            used_bytes=self.usage.used(session, user.id),
+            rules=tuple(Rule(r.id, r.app_pattern, r.project_pattern, r.effect) for r in ordered),  # type: ignore[arg-type]
+        )
+
+    def _set_categories(
+        self, session: Session, memory: Memory, vector: Sequence[float], *, new: bool = False
+    ) -> None:
+        names = self.categoriser.categorise(vector)
+        if not new:
+            session.execute(delete(MemoryCategory).where(MemoryCategory.memory_id == memory.id))
+        for name in names:
+            session.add(MemoryCategory(memory_id=memory.id, category_id=self._category_id(session, name)))
+        session.flush()
+        session.expire(memory, ["categories"])
+
+    def _category_id(self, session: Session, name: str) -> uuid.UUID:
+        # Categories are a small fixed-ish set and never deleted: remember their ids.
+        cached = self._category_ids.get(name)
+        if cached is None:
+            category = get_or_create(
+                session,
+                Category,
+                {"name": name},
+                {"description": f"Automatically created category for {name}"},
+            )
+            cached = self._category_ids[name] = category.id
+        return cached

@@ -1,0 +1,254 @@
+"""How a search runs: validate, retrieve (dense and keyword, side by side), rank, join the rows.
+
+    Search(...).search_hits(user_id=..., app_name=..., query=...) -> [Hit]
+
+The ranking itself is :func:`.ranking.rank`; this module feeds it the two retrievers'
+candidates and turns the ranked ids into :class:`Hit` values from their SQL rows, which decide:
+a vector whose row is gone, inactive or outside the filters is not returned.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import bindparam, select
+from sqlalchemy.orm import Session
+
+from ..auth.identity import validate_user_id
+from ..config import Settings
+from ..db.database import Database
+from ..db.models import MEMORY_COLUMNS, App, Category, Memory, MemoryCategory, MemoryFields, MemoryState
+from ..errors import BadInput, TooLarge
+from ..memories.access_log import AccessLog
+from ..memories.owners import Owners
+from ..memories.values import epoch_seconds, validate_text
+from ..memories.vectors import Vectors
+from .conversation import around
+from .dates import windows
+from .keyword import KeywordIndex
+from .ranking import rank
+
+MAX_QUERY_CHARS = 10_000
+#: Candidates each retriever (dense, keyword) contributes before fusion.
+SEARCH_CANDIDATES = 20
+#: When a query names a date, each retriever looks this deep for memories from that time.
+WINDOW_CANDIDATES = 200
+#: Most neighbouring turns a search result may bring on each side.
+MAX_CONTEXT = 5
+MAX_SEARCH_LIMIT = 100
+
+#: The rows of search hits (``ids``), with their app's name.
+_HIT_ROWS = (
+    select(*MEMORY_COLUMNS, App.name.label("app_name"))
+    .join(App, Memory.app_id == App.id)
+    .where(Memory.id.in_(bindparam("ids", expanding=True)))
+)
+#: (memory key, category name) of search hits (``ids``), names in order.
+_HIT_CATEGORIES = (
+    select(MemoryCategory.memory_id, Category.name)
+    .join(Category, Category.id == MemoryCategory.category_id)
+    .where(MemoryCategory.memory_id.in_(bindparam("ids", expanding=True)))
+    .order_by(Category.name)
+)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result, joined with its SQL row."""
+
+    memory: MemoryFields
+    score: float
+    app_name: str
+    #: The memory's category names (``with_categories``).
+    categories: list[str] = field(default_factory=list)
+    #: Neighbouring memories of the same conversation, oldest first (``context`` > 0).
+    before: list[Memory] = field(default_factory=list)
+    after: list[Memory] = field(default_factory=list)
+
+
+class Search:
+    def __init__(
+        self,
+        database: Database,
+        settings: Settings,
+        owners: Owners,
+        vectors: Vectors,
+        access_log: AccessLog,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.database = database
+        self.settings = settings
+        self.owners = owners
+        self.vectors = vectors
+        self.access_log = access_log
+        self.clock = clock
+        self.keywords = KeywordIndex(database)
+        self.retrievers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="keyword-search")
+
+    def search_hits(
+        self,
+        *,
+        user_id: str,
+        app_name: str,
+        query: str,
+        limit: int = 10,
+        app_filter: uuid.UUID | None = None,
+        access_type: str = "search",
+        context: int = 0,
+        project: str | None = None,
+        created_from: datetime | None = None,
+        created_to: datetime | None = None,
+        with_categories: bool = True,
+    ) -> list[Hit]:
+        """Hybrid search over the user's active memories: dense vectors and keyword relevance,
+        fused by reciprocal rank; logs each hit as accessed by the app. ``score`` is the fused
+        score (higher is better; comparable within one result list).
+
+        A query that names a date ("in July 2023", "on 13 October 2023", see :mod:`.dates`)
+        adds a third ranking to the fusion: the candidates of both retrievers, looked for
+        deeper, that happened inside that window (``captured_at``, else ``created_at``). Then
+        each candidate passes a share of its score to its neighbouring turns in the same
+        conversation (:func:`.conversation.propagate`), every candidate gains a share of the
+        best score in its conversation (:func:`.conversation.lift`), and with ``search.recency_weight`` or
+        ``search.recall_weight`` set, recent or often-recalled candidates are boosted
+        (:mod:`.boosts`).
+        ``context`` > 0 brings up to that many neighbouring memories of the same conversation
+        on each side of every hit (:attr:`Hit.before`, :attr:`Hit.after`). ``project`` and
+        the ``created_from``/``created_to`` range (naive UTC, inclusive) filter inside both
+        retrievers (payload indexes in the vector store, SQL in the keyword index).
+        ``with_categories=False`` leaves :attr:`Hit.categories` empty (one query less, for
+        callers that do not show them)."""
+        query = validate_text(query, "query")
+        if len(query) > MAX_QUERY_CHARS:
+            raise TooLarge(f"query is {len(query)} characters; the maximum is {MAX_QUERY_CHARS}")
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_SEARCH_LIMIT:
+            raise BadInput(f"limit must be an integer from 1 to {MAX_SEARCH_LIMIT}")
+        if not isinstance(context, int) or isinstance(context, bool) or not 0 <= context <= MAX_CONTEXT:
+            raise BadInput(f"context must be an integer from 0 to {MAX_CONTEXT}")
+        validate_user_id(user_id)
+        filters: dict[str, Any] = {"user_id": user_id, "state": MemoryState.active.value}
+        if app_filter is not None:
+            filters["app_id"] = str(app_filter)
+        if project is not None:
+            filters["project"] = project
+        if created_from is not None or created_to is not None:
+            # Both ends, always: mem0's stock qdrant store reads a range only with both.
+            filters["created_ts"] = {
+                "gte": epoch_seconds(created_from) if created_from is not None else 0.0,
+                "lte": epoch_seconds(created_to) if created_to is not None else 1e11,
+            }
+        candidates = max(limit, SEARCH_CANDIDATES)
+        named = windows(query)
+        depth = max(candidates, WINDOW_CANDIDATES) if named else candidates
+        # The keyword half runs beside the dense half, which starts at once in this thread:
+        # the query's embedding is the longest step, and a worker thread is slow to get going
+        # while this one holds the interpreter. Both release the GIL (onnxruntime, SQLite).
+        # A paused app is refused before any result is used.
+        keyword_future = self.retrievers.submit(
+            self._keyword_half,
+            user_id,
+            app_name,
+            query,
+            limit=depth,
+            app_filter=app_filter,
+            project=project,
+            created_from=created_from,
+            created_to=created_to,
+        )
+        dense = [item["id"] for item in self.vectors.search(query, filters=filters, limit=depth)]
+        app_pk, keyword = keyword_future.result()
+        # One session for everything after the retrievers: the window, the neighbours, the
+        # rows and the access log.
+        with self.database.session() as session:
+            fused = rank(
+                session,
+                dense,
+                keyword,
+                named=named,
+                candidates=candidates,
+                settings=self.settings.search,
+                clock=self.clock,
+            )
+            scored = fused[:limit]
+            if not scored:
+                return []
+            keys = {"ids": [uuid.UUID(memory_id) for memory_id, _ in scored]}
+            # Rows through the session's connection, not ORM objects: building Memory and
+            # Category objects it only reads was a noticeable share of a search.
+            connection = session.connection()
+            rows = {row.id: row for row in connection.execute(_HIT_ROWS, keys)}
+            names: dict[uuid.UUID, list[str]] = {}
+            if with_categories:
+                for memory_pk, name in connection.execute(_HIT_CATEGORIES, keys):
+                    names.setdefault(memory_pk, []).append(name)
+            hits = []
+            for memory_id, score in scored:
+                row = rows.get(uuid.UUID(memory_id))
+                # The SQL row decides: a vector whose row is gone, inactive or outside the
+                # filters (a neighbouring turn may be) is not returned.
+                if row is None or not _passes(row, app_filter, project, created_from, created_to):
+                    continue
+                hits.append(Hit(row, float(score), row.app_name, categories=names.get(row.id, [])))
+            if context:
+                hits = [_with_context(session, hit, context) for hit in hits]
+        self.access_log.record(
+            app_pk,
+            [(h.memory.id, {"query": query, "score": h.score, "hash": h.memory.content_hash}) for h in hits],
+            access_type,
+        )
+        return hits
+
+    def _keyword_half(
+        self,
+        user_id: str,
+        app_name: str,
+        query: str,
+        *,
+        limit: int,
+        app_filter: uuid.UUID | None,
+        project: str | None,
+        created_from: datetime | None,
+        created_to: datetime | None,
+    ) -> tuple[uuid.UUID, list[str]]:
+        """The app a search reads through (refused when paused) and the keyword candidates."""
+        user_pk, app_pk = self.owners.active_app(user_id, app_name, "read memories")
+        keyword = self.keywords.search(
+            user_pk,
+            query,
+            limit=limit,
+            app_id=app_filter,
+            project=project,
+            created_from=created_from,
+            created_to=created_to,
+        )
+        return app_pk, keyword
+
+    def close(self) -> None:
+        """Stop the search threads (before the engine they use is closed)."""
+        self.retrievers.shutdown(wait=True)
+
+
+def _passes(
+    memory: MemoryFields,
+    app_id: uuid.UUID | None,
+    project: str | None,
+    created_from: datetime | None,
+    created_to: datetime | None,
+) -> bool:
+    return (
+        memory.state == MemoryState.active
+        and (app_id is None or memory.app_id == app_id)
+        and (project is None or memory.project == project)
+        and (created_from is None or memory.created_at >= created_from)
+        and (created_to is None or memory.created_at <= created_to)
+    )
+
+
+def _with_context(session: Session, hit: Hit, count: int) -> Hit:
+    neighbours = around(session, hit.memory, count)
+    return replace(hit, before=neighbours["before"], after=neighbours["after"])

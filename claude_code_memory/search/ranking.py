@@ -1,0 +1,99 @@
+"""Where search ranking is: the retrievers' candidates fused, then moved by time and conversation.
+
+    rank(session, dense, keyword, ...) -> [(memory id, score)], best first
+
+The steps, each its own module: reciprocal-rank fusion of the dense and keyword rankings
+(:func:`.keyword.fuse`), plus a third ranking of the candidates inside a date the query names
+(:mod:`.dates`); each candidate passes a share of its score to its neighbouring turns and
+gains a share of the best score in its conversation (:mod:`.conversation`); with
+``search.recency_weight`` or ``search.recall_weight`` set, recent or often-recalled candidates
+are boosted (:mod:`.boosts`). This module reads from SQL only what those pure steps need.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from ..config import SearchSettings
+from ..db.models import Memory, MemoryAccessLog
+from .boosts import Weights, boost
+from .conversation import adjacent, lift, propagate
+from .dates import Window
+from .keyword import fuse
+
+
+def rank(
+    session: Session,
+    dense: list[str],
+    keyword: list[str],
+    *,
+    named: list[Window],
+    candidates: int,
+    settings: SearchSettings,
+    clock: Callable[[], datetime],
+) -> list[tuple[str, float]]:
+    """The fused, re-ranked candidates of both retrievers (each best first, looked for
+    deeper than ``candidates`` when the query names a date)."""
+    rankings = [dense[:candidates], keyword[:candidates]]
+    if named:
+        rankings.append(in_windows(session, fuse([dense, keyword]), named)[:candidates])
+    fused = fuse(rankings)
+    if fused and (settings.neighbour_share or settings.conversation_share):
+        nearby = adjacent(session, [memory_id for memory_id, _ in fused])
+        fused = propagate(fused, nearby.neighbours, settings.neighbour_share)
+        fused = lift(fused, nearby.conversation, settings.conversation_share)
+    weights = boost_weights(settings)
+    if weights.enabled and fused:
+        fused = boosted(session, fused[:candidates], weights, clock)
+    return fused
+
+
+def boost_weights(settings: SearchSettings) -> Weights:
+    return Weights(settings.recency_weight, settings.recency_half_life_days, settings.recall_weight)
+
+
+def boosted(
+    session: Session, fused: list[tuple[str, float]], weights: Weights, clock: Callable[[], datetime]
+) -> list[tuple[str, float]]:
+    """The candidates re-ranked by :func:`.boosts.boost`: when each happened, and how many
+    searches returned it (from the access log; the latest searches may not be in it yet)."""
+    keys = [uuid.UUID(memory_id) for memory_id, _ in fused]
+    moments: dict[str, datetime] = {}
+    if weights.recency_weight:
+        rows = session.execute(
+            select(Memory.id, Memory.captured_at, Memory.created_at).where(Memory.id.in_(keys))
+        )
+        moments = {str(memory_id): captured or created for memory_id, captured, created in rows}
+    recalls: dict[str, int] = {}
+    if weights.recall_weight:
+        counts = session.execute(
+            select(MemoryAccessLog.memory_id, func.count())
+            .where(MemoryAccessLog.memory_id.in_(keys), MemoryAccessLog.access_type == "search")
+            .group_by(MemoryAccessLog.memory_id)
+        )
+        recalls = {str(memory_id): count for memory_id, count in counts}
+    return boost(fused, moments, recalls, clock(), weights)
+
+
+def in_windows(session: Session, fused: list[tuple[str, float]], named: list[Window]) -> list[str]:
+    """The fused candidates (best first) that happened inside one of the windows."""
+    if not fused:
+        return []
+    moments = {
+        str(mid): captured or created
+        for mid, captured, created in session.execute(
+            select(Memory.id, Memory.captured_at, Memory.created_at).where(
+                Memory.id.in_([uuid.UUID(memory_id) for memory_id, _ in fused])
+            )
+        )
+    }
+    return [
+        memory_id
+        for memory_id, _ in fused
+        if memory_id in moments and any(w.contains(moments[memory_id]) for w in named)
+    ]
