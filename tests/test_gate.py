@@ -341,9 +341,13 @@ def test_every_write_path_leaves_no_secret_in_any_store(gated: MemoryServer) -> 
         payloads = json.dumps([p.payload for p in store.list(top_k=None)[0]])
     finally:
         store.close()
+    vector_files = b"".join(path.read_bytes() for path in (data / "vectors").rglob("*") if path.is_file())
     log = gated.log()
     for where, text in (("sql", sql_text), ("history", history_text), ("vectors", payloads), ("log", log)):
         leaked = [piece for piece in pieces if piece in text]
         assert leaked == [], f"secret fragments in {where}"
-    assert "[REDACTED:" in sql_text and "[REDACTED:" in payloads and "[REDACTED:" in history_text
+    assert not [piece for piece in pieces if piece.encode() in vector_files], "secret fragments in the shard"
+    assert "[REDACTED:" in sql_text and "[REDACTED:" in history_text
+    # The vector store keeps no text at all, redacted or not (edge_store.TEXT_FIELDS).
+    assert payloads != "[]" and "[REDACTED:" not in payloads and b"[REDACTED:" not in vector_files
     gated.start()
