@@ -21,7 +21,7 @@ from ...auth.identity import Principal
 from ...db.models import App, Memory, MemoryAccessLog, MemoryState, User
 from ...errors import BadInput, Forbidden, NotFound
 from ..deps import PrincipalDep, ServiceDep, acting_user
-from ..serializers import category_names, iso
+from ...memories.shapes import category_names, iso
 
 router = APIRouter(prefix="/api/v1/apps", tags=["apps"])
 

@@ -47,7 +47,7 @@ from ...db.models import (
 from ...errors import BadInput, Forbidden, MemoryError_, NotFound, TooLarge
 from ...memories.service import DEFAULT_APP, MemoryService, content_hash, validate_app_name, validate_text
 from ..deps import PrincipalDep, ServiceDep, acting_user
-from ..serializers import iso
+from ...memories.shapes import iso
 
 router = APIRouter(prefix="/api/v1/backup", tags=["backup"])
 

@@ -16,7 +16,7 @@ from sqlalchemy import Select, func, or_, select
 
 from ...db.models import App, Category, Memory, MemoryCategory, MemoryState
 from ..deps import PrincipalDep, ServiceDep, acting_user
-from ..serializers import epoch, memory_response, page
+from ...memories.shapes import epoch, memory_response, page
 
 router = APIRouter(prefix="/api/v1/memories", tags=["memories"])
 

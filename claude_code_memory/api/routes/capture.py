@@ -15,7 +15,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..deps import PrincipalDep, ServiceDep, acting_user
-from ..serializers import naive_utc
+from ...memories.shapes import naive_utc
 
 router = APIRouter(prefix="/api/v1", tags=["capture"])
 

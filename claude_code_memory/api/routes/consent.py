@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...memories.consent import ConsentQueue, Outcome
 from ..deps import PrincipalDep, ServiceDep
-from ..serializers import iso, page
+from ...memories.shapes import iso, page
 
 router = APIRouter(prefix="/api/v1/consent", tags=["consent"])
 

@@ -20,7 +20,7 @@ from sqlalchemy import Select, func, select
 
 from ...db.models import App, Memory, MemoryAccessLog, MemoryState, MemoryStatusHistory, User, utcnow
 from ..deps import PrincipalDep, ServiceDep, acting_user
-from ..serializers import iso
+from ...memories.shapes import iso
 
 router = APIRouter(prefix="/api/v1", tags=["insights"])
 

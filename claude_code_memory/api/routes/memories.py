@@ -17,7 +17,7 @@ from ...db.models import App, Category, Memory, MemoryAccessLog, MemoryCategory,
 from ...errors import BadInput, NotFound
 from ...memories.service import DEFAULT_APP, MAX_CONTEXT, MemoryService
 from ..deps import BearerDep, PrincipalDep, ServiceDep, acting_user, authenticate
-from ..serializers import (
+from ...memories.shapes import (
     epoch,
     iso,
     memory_detail,

@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 
 from ...db.models import App, Memory, MemoryState
 from ..deps import PrincipalDep, ServiceDep, acting_user
-from ..serializers import app_row
+from ...memories.shapes import app_row
 
 router = APIRouter(prefix="/api/v1/stats", tags=["stats"])
 
