@@ -14,8 +14,8 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..deps import PrincipalDep, ServiceDep, acting_user
 from ...memories.shapes import naive_utc
+from ..deps import PrincipalDep, ServiceDep, acting_user
 
 router = APIRouter(prefix="/api/v1", tags=["capture"])
 
