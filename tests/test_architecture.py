@@ -1,7 +1,9 @@
-"""Layering, checked by parsing imports: edges talk to the service, never to the engine.
+"""Layering, checked by parsing imports: edges talk to the service, never to the engine or
+the database.
 
 The REST routes and MCP tools are edges; every write must go through ``MemoryService`` (where
-policy lives), so no edge module may import the engine (mem0, vector stores, embedders).
+policy lives), so no edge module may import the engine (mem0, vector stores, embedders). Reads
+live in the service layer too (``memories/``): no edge (api, mcp, cli, ui) imports the ORM.
 """
 
 import ast
@@ -12,18 +14,27 @@ EDGES = [*sorted((PACKAGE / "api").rglob("*.py")), *sorted((PACKAGE / "mcp").rgl
 FORBIDDEN = ("mem0", "qdrant_edge", "qdrant_client", "onnxruntime", "claude_code_memory.engine")
 
 
-def _imports(path: Path) -> list[str]:
+def _imports_in(source: str, module_path: Path, *, with_names: bool = False) -> list[str]:
+    """The modules ``source`` imports; ``module_path`` is its file's path from the package's
+    parent (relative imports resolve against it). ``with_names`` adds ``module.name`` for each
+    name of a ``from`` import, so ``from .. import db`` reads as ``claude_code_memory.db``."""
     names = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             module = node.module or ""
             if node.level:  # resolve relative imports against the file's package
-                parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)[: -node.level]
+                parts = list(module_path.with_suffix("").parts)[: -node.level]
                 module = ".".join(parts + ([module] if module else []))
             names.append(module)
+            if with_names:
+                names += [f"{module}.{alias.name}" for alias in node.names]
     return names
+
+
+def _imports(path: Path, *, with_names: bool = False) -> list[str]:
+    return _imports_in(path.read_text(), path.relative_to(PACKAGE.parent), with_names=with_names)
 
 
 def test_edges_do_not_reach_the_engine() -> None:
@@ -32,7 +43,7 @@ def test_edges_do_not_reach_the_engine() -> None:
         str(path.relative_to(PACKAGE)): name
         for path in EDGES
         for name in _imports(path)
-        if name.startswith(FORBIDDEN) and path.name != "app.py"  # app.py is the composition root
+        if name.startswith(FORBIDDEN)
     }
     assert offenders == {}
 
@@ -40,7 +51,46 @@ def test_edges_do_not_reach_the_engine() -> None:
 def test_the_checker_sees_relative_imports() -> None:
     # Guard against a checker that passes because it resolves nothing.
     imports = _imports(PACKAGE / "api" / "app.py")
-    assert "claude_code_memory.engine.factory" in imports
+    assert "claude_code_memory.memories.retention" in imports
+
+
+#: Modules that serve people and programs; the database is the service layer's (memories/).
+DATABASE_FREE = [
+    path for package in ("api", "mcp", "cli", "ui") for path in sorted((PACKAGE / package).rglob("*.py"))
+]
+DATABASE = "claude_code_memory.db"
+
+
+def _database_imports(source: str, module_path: Path) -> list[str]:
+    return [
+        name
+        for name in _imports_in(source, module_path, with_names=True)
+        if name == DATABASE or name.startswith(DATABASE + ".")
+    ]
+
+
+def test_edges_do_not_import_the_database() -> None:
+    assert len(DATABASE_FREE) >= 30, "edge modules not found"
+    offenders = {
+        str(path.relative_to(PACKAGE)): found
+        for path in DATABASE_FREE
+        if (found := _database_imports(path.read_text(), path.relative_to(PACKAGE.parent)))
+    }
+    assert offenders == {}
+
+
+def test_the_database_check_catches_every_way_of_importing_it() -> None:
+    route = Path("claude_code_memory/api/routes/planted.py")
+    for source in (
+        "from ...db.models import Memory",
+        "from ... import db",
+        "from ...db import models",
+        "import claude_code_memory.db.database",
+        "from claude_code_memory.db.models import App",
+        "def f():\n    from ...db.models import User\n",
+    ):
+        assert _database_imports(source, route), source
+    assert _database_imports("from ...memories import queries\nimport dbm", route) == []
 
 
 # The capture proxy imports these modules in its own virtualenv, where only mitmproxy and the

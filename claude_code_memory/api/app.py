@@ -12,13 +12,10 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
 from .. import __version__
-from ..auth.identity import Identity
+from ..components import Components
 from ..config import Settings
-from ..db.database import Database
-from ..engine.factory import Engine
 from ..mcp import create_mcp_endpoint
 from ..memories.retention import Retention, Sweeper
-from ..memories.service import MemoryService
 from . import errors
 from .deps import authenticate
 from .middleware import BodyLimit, StripTrailingSlash
@@ -29,24 +26,6 @@ log = logging.getLogger(__name__)
 
 #: Backup imports upload a zip; they get this many times the ordinary body cap.
 IMPORT_BODY_FACTOR = 50
-
-
-class Components:
-    """Everything the server holds open, built in dependency order and closed in reverse."""
-
-    def __init__(self, settings: Settings) -> None:
-        settings.data_path.mkdir(parents=True, exist_ok=True)
-        self.settings = settings
-        self.database = Database(settings.database_url)
-        self.database.migrate()
-        self.identity = Identity(self.database, settings.server.admin_token)
-        self.engine = Engine.open(settings)
-        self.service = MemoryService(self.database, self.engine, settings)
-
-    def close(self) -> None:
-        self.service.close()
-        self.engine.close()
-        self.database.close()
 
 
 def create_app(settings: Settings, components: Components | None = None) -> FastAPI:

@@ -112,6 +112,14 @@ class Identity:
         self.database = database
         self.admin_token = admin_token
 
+    @classmethod
+    def open(cls, database_url: str, admin_token: str | None) -> Identity:
+        """Over the metadata database at ``database_url``, migrated first. Any process may
+        open it (unlike the vectors), so the CLI manages tokens beside a running server."""
+        database = Database(database_url)
+        database.migrate()
+        return cls(database, admin_token)
+
     def create_token(self, user_id: str, name: str | None = None) -> str:
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         with self.database.session() as session:

@@ -75,12 +75,9 @@ def config_file(config: Path | None) -> Path:
 def identity(chosen: Settings) -> Identity:
     """Tokens live in the metadata database, which any process may open (unlike the vectors)."""
     from ..auth.identity import Identity
-    from ..db.database import Database
 
     chosen.data_path.mkdir(parents=True, exist_ok=True)
-    database = Database(chosen.database_url)
-    database.migrate()
-    return Identity(database, chosen.server.admin_token)
+    return Identity.open(chosen.database_url, chosen.server.admin_token)
 
 
 def server_url(chosen: Settings, url: str | None = None) -> str:

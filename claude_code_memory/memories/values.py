@@ -10,6 +10,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..db.models import Memory, MemoryFields
+
+# The states a memory moves through, for the edges (which never import the database layer).
+from ..db.models import MemoryState as MemoryState
 from ..errors import BadInput, Forbidden
 
 APP_NAME_MAX = 64

@@ -14,8 +14,8 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ...memories.shapes import naive_utc
 from ..deps import PrincipalDep, ServiceDep, acting_user
-from ..serializers import naive_utc
 
 router = APIRouter(prefix="/api/v1", tags=["capture"])
 

@@ -1,23 +1,9 @@
 """The saved mem0 configuration (`/api/v1/config`), in OpenMemory's shape.
 
-Stored as the ``configs`` row with key ``"main"``::
-
-    {"openmemory": {"custom_instructions": str | null},
-     "mem0": {"llm": {"provider", "config": {...}},
-              "embedder": {"provider", "config": {...}},
-              "vector_store": {"provider", "config": {...}} | null}}
-
-Where OpenMemory went wrong, this does what it meant:
-
-* defaults come from the server's settings (no LLM, the offline all-MiniLM-L6-v2 embedder,
-  ``vector_store: null`` = embedded Qdrant Edge), not from OpenAI;
-* ``PUT /`` saves and returns the saved config (OpenMemory's returned nothing, a 500);
-* secrets (``api_key`` and similar fields) never leave in plaintext: they read as ``********``,
-  or as the ``env:VAR`` reference they were saved as; a write that sends ``********`` back keeps
-  the stored value;
-* shapes are validated: an unknown provider or a non-http(s) ``*_url`` (the SSRF hole of
-  mem0#6081) is a 422 that names it;
-* the config is global, so reading it needs any valid token and changing it the admin token.
+The document, its defaults, masking and validation are
+:mod:`claude_code_memory.memories.saved_config`'s. ``PUT /`` saves and returns the saved config
+(OpenMemory's returned nothing, a 500); a bad shape is a 422 that names the field. The config is
+global, so reading it needs any valid token and changing it the admin token.
 
 What the server runs with comes from ``config.yaml`` and the environment only (one place for
 configuration, validated at start-up), shown with secrets masked by
@@ -28,327 +14,26 @@ and restart.
 
 from __future__ import annotations
 
-import copy
-import re
 from typing import Any
-from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Body, Request
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
-from sqlalchemy.orm.attributes import flag_modified
 
 from ...auth.identity import Principal
 from ...config import Settings
-from ...db.database import Database
-from ...db.models import ConfigEntry
 from ...errors import BadInput, Forbidden
+from ...memories.saved_config import SavedConfig
 from ...memories.service import MemoryService
 from ..deps import PrincipalDep, ServiceDep
 
 router = APIRouter(prefix="/api/v1/config", tags=["config"])
 
-CONFIG_KEY = "main"
-MASK = "********"
-ENV_REFERENCE = "env:"
-
-# mem0ai 2.2.1's factories (mem0/utils/factory.py), plus our own offline choices.
-LLM_PROVIDERS = (
-    "none", "openai", "anthropic", "ollama", "groq", "together", "aws_bedrock", "litellm", "azure_openai",
-    "openai_structured", "azure_openai_structured", "gemini", "deepseek", "minimax", "xai", "sarvam",
-    "lmstudio", "vllm", "langchain",
-)  # fmt: skip
-EMBEDDER_PROVIDERS = (
-    "onnx-minilm", "openai", "ollama", "huggingface", "azure_openai", "gemini", "vertexai", "together",
-    "lmstudio", "langchain", "aws_bedrock", "fastembed",
-)  # fmt: skip
-VECTOR_STORE_PROVIDERS = (
-    "qdrant", "chroma", "pgvector", "milvus", "upstash_vector", "azure_ai_search", "azure_mysql", "pinecone",
-    "mongodb", "redis", "valkey", "databricks", "elasticsearch", "vertex_ai_vector_search", "opensearch",
-    "supabase", "weaviate", "faiss", "langchain", "s3_vectors", "baidu", "cassandra", "neptune",
-    "turbopuffer", "oracledb",
-)  # fmt: skip
-
-# Field names whose values are credentials; "max_tokens" is not one ("tokens" ≠ "token").
-_SECRET_NAME = re.compile(
-    r"(?:^|_)(?:api_key|access_key|secret_key|secret|password|token|credentials)(?:$|_)"
-)
-
-
-def is_secret(key: str) -> bool:
-    return bool(_SECRET_NAME.search(key.lower()))
-
-
-# -- schema ---------------------------------------------------------------------------------
-def http_url(value: Any, key: str) -> Any:
-    """Base URLs must be http(s) with a host: no file://, gopher:// or bare strings."""
-    if value is None:
-        return value
-    parts = urlsplit(value) if isinstance(value, str) else None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{key} must be an http:// or https:// URL, got {value!r}")
-    return value
-
-
-def _check_url_keys(values: dict[str, Any]) -> None:
-    for key, value in values.items():
-        if key.lower().endswith("url"):
-            http_url(value, key)
-
-
-def _one_of(kind: str, value: str, known: tuple[str, ...]) -> str:
-    if value not in known:
-        raise ValueError(f"unknown {kind} provider {value!r}; choose one of: {', '.join(known)}")
-    return value
-
-
-class _ProviderConfig(BaseModel):
-    """Provider-specific keys pass through (mem0 has many); the common ones are typed."""
-
-    model_config = ConfigDict(extra="allow")
-
-    model: str | None = Field(None, max_length=200)
-    api_key: str | None = Field(None, max_length=1000, description="A key, or 'env:VAR' to read one")
-    base_url: str | None = None
-    ollama_base_url: str | None = None
-
-    @model_validator(mode="after")
-    def _urls(self) -> _ProviderConfig:
-        _check_url_keys(self.model_dump())
-        return self
-
-
-class LlmConfig(_ProviderConfig):
-    temperature: float | None = Field(None, ge=0, le=2)
-    max_tokens: int | None = Field(None, ge=1, le=1_000_000)
-
-
-class EmbedderConfig(_ProviderConfig):
-    embedding_dims: int | None = Field(None, ge=8, le=8192)
-
-
-class LlmSection(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    provider: str
-    config: LlmConfig = Field(default_factory=LlmConfig)
-
-    @field_validator("provider")
-    @classmethod
-    def _known(cls, value: str) -> str:
-        return _one_of("LLM", value, LLM_PROVIDERS)
-
-
-class EmbedderSection(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    provider: str
-    config: EmbedderConfig = Field(default_factory=EmbedderConfig)
-
-    @field_validator("provider")
-    @classmethod
-    def _known(cls, value: str) -> str:
-        return _one_of("embedder", value, EMBEDDER_PROVIDERS)
-
-
-class VectorStoreSection(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    provider: str
-    config: dict[str, Any] = Field(default_factory=dict)
-
-    @field_validator("provider")
-    @classmethod
-    def _known(cls, value: str) -> str:
-        return _one_of("vector store", value, VECTOR_STORE_PROVIDERS)
-
-    @field_validator("config")
-    @classmethod
-    def _urls(cls, value: dict[str, Any]) -> dict[str, Any]:
-        _check_url_keys(value)
-        return value
-
-
-class OpenMemorySection(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    custom_instructions: str | None = Field(None, max_length=20_000)
-
-
-class Mem0Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    llm: LlmSection | None = None
-    embedder: EmbedderSection | None = None
-    vector_store: VectorStoreSection | None = None
-
-
-class ConfigDocument(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    openmemory: OpenMemorySection | None = None
-    mem0: Mem0Section | None = None
-
-
-def validate(model: type[BaseModel], data: Any, where: str) -> BaseModel:
-    """``data`` as ``model``, or BadInput naming each bad field and why."""
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            location = ".".join(str(part) for part in (where, *error["loc"]) if part != "")
-            message = error["msg"].removeprefix("Value error, ")
-            if error["type"] == "extra_forbidden":
-                message = "unknown key"
-            problems.append(f"{location or 'body'}: {message}")
-        raise BadInput("invalid configuration: " + "; ".join(problems)) from None
-
-
-def dump(section: BaseModel | None) -> dict[str, Any] | None:
-    return None if section is None else section.model_dump(exclude_none=True)
-
-
-# -- defaults, masking, merging (pure) --------------------------------------------------------
-def default_config(settings: Settings) -> dict[str, Any]:
-    """The config a fresh server has, derived from its settings. Keys from the environment
-    are not copied into the database: an absent ``api_key`` means "the server's own"."""
-    llm: dict[str, Any] = {"temperature": settings.llm.temperature, "max_tokens": settings.llm.max_tokens}
-    if settings.llm.model:
-        llm["model"] = settings.llm.model
-    if settings.llm.base_url:
-        llm["ollama_base_url" if settings.llm.provider == "ollama" else "base_url"] = settings.llm.base_url
-    embedder: dict[str, Any] = {"model": settings.embedder.model, "embedding_dims": settings.embedder.dims}
-    if settings.embedder.base_url:
-        key = "ollama_base_url" if settings.embedder.provider == "ollama" else "base_url"
-        embedder[key] = settings.embedder.base_url
-    vector_store = None
-    if settings.storage.qdrant_url:
-        vector_store = {
-            "provider": "qdrant",
-            "config": {
-                "url": settings.storage.qdrant_url,
-                "collection_name": settings.storage.collection_name,
-                "embedding_model_dims": settings.embedder.dims,
-            },
-        }
-    return {
-        "openmemory": {"custom_instructions": None},
-        "mem0": {
-            "llm": {"provider": settings.llm.provider, "config": llm},
-            "embedder": {"provider": settings.embedder.provider, "config": embedder},
-            "vector_store": vector_store,
-        },
-    }
-
-
-def with_defaults(config: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
-    """``config`` with any missing section taken from ``defaults`` (sections are not merged)."""
-    result = copy.deepcopy(config) if isinstance(config, dict) else {}
-    for top in ("openmemory", "mem0"):
-        if not isinstance(result.get(top), dict):
-            result[top] = copy.deepcopy(defaults[top])
-    result["openmemory"].setdefault("custom_instructions", None)
-    for section in ("llm", "embedder"):
-        if not isinstance(result["mem0"].get(section), dict):
-            result["mem0"][section] = copy.deepcopy(defaults["mem0"][section])
-    result["mem0"].setdefault("vector_store", copy.deepcopy(defaults["mem0"]["vector_store"]))
-    return result
-
-
-def mask_secrets(value: Any) -> Any:
-    """A copy with every secret replaced by the mask; ``env:VAR`` references stay readable."""
-    if isinstance(value, dict):
-        masked = {}
-        for key, item in value.items():
-            if is_secret(str(key)) and item is not None and item != "":
-                keep = isinstance(item, str) and item.startswith(ENV_REFERENCE)
-                masked[key] = item if keep else MASK
-            else:
-                masked[key] = mask_secrets(item)
-        return masked
-    if isinstance(value, list):
-        return [mask_secrets(item) for item in value]
-    return value
-
-
-def unmask(new: Any, stored: Any) -> Any:
-    """``new`` with each masked secret swapped back for the stored value at the same place.
-    A mask with nothing stored behind it means "no key" and is dropped."""
-    if not isinstance(new, dict):
-        return new
-    old = stored if isinstance(stored, dict) else {}
-    result = {}
-    for key, value in new.items():
-        if value == MASK and is_secret(str(key)):
-            if old.get(key) not in (None, "", MASK):
-                result[key] = old[key]
-        else:
-            result[key] = unmask(value, old.get(key))
-    return result
-
-
-def deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
-    """Objects merge key by key; anything else (null included) replaces."""
-    merged = copy.deepcopy(base)
-    for key, value in patch.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
-
-
-def normalise(config: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
-    """Validate a whole config and return it as stored: typed, no nulls, sections filled."""
-    document = validate(ConfigDocument, config, "")
-    assert isinstance(document, ConfigDocument)
-    result: dict[str, Any] = {}
-    if document.openmemory is not None:
-        result["openmemory"] = document.openmemory.model_dump()
-    if document.mem0 is not None:
-        mem0 = {name: dump(getattr(document.mem0, name)) for name in ("llm", "embedder")}
-        result["mem0"] = {k: v for k, v in mem0.items() if v is not None}
-        result["mem0"]["vector_store"] = dump(document.mem0.vector_store)
-    return with_defaults(result, defaults)
-
-
-# -- storage ----------------------------------------------------------------------------------
-def _row(session: Session) -> ConfigEntry | None:
-    return session.scalar(select(ConfigEntry).where(ConfigEntry.key == CONFIG_KEY))
-
-
-def load(database: Database, settings: Settings) -> dict[str, Any]:
-    """The saved config (unmasked), creating the row from the defaults when there is none."""
-    defaults = default_config(settings)
-    for attempt in (1, 2):
-        try:
-            with database.session() as session:
-                row = _row(session)
-                if row is None:
-                    session.add(ConfigEntry(key=CONFIG_KEY, value=defaults))
-                    return copy.deepcopy(defaults)
-                value = with_defaults(row.value, defaults)
-                if value != row.value:
-                    row.value = value
-                    flag_modified(row, "value")
-                return copy.deepcopy(value)
-        except IntegrityError:
-            # Two first reads raced to create the row; the other one won, so read it.
-            if attempt == 2:
-                raise
-    raise AssertionError("unreachable")
-
-
-def save(database: Database, config: dict[str, Any]) -> dict[str, Any]:
-    with database.session() as session:
-        row = _row(session)
-        if row is None:
-            session.add(ConfigEntry(key=CONFIG_KEY, value=copy.deepcopy(config)))
-        else:
-            row.value = copy.deepcopy(config)
-            flag_modified(row, "value")
-    return config
-
 
 def _settings(request: Request) -> Settings:
     return request.app.state.settings
+
+
+def _saved(request: Request, service: MemoryService) -> SavedConfig:
+    return SavedConfig(service.database, _settings(request))
 
 
 def _require_admin(principal: Principal) -> None:
@@ -362,35 +47,6 @@ def _object(body: Any, what: str) -> dict[str, Any]:
     return body
 
 
-def _write(
-    request: Request, service: MemoryService, config: dict[str, Any], stored: dict[str, Any]
-) -> dict[str, Any]:
-    """Restore masked secrets from ``stored``, validate, save; returns the saved config."""
-    config = normalise(unmask(config, stored), default_config(_settings(request)))
-    return save(service.database, config)
-
-
-def _section_of(config: dict[str, Any], path: tuple[str, ...]) -> Any:
-    node: Any = config
-    for key in path:
-        node = node.get(key) if isinstance(node, dict) else None
-    return mask_secrets(node)
-
-
-def _get_section(request: Request, service: MemoryService, path: tuple[str, ...]) -> Any:
-    return _section_of(load(service.database, _settings(request)), path)
-
-
-def _put_section(request: Request, service: MemoryService, path: tuple[str, ...], value: Any) -> Any:
-    stored = load(service.database, _settings(request))
-    updated = copy.deepcopy(stored)
-    parent = updated
-    for key in path[:-1]:
-        parent = parent.setdefault(key, {})
-    parent[path[-1]] = value
-    return _section_of(_write(request, service, updated, stored), path)
-
-
 _BODY = Body(..., examples=[{"mem0": {"llm": {"provider": "ollama", "config": {"model": "llama3.1"}}}}])
 
 
@@ -398,7 +54,7 @@ _BODY = Body(..., examples=[{"mem0": {"llm": {"provider": "ollama", "config": {"
 @router.get("")
 def get_config(request: Request, principal: PrincipalDep, service: ServiceDep) -> dict[str, Any]:
     """The saved config, secrets masked (created from the defaults on first read)."""
-    return mask_secrets(load(service.database, _settings(request)))
+    return _saved(request, service).get()
 
 
 @router.put("")
@@ -409,8 +65,7 @@ def put_config(
     Admin token only. Takes effect for the LLM when the engine is next built (at start-up)."""
     _require_admin(principal)
     body = _object(body, "the configuration")
-    stored = load(service.database, _settings(request))
-    return mask_secrets(_write(request, service, {**stored, **body}, stored))
+    return _saved(request, service).replace(body)
 
 
 @router.patch("")
@@ -420,15 +75,14 @@ def patch_config(
     """Deep-merge the body into the saved config, save, return it. Admin token only."""
     _require_admin(principal)
     body = _object(body, "the configuration patch")
-    stored = load(service.database, _settings(request))
-    return mask_secrets(_write(request, service, deep_merge(stored, body), stored))
+    return _saved(request, service).merge(body)
 
 
 @router.post("/reset")
 def reset_config(request: Request, principal: PrincipalDep, service: ServiceDep) -> dict[str, Any]:
     """Back to the defaults derived from the server's settings. Admin token only."""
     _require_admin(principal)
-    return mask_secrets(save(service.database, default_config(_settings(request))))
+    return _saved(request, service).reset()
 
 
 @router.get("/effective")
@@ -440,20 +94,20 @@ def effective_config(request: Request, principal: PrincipalDep) -> dict[str, Any
 @router.get("/mem0/llm")
 def get_llm(request: Request, principal: PrincipalDep, service: ServiceDep) -> Any:
     """The LLM section: ``{provider, config}``."""
-    return _get_section(request, service, ("mem0", "llm"))
+    return _saved(request, service).section(("mem0", "llm"))
 
 
 @router.put("/mem0/llm")
 def put_llm(request: Request, principal: PrincipalDep, service: ServiceDep, body: Any = Body(...)) -> Any:
     """Replace the LLM section (admin token). Used when the engine is next built."""
     _require_admin(principal)
-    return _put_section(request, service, ("mem0", "llm"), _object(body, "the LLM section"))
+    return _saved(request, service).replace_section(("mem0", "llm"), _object(body, "the LLM section"))
 
 
 @router.get("/mem0/embedder")
 def get_embedder(request: Request, principal: PrincipalDep, service: ServiceDep) -> Any:
     """The embedder section: ``{provider, config}``."""
-    return _get_section(request, service, ("mem0", "embedder"))
+    return _saved(request, service).section(("mem0", "embedder"))
 
 
 @router.put("/mem0/embedder")
@@ -463,13 +117,15 @@ def put_embedder(
     """Replace the embedder section (admin token). Stored for OpenMemory clients; the embedder
     in use comes from config.yaml, since changing it would invalidate every stored vector."""
     _require_admin(principal)
-    return _put_section(request, service, ("mem0", "embedder"), _object(body, "the embedder section"))
+    return _saved(request, service).replace_section(
+        ("mem0", "embedder"), _object(body, "the embedder section")
+    )
 
 
 @router.get("/mem0/vector_store")
 def get_vector_store(request: Request, principal: PrincipalDep, service: ServiceDep) -> Any:
     """The vector store section, or null for the embedded Qdrant Edge store."""
-    return _get_section(request, service, ("mem0", "vector_store"))
+    return _saved(request, service).section(("mem0", "vector_store"))
 
 
 @router.put("/mem0/vector_store")
@@ -480,13 +136,13 @@ def put_vector_store(
     for OpenMemory clients; the store in use comes from config.yaml / QDRANT_URL."""
     _require_admin(principal)
     value = None if body is None else _object(body, "the vector store section")
-    return _put_section(request, service, ("mem0", "vector_store"), value)
+    return _saved(request, service).replace_section(("mem0", "vector_store"), value)
 
 
 @router.get("/openmemory")
 def get_openmemory(request: Request, principal: PrincipalDep, service: ServiceDep) -> Any:
     """The OpenMemory section: ``{custom_instructions}``."""
-    return _get_section(request, service, ("openmemory",))
+    return _saved(request, service).section(("openmemory",))
 
 
 @router.put("/openmemory")
@@ -495,4 +151,4 @@ def put_openmemory(
 ) -> Any:
     """Replace the OpenMemory section (admin token)."""
     _require_admin(principal)
-    return _put_section(request, service, ("openmemory",), _object(body, "the openmemory section"))
+    return _saved(request, service).replace_section(("openmemory",), _object(body, "the openmemory section"))

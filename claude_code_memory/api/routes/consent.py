@@ -15,8 +15,8 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...memories.consent import ConsentQueue, Outcome
+from ...memories.shapes import iso, page
 from ..deps import PrincipalDep, ServiceDep
-from ..serializers import iso, page
 
 router = APIRouter(prefix="/api/v1/consent", tags=["consent"])
 

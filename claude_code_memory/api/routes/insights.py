@@ -1,47 +1,23 @@
-"""What a person needs to curate their memories, computed in the database:
+"""What a person needs to curate their memories:
 
     GET /api/v1/insights                     dashboard: totals by state, app and project,
                                              memories per day, pending count, hygiene
     GET /api/v1/memories/{id}/history        a memory's status changes, oldest first
 
-Hygiene is four lists a person may want to act on: exact duplicates (same normalised text
-stored more than once, e.g. under different states), memories that had secrets redacted,
-memories no client has ever recalled (reads by the web UI itself do not count), and memories
-the retention policy will delete soon. Each comes with a count and a few examples.
+The figures and the hygiene lists are described in :mod:`claude_code_memory.memories.insights`.
 """
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
 from typing import Any
 
 from fastapi import APIRouter, Query
-from sqlalchemy import Select, func, select
 
-from ...db.models import App, Memory, MemoryAccessLog, MemoryState, MemoryStatusHistory, User, utcnow
+from ...memories import insights as dashboard
+from ...memories import queries
 from ..deps import PrincipalDep, ServiceDep, acting_user
-from ..serializers import iso
 
 router = APIRouter(prefix="/api/v1", tags=["insights"])
-
-#: The app name the web UI reads through; its searches are not "recall" by a client.
-UI_APP = "ui"
-KEPT_STATES = (MemoryState.active, MemoryState.paused, MemoryState.archived)
-EXAMPLES = 5
-SNIPPET = 160
-
-
-def _example(memory: Memory, **extra: Any) -> dict[str, Any]:
-    text = memory.content if len(memory.content) <= SNIPPET else memory.content[: SNIPPET - 1] + "…"
-    return {"id": str(memory.id), "content": text, "state": memory.state.value, **extra}
-
-
-def _day(value: Any) -> date:
-    if isinstance(value, datetime):
-        return value.date()
-    if isinstance(value, date):
-        return value
-    return date.fromisoformat(str(value)[:10])
 
 
 @router.get("/insights", summary="Dashboard figures and hygiene for one user")
@@ -52,153 +28,10 @@ def insights(
     days: int = Query(30, ge=1, le=366, description="how many days the memories-per-day series covers"),
     expiring_within_days: int = Query(7, ge=1, le=365),
 ) -> dict[str, Any]:
-    uid = acting_user(principal, user_id)
-    now = utcnow()
-    service.flush_access_log()
-    with service.database.session() as session:
-        user = service.find_user(session, uid)
-        mine = Memory.user_id == user.id
-        kept = (mine, Memory.state.in_(KEPT_STATES))
-
-        by_state = {state.value: 0 for state in MemoryState if state != MemoryState.deleted}
-        for state, count in session.execute(
-            select(Memory.state, func.count())
-            .where(mine, Memory.state != MemoryState.deleted)
-            .group_by(Memory.state)
-        ):
-            by_state[MemoryState(state).value] = int(count)
-
-        by_app = [
-            {"app": name, "app_id": str(app_id), "is_active": bool(active), "count": int(count)}
-            for app_id, name, active, count in session.execute(
-                select(App.id, App.name, App.is_active, func.count(Memory.id))
-                .outerjoin(Memory, (Memory.app_id == App.id) & Memory.state.in_(KEPT_STATES))
-                .where(App.owner_id == user.id)
-                .group_by(App.id, App.name, App.is_active)
-                .order_by(func.count(Memory.id).desc(), App.name)
-            )
-        ]
-        by_project = [
-            {"project": project, "count": int(count)}
-            for project, count in session.execute(
-                select(Memory.project, func.count())
-                .where(*kept)
-                .group_by(Memory.project)
-                .order_by(func.count().desc(), Memory.project)
-            )
-        ]
-
-        start = (now - timedelta(days=days - 1)).date()
-        per_day: dict[date, int] = {}
-        for created_day, count in session.execute(
-            select(func.date(Memory.created_at), func.count())
-            .where(*kept, Memory.created_at >= datetime.combine(start, datetime.min.time()))
-            .group_by(func.date(Memory.created_at))
-        ):
-            per_day[_day(created_day)] = per_day.get(_day(created_day), 0) + int(count)
-        over_time = [
-            {
-                "date": (start + timedelta(days=i)).isoformat(),
-                "count": per_day.get(start + timedelta(days=i), 0),
-            }
-            for i in range(days)
-        ]
-
-        hygiene = {
-            "duplicates": _duplicates(session, user.id),
-            "redacted": _redacted(session, user.id),
-            "never_recalled": _never_recalled(session, user.id),
-            "expiring_soon": _expiring(session, user.id, now, expiring_within_days),
-        }
-    return {
-        "user_id": uid,
-        "total": sum(by_state[s.value] for s in KEPT_STATES),
-        "by_state": by_state,
-        "by_app": by_app,
-        "by_project": by_project,
-        "over_time": over_time,
-        "pending": by_state[MemoryState.pending.value],
-        "hygiene": hygiene,
-        "generated_at": iso(now),
-    }
-
-
-def _examples(session: Any, query: Select[Any], **extra: Any) -> list[dict[str, Any]]:
-    return [_example(m, **extra) for m in session.scalars(query.limit(EXAMPLES))]
-
-
-def _duplicates(session: Any, user_pk: Any) -> dict[str, Any]:
-    groups = (
-        select(Memory.content_hash)
-        .where(Memory.user_id == user_pk, Memory.state.in_(KEPT_STATES), Memory.content_hash.is_not(None))
-        .group_by(Memory.content_hash)
-        .having(func.count() > 1)
-    )
-    hashes = list(session.scalars(groups))
-    if not hashes:
-        return {"groups": 0, "memories": 0, "examples": []}
-    in_groups = select(Memory).where(
-        Memory.user_id == user_pk, Memory.state.in_(KEPT_STATES), Memory.content_hash.in_(hashes)
-    )
-    count = session.scalar(select(func.count()).select_from(in_groups.subquery())) or 0
-    examples = _examples(session, in_groups.order_by(Memory.content_hash, Memory.created_at))
-    return {"groups": len(hashes), "memories": int(count), "examples": examples}
-
-
-def _redacted(session: Any, user_pk: Any) -> dict[str, Any]:
-    where = (Memory.user_id == user_pk, Memory.state != MemoryState.deleted, Memory.redactions > 0)
-    count, total = session.execute(
-        select(func.count(), func.coalesce(func.sum(Memory.redactions), 0)).where(*where)
-    ).one()
-    examples = _examples(session, select(Memory).where(*where).order_by(Memory.created_at.desc()))
-    return {"memories": int(count), "redactions": int(total), "examples": examples}
-
-
-def _never_recalled(session: Any, user_pk: Any) -> dict[str, Any]:
-    recalled = (
-        select(MemoryAccessLog.memory_id)
-        .join(App, MemoryAccessLog.app_id == App.id)
-        .where(App.name != UI_APP)
-    )
-    query = select(Memory).where(
-        Memory.user_id == user_pk, Memory.state == MemoryState.active, Memory.id.not_in(recalled)
-    )
-    count = session.scalar(select(func.count()).select_from(query.subquery())) or 0
-    return {"memories": int(count), "examples": _examples(session, query.order_by(Memory.created_at))}
-
-
-def _expiring(session: Any, user_pk: Any, now: datetime, within_days: int) -> dict[str, Any]:
-    query = select(Memory).where(
-        Memory.user_id == user_pk,
-        Memory.state != MemoryState.deleted,
-        Memory.expires_at.is_not(None),
-        Memory.expires_at <= now + timedelta(days=within_days),
-    )
-    count = session.scalar(select(func.count()).select_from(query.subquery())) or 0
-    examples = [
-        _example(m, expires_at=iso(m.expires_at))
-        for m in session.scalars(query.order_by(Memory.expires_at).limit(EXAMPLES))
-    ]
-    return {"memories": int(count), "within_days": within_days, "examples": examples}
+    return dashboard.insights(service, acting_user(principal, user_id), days, expiring_within_days)
 
 
 @router.get("/memories/{memory_id}/history", summary="A memory's status changes, oldest first")
 def status_history(memory_id: str, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
     memory = service.get(memory_id, None if principal.is_admin else principal.user_id)
-    with service.database.session() as session:
-        rows = session.execute(
-            select(MemoryStatusHistory, User.user_id)
-            .outerjoin(User, MemoryStatusHistory.changed_by == User.id)
-            .where(MemoryStatusHistory.memory_id == memory.id)
-            .order_by(MemoryStatusHistory.changed_at, MemoryStatusHistory.id)
-        )
-        history = [
-            {
-                "old_state": entry.old_state,
-                "new_state": entry.new_state,
-                "changed_at": iso(entry.changed_at),
-                "changed_by": changed_by,
-            }
-            for entry, changed_by in rows
-        ]
-    return {"memory_id": str(memory.id), "created_at": iso(memory.created_at), "history": history}
+    return queries.status_history(service, memory)

@@ -3,42 +3,23 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-from sqlalchemy import Select, and_, func, select
-from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from ...db.models import App, Category, Memory, MemoryAccessLog, MemoryCategory, MemoryState
-from ...errors import BadInput, NotFound
+from ...memories import queries
+from ...memories.queries import from_epoch
 from ...memories.service import MemoryService
-from ...memories.values import DEFAULT_APP
+from ...memories.shapes import epoch, memory_detail, memory_row, naive_utc, neighbour, provenance
+from ...memories.values import DEFAULT_APP, MemoryState
 from ...search.pipeline import MAX_CONTEXT
 from ..deps import BearerDep, PrincipalDep, ServiceDep, acting_user, authenticate
-from ..serializers import (
-    epoch,
-    iso,
-    memory_detail,
-    memory_response,
-    memory_row,
-    naive_utc,
-    neighbour,
-    page,
-    provenance,
-)
 
 router = APIRouter(prefix="/api/v1/memories", tags=["memories"])
-
-SORT_COLUMNS = {
-    "memory": Memory.content,
-    "content": Memory.content,
-    "app_name": App.name,
-    "created_at": Memory.created_at,
-}
 
 
 class _Body(BaseModel):
@@ -133,61 +114,6 @@ class FilterRequest(_Body):
     show_archived: bool = False
 
 
-def _from_epoch(value: int | None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        return datetime.fromtimestamp(value, UTC).replace(tzinfo=None)
-    except (OverflowError, OSError, ValueError):
-        raise BadInput(f"invalid timestamp {value!r}: expected epoch seconds") from None
-
-
-def _listing(
-    session: Session,
-    user_pk: uuid.UUID,
-    *,
-    states: list[MemoryState],
-    app_ids: list[uuid.UUID] | None = None,
-    category_ids: list[uuid.UUID] | None = None,
-    category_names: list[str] | None = None,
-    search_query: str | None = None,
-    from_date: int | None = None,
-    to_date: int | None = None,
-) -> Select[Any]:
-    query = (
-        select(Memory, App.name)
-        .join(App, Memory.app_id == App.id)
-        .where(Memory.user_id == user_pk, Memory.state.in_(states))
-    )
-    if app_ids:
-        query = query.where(Memory.app_id.in_(app_ids))
-    if category_ids or category_names:
-        in_category = select(MemoryCategory.memory_id).join(Category)
-        in_category = in_category.where(
-            Category.id.in_(category_ids) if category_ids else Category.name.in_(category_names or [])
-        )
-        query = query.where(Memory.id.in_(in_category))
-    if search_query:
-        pattern = "%" + search_query.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_") + "%"
-        query = query.where(Memory.content.ilike(pattern, escape="\\"))
-    if (start := _from_epoch(from_date)) is not None:
-        query = query.where(Memory.created_at >= start)
-    if (end := _from_epoch(to_date)) is not None:
-        query = query.where(Memory.created_at <= end)
-    return query
-
-
-def _paged(session: Session, query: Select[Any], page_number: int, size: int, order: Any) -> dict[str, Any]:
-    total = session.scalar(select(func.count()).select_from(query.order_by(None).subquery())) or 0
-    rows = session.execute(query.order_by(order, Memory.id).offset((page_number - 1) * size).limit(size))
-    return page([memory_response(m, name) for m, name in rows], total, page_number, size)
-
-
-def _order(column: str | None, direction: str | None) -> Any:
-    target = SORT_COLUMNS[column or "created_at"]
-    return target.asc() if direction == "asc" else target.desc()
-
-
 @router.get("", summary="List memories (paginated)")
 def list_memories(
     service: ServiceDep,
@@ -204,49 +130,27 @@ def list_memories(
     size: int = Query(50, ge=1, le=100),
 ) -> dict[str, Any]:
     uid = acting_user(principal, user_id)
-    with service.database.session() as session:
-        user = service.find_user(session, uid)
-        query = _listing(
-            session,
-            user.id,
-            states=[MemoryState.active, MemoryState.paused],
-            app_ids=[app_id] if app_id else None,
-            category_names=[c.strip().lower() for c in categories.split(",") if c.strip()]
-            if categories
-            else None,
-            search_query=search_query,
-            from_date=from_date,
-            to_date=to_date,
-        )
-        return _paged(session, query, page, size, _order(sort_column, sort_direction))
+    listing = queries.Listing(
+        page=page,
+        size=size,
+        app_ids=[app_id] if app_id else None,
+        category_names=[c.strip().lower() for c in categories.split(",") if c.strip()]
+        if categories
+        else None,
+        search_query=search_query,
+        from_date=from_date,
+        to_date=to_date,
+        sort_column=sort_column,
+        sort_direction=sort_direction,
+    )
+    return queries.memory_page(service, uid, listing)
 
 
 @router.get("/categories", summary="Categories in use by the user's memories")
 def list_categories(
     service: ServiceDep, principal: PrincipalDep, user_id: str | None = None
 ) -> dict[str, Any]:
-    uid = acting_user(principal, user_id)
-    with service.database.session() as session:
-        user = service.find_user(session, uid)
-        rows = session.scalars(
-            select(Category)
-            .join(MemoryCategory, MemoryCategory.category_id == Category.id)
-            .join(Memory, Memory.id == MemoryCategory.memory_id)
-            .where(Memory.user_id == user.id, Memory.state.in_([MemoryState.active, MemoryState.paused]))
-            .distinct()
-            .order_by(Category.name)
-        ).all()
-        items = [
-            {
-                "id": str(c.id),
-                "name": c.name,
-                "description": c.description,
-                "created_at": iso(c.created_at),
-                "updated_at": iso(c.updated_at),
-            }
-            for c in rows
-        ]
-    return {"categories": items, "total": len(items)}
+    return queries.categories(service, acting_user(principal, user_id))
 
 
 @router.post("", summary="Create a memory")
@@ -302,8 +206,8 @@ def _search(body: SearchRequest, request: Request, service: MemoryService) -> di
         app_filter=body.app_id,
         context=body.context,
         project=body.project,
-        created_from=_from_epoch(body.from_date),
-        created_to=_from_epoch(body.to_date),
+        created_from=from_epoch(body.from_date),
+        created_to=from_epoch(body.to_date),
     )
     results = []
     for hit in hits:
@@ -330,20 +234,19 @@ def _search(body: SearchRequest, request: Request, service: MemoryService) -> di
 @router.post("/filter", summary="Filter, sort and page the user's memories (the UI's list call)")
 def filter_memories(body: FilterRequest, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
     uid = acting_user(principal, body.user_id)
-    states = [MemoryState.active, MemoryState.paused] + ([MemoryState.archived] if body.show_archived else [])
-    with service.database.session() as session:
-        user = service.find_user(session, uid)
-        query = _listing(
-            session,
-            user.id,
-            states=states,
-            app_ids=body.app_ids,
-            category_ids=body.category_ids,
-            search_query=body.search_query,
-            from_date=body.from_date,
-            to_date=body.to_date,
-        )
-        return _paged(session, query, body.page, body.size, _order(body.sort_column, body.sort_direction))
+    listing = queries.Listing(
+        page=body.page,
+        size=body.size,
+        show_archived=body.show_archived,
+        app_ids=body.app_ids,
+        category_ids=body.category_ids,
+        search_query=body.search_query,
+        from_date=body.from_date,
+        to_date=body.to_date,
+        sort_column=body.sort_column,
+        sort_direction=body.sort_direction,
+    )
+    return queries.memory_page(service, uid, listing)
 
 
 @router.delete("", summary="Delete memories (vector, text and categories are removed)")
@@ -370,26 +273,14 @@ def archive_memories(
 @router.post("/actions/pause", summary="Change the state of memories (pause, archive, resume as active)")
 def pause_memories(body: PauseRequest, service: ServiceDep, principal: PrincipalDep) -> dict[str, str]:
     uid = acting_user(principal, body.user_id)
-    with service.database.session() as session:
-        user = service.find_user(session, uid)
-        mine = select(Memory.id).where(Memory.user_id == user.id, Memory.state != MemoryState.deleted)
-        if body.global_pause:
-            # OpenMemory paused every user's memories here; we scope it to the caller's user.
-            ids = list(session.scalars(mine))
-        elif body.app_id:
-            app = session.get(App, body.app_id)
-            if app is None or app.owner_id != user.id:
-                raise NotFound(f"app {body.app_id} not found")
-            ids = list(session.scalars(mine.where(Memory.app_id == body.app_id)))
-        elif body.memory_ids:
-            ids = list(body.memory_ids)
-        elif body.category_ids:
-            in_category = select(MemoryCategory.memory_id).where(
-                MemoryCategory.category_id.in_(body.category_ids)
-            )
-            ids = list(session.scalars(mine.where(Memory.id.in_(in_category))))
-        else:
-            raise BadInput("give memory_ids, category_ids, app_id or global_pause")
+    ids = queries.pause_targets(
+        service,
+        uid,
+        global_pause=body.global_pause,
+        app_id=body.app_id,
+        memory_ids=body.memory_ids,
+        category_ids=body.category_ids,
+    )
     count = service.change_state(ids, body.state, user_id=uid, changed_by=uid)
     verb = {"active": "resumed", "paused": "paused", "archived": "archived", "deleted": "deleted"}[
         body.state.value
@@ -412,26 +303,7 @@ def access_log(
     page_size: int = Query(10, ge=1, le=100),
 ) -> dict[str, Any]:
     memory = service.get(memory_id, None if principal.is_admin else principal.user_id)
-    service.flush_access_log()
-    with service.database.session() as session:
-        base = select(MemoryAccessLog, App.name).join(App).where(MemoryAccessLog.memory_id == memory.id)
-        total = session.scalar(select(func.count()).select_from(base.subquery())) or 0
-        rows = session.execute(
-            base.order_by(MemoryAccessLog.accessed_at.desc()).offset((page - 1) * page_size).limit(page_size)
-        )
-        logs = [
-            {
-                "id": str(entry.id),
-                "memory_id": str(entry.memory_id),
-                "app_id": str(entry.app_id),
-                "accessed_at": entry.accessed_at.isoformat(),
-                "access_type": entry.access_type,
-                "metadata_": entry.metadata_ or {},
-                "app_name": app_name,
-            }
-            for entry, app_name in rows
-        ]
-    return {"total": total, "page": page, "page_size": page_size, "logs": logs}
+    return queries.access_log_page(service, memory, page, page_size)
 
 
 @router.put("/{memory_id}", summary="Edit a memory's text (re-embeds it)")
@@ -454,58 +326,14 @@ def related_memories(
     user_id: str | None = None,
     page: int = Query(1, ge=1),
 ) -> dict[str, Any]:
-    size = 5  # OpenMemory forces 5
     memory = service.get(memory_id, None if principal.is_admin else principal.user_id)
     if user_id is not None:
         acting_user(principal, user_id)
-    category_ids = [c.id for c in memory.categories]
-    with service.database.session() as session:
-        if not category_ids:
-            return page_of_nothing(page, size)
-        overlap = func.count(MemoryCategory.category_id).label("overlap")
-        query = (
-            select(Memory, App.name, overlap)
-            .join(App, Memory.app_id == App.id)
-            .join(MemoryCategory, MemoryCategory.memory_id == Memory.id)
-            .where(
-                and_(
-                    Memory.user_id == memory.user_id,
-                    Memory.id != memory.id,
-                    Memory.state.in_([MemoryState.active, MemoryState.paused]),
-                    MemoryCategory.category_id.in_(category_ids),
-                )
-            )
-            .group_by(Memory.id, App.name)
-        )
-        total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
-        rows = session.execute(
-            query.order_by(overlap.desc(), Memory.created_at.desc()).offset((page - 1) * size).limit(size)
-        )
-        return {
-            "items": [memory_response(m, name) for m, name, _ in rows],
-            "total": total,
-            "page": page,
-            "size": size,
-            "pages": max(1, -(-total // size)),
-        }
+    return queries.related_page(service, memory, page)
 
 
-def page_of_nothing(page_number: int, size: int) -> dict[str, Any]:
-    return page([], 0, page_number, size)
-
-
-def _user_or_internal_id(service: ServiceDep, principal: PrincipalDep, user_id: str | None) -> str:
+def _user_or_internal_id(service: MemoryService, principal: PrincipalDep, user_id: str | None) -> str:
     """OpenMemory's archive route takes the internal users.id UUID; accept that or a user_id."""
-    if user_id is not None:
-        try:
-            internal = uuid.UUID(user_id)
-        except ValueError:
-            return acting_user(principal, user_id)
-        with service.database.session() as session:
-            from ...db.models import User
-
-            user = session.get(User, internal)
-            if user is None:
-                raise NotFound(f"user {user_id} not found")
-            return acting_user(principal, user.user_id)
-    return acting_user(principal, None)
+    if user_id is None:
+        return acting_user(principal, None)
+    return acting_user(principal, queries.user_id_of(service, user_id))

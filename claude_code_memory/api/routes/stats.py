@@ -5,11 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Query
-from sqlalchemy import func, select
 
-from ...db.models import App, Memory, MemoryState
+from ...memories import queries
 from ..deps import PrincipalDep, ServiceDep, acting_user
-from ..serializers import app_row
 
 router = APIRouter(prefix="/api/v1/stats", tags=["stats"])
 
@@ -23,17 +21,4 @@ def get_stats(
     ),
 ) -> dict[str, Any]:
     """``{total_memories, total_apps, apps}``: memories not deleted, and the user's apps."""
-    owner = acting_user(principal, user_id)
-    with service.database.session() as session:
-        user = service.find_user(session, owner)
-        total_memories = session.scalar(
-            select(func.count(Memory.id)).where(
-                Memory.user_id == user.id, Memory.state != MemoryState.deleted
-            )
-        )
-        apps = session.scalars(select(App).where(App.owner_id == user.id).order_by(App.name)).all()
-        return {
-            "total_memories": int(total_memories or 0),
-            "total_apps": len(apps),
-            "apps": [app_row(app) for app in apps],
-        }
+    return queries.stats(service, acting_user(principal, user_id))

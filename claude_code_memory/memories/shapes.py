@@ -1,4 +1,4 @@
-"""JSON shapes of the OpenMemory contract, built from ORM rows."""
+"""JSON shapes of the OpenMemory contract, built from ORM rows (the edges serialise with these)."""
 
 from __future__ import annotations
 
