@@ -4,6 +4,11 @@ A write becomes an ``Admitted`` value only through :func:`claude_code_memory.pol
 and :class:`~.vectors.Vectors` stores nothing else. SQL rows follow the vectors mem0 created;
 a failed SQL write removes the vector it just added, so the two stores stay in step. The
 quota the gate checks is counted by :class:`~.usage.Usage`.
+
+De-duplication is the database's: a unique index on ``(user_id, content_hash)`` (deleted rows
+keep no hash). The look-up before a write only saves embedding a text that is stored already;
+when two writers of one text race past it, the second insert fails on the index, and that
+writer removes its vector and answers "already existed" with the row that won.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..auth.identity import get_or_create
@@ -93,27 +99,30 @@ class Writes:
             model=model,
             captured_at=captured_at,
         )
-        with self.database.session() as session:
-            user, app = self.owners.user_app(session, user_id, app_name)
-            self.owners.require_active(app, "create new memories")
-            admitted = admit(write, self.policy, self._facts(session, user))
-            existing = session.scalar(
-                select(Memory).where(
-                    Memory.user_id == user.id,
-                    Memory.content_hash == admitted.content_hash,
-                    Memory.state != MemoryState.deleted,
-                )
-            )
-            if existing is not None:
-                return [already_existed(existing)]
-            if admitted.state == "pending":
-                memory = self._new_row(admitted, uuid.uuid4(), user.id, app.id, MemoryState.pending)
-                session.add(memory)
-                self.usage.add(user.id, admitted.text)
-                return [
-                    {"id": str(memory.id), "memory": memory.content, "event": "PENDING", "state": "pending"}
-                ]
-            user_pk, app_pk = user.id, app.id
+        try:
+            with self.database.session() as session:
+                user, app = self.owners.user_app(session, user_id, app_name)
+                self.owners.require_active(app, "create new memories")
+                admitted = admit(write, self.policy, self._facts(session, user))
+                user_pk, app_pk = user.id, app.id
+                existing = self._stored(session, user_pk, admitted.content_hash)
+                if existing is not None:
+                    return [already_existed(existing)]
+                if admitted.state == "pending":
+                    memory = self._new_row(admitted, uuid.uuid4(), user_pk, app_pk, MemoryState.pending)
+                    session.add(memory)
+                    session.flush()  # a racing writer of the same text fails here, on the index
+                    self.usage.add(user_pk, admitted.text)
+                    return [
+                        {
+                            "id": str(memory.id),
+                            "memory": memory.content,
+                            "event": "PENDING",
+                            "state": "pending",
+                        }
+                    ]
+        except IntegrityError:
+            return self._already_stored(user_pk, admitted.content_hash)
         return self._store(admitted, user_pk, app_pk, infer=infer)
 
     def add_memories(
@@ -233,12 +242,19 @@ class Writes:
                 now=facts.now, used_bytes=max(0, facts.used_bytes - len(memory.content.encode())), rules=()
             )
             admitted = admit(write, self.policy, facts)
-            self.vectors.update(str(mid), admitted)
+            twin = self._stored(session, memory.user_id, admitted.content_hash)
+            if twin is not None and twin.id != mid:
+                raise Conflict(f"memory {twin.id} already says this; edit or delete that one instead")
             self.usage.forget(memory.user_id)
             memory.content = admitted.text
             memory.content_hash = admitted.content_hash
             memory.redactions = (memory.redactions or 0) + admitted.redactions
             memory.updated_at = utcnow()
+            try:
+                session.flush()  # the index has the last word on a racing write of the same text
+            except IntegrityError:
+                raise Conflict(f"another memory already says this: {admitted.text[:80]!r}") from None
+            self.vectors.update(str(mid), admitted)  # after SQL accepted the text, before commit
             self._set_categories(session, memory, self.vectors.embed(admitted.text))
             session.flush()
             session.refresh(memory)
@@ -270,36 +286,71 @@ class Writes:
         """Embed and store an admitted write; SQL rows follow the vectors mem0 created."""
         now = self.clock()
         results = self.vectors.add(admitted, app_id=str(app_pk), infer=infer, created_at=now)
-        added = [r for r in results if r.get("event") == "ADD"]
+        stored: list[dict[str, Any]] = []
+        added = [result for result in results if result.get("event") == "ADD"]
+        for index, result in enumerate(added):
+            try:
+                # One transaction a memory (mem0 may have extracted several facts, infer=True):
+                # a text another writer stored first undoes only its own row.
+                stored += self._store_row(admitted, result, user_pk, app_pk, now, decided_by)
+            except Exception:
+                # Keep the stores in step: a vector without its SQL row would be an orphan.
+                for unstored in added[index:]:
+                    self.vectors.delete(unstored["id"])
+                raise
+        return stored + [result for result in results if result.get("event") != "ADD"]
+
+    def _store_row(
+        self,
+        admitted: Admitted,
+        result: dict[str, Any],
+        user_pk: uuid.UUID,
+        app_pk: uuid.UUID,
+        now: datetime,
+        decided_by: str,
+    ) -> list[dict[str, Any]]:
+        """The SQL row of one vector mem0 created; "already existed" when the index refuses it."""
+        text = result["memory"]  # mem0 may have extracted facts (infer=True)
+        memory = self._new_row(
+            admitted, uuid.UUID(result["id"]), user_pk, app_pk, MemoryState.active, now=now
+        )
+        memory.content, memory.content_hash = text, content_hash(text)
         try:
             with self.database.session() as session:
-                for result in added:
-                    memory = self._new_row(
-                        admitted, uuid.UUID(result["id"]), user_pk, app_pk, MemoryState.active, now=now
-                    )
-                    memory.content = result["memory"]  # mem0 may have extracted facts (infer=True)
-                    memory.content_hash = content_hash(memory.content)
-                    session.add(memory)
-                    session.flush()
-                    self._set_categories(session, memory, self.vectors.embed(memory.content), new=True)
-                    self.usage.add(user_pk, memory.content)
-                    if admitted.consent in ("rule", "approved", "approved_edited"):
-                        session.add(
-                            ConsentDecision(
-                                memory_id=memory.id,
-                                user_id=user_pk,
-                                decision="allowed" if admitted.consent == "rule" else "approved",
-                                decided_by=decided_by or f"rule:{admitted.rule_id}",
-                                rule_id=admitted.rule_id,
-                                edited=admitted.consent == "approved_edited",
-                            )
+                session.add(memory)
+                session.flush()  # a racing writer of the same text fails here, on the index
+                self._set_categories(session, memory, self.vectors.embed(text), new=True)
+                if admitted.consent in ("rule", "approved", "approved_edited"):
+                    session.add(
+                        ConsentDecision(
+                            memory_id=memory.id,
+                            user_id=user_pk,
+                            decision="allowed" if admitted.consent == "rule" else "approved",
+                            decided_by=decided_by or f"rule:{admitted.rule_id}",
+                            rule_id=admitted.rule_id,
+                            edited=admitted.consent == "approved_edited",
                         )
-        except Exception:
-            # Keep the stores in step: a vector without its SQL row would be an orphan.
-            for result in added:
-                self.vectors.delete(result["id"])
-            raise
-        return results
+                    )
+        except IntegrityError:
+            self.vectors.delete(result["id"])
+            return self._already_stored(user_pk, memory.content_hash)
+        self.usage.add(user_pk, text)
+        return [result]
+
+    @staticmethod
+    def _stored(session: Session, user_pk: uuid.UUID, digest: str | None) -> Memory | None:
+        """The user's memory with this text, in any state but deleted (which keeps no hash)."""
+        if digest is None:
+            return None
+        return session.scalar(select(Memory).where(Memory.user_id == user_pk, Memory.content_hash == digest))
+
+    def _already_stored(self, user_pk: uuid.UUID, digest: str | None) -> list[dict[str, Any]]:
+        """The answer for a write that lost a race to a writer of the same text."""
+        with self.database.session() as session:
+            winner = self._stored(session, user_pk, digest)
+            if winner is None:  # the winner was deleted since: the caller may simply write again
+                raise Conflict("a write of the same text raced this one; try again")
+            return [already_existed(winner)]
 
     def _new_row(
         self,
