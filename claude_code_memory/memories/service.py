@@ -258,6 +258,7 @@ class MemoryService:
         Returns mem0-style results: ``event`` is ``ADD`` for stored memories, ``PENDING`` for
         a capture waiting for consent, ``NONE`` with ``already_existed`` for a duplicate.
         """
+        self.engine.disk.require_room()
         text = validate_text(text)
         if metadata is not None and not isinstance(metadata, dict):
             raise BadInput("metadata must be a JSON object")
@@ -428,6 +429,7 @@ class MemoryService:
     ) -> list[dict[str, Any]]:
         """Several writes from one caller, embedded as a batch; each passes the gate on its own and
         fails on its own (``{"index", "error", "status"}``) without stopping the others."""
+        self.engine.disk.require_room()  # a full disk refuses the whole batch (507)
         self.prime_embeddings(item.get("text") for item in items)  # type: ignore[misc]
         outcomes: list[dict[str, Any]] = []
         for index, item in enumerate(items):
@@ -466,6 +468,7 @@ class MemoryService:
         """Approve a pending item (optionally edited; the edit passes the gate again): it is
         embedded and becomes an active memory. mem0 gives it a new id (its vector id), which the
         result carries; the pending row is replaced."""
+        self.engine.disk.require_room()
         mid = parse_memory_id(memory_id)
         with self.database.session() as session:
             pending = self._owned(session, mid, user_id)
@@ -524,6 +527,7 @@ class MemoryService:
 
     def update_memory(self, principal_user: str | None, memory_id: object, text: str) -> Memory:
         """Replace a memory's text through the gate: SQL and the vector (re-embedded) both change."""
+        self.engine.disk.require_room()
         text = validate_text(text, "memory_content")
         mid = parse_memory_id(memory_id)
         with self.database.session() as session:
