@@ -8,12 +8,16 @@ on the same disk dies the same way. Two things need room:
   so a fixed reserve (``performance.min_free_disk_mb``) covers it, and the replay of the log after
   a crash;
 * loading the shard (at start-up, and when the store reloads itself): Edge reads its vector
-  chunks (32 MiB files, created sparse) into the page cache, and on tmpfs a read of a file's
-  hole through a shared mapping allocates the page. The holes are what the next load claims.
-  (On ext4 or xfs such reads allocate nothing, so counting them is conservative there.)
+  chunks, payload indexes, id trackers and deleted-point flags into memory. It creates those
+  files sparse, and on tmpfs a read of a file's hole through a shared mapping allocates the
+  page. The holes are what the next load claims. Two kinds of sparse file are not read at load
+  and are left out: the write-ahead log (``wal/``) and the payload storage
+  (``segments/*/payload_storage/``), filled only as writes reach them. (On ext4 or xfs such
+  reads allocate nothing, so counting the holes is conservative there.) The measurement that
+  found which files fill is in ``docs/disk-space.md``.
 
 So a write needs ``reserve + holes`` free. :func:`decide` is that rule; :class:`DiskGuard` reads
-the figures (one ``statvfs`` and a stat of each vector chunk) and raises
+the figures (one ``statvfs`` and a stat of each file of the shard's segments) and raises
 :class:`~claude_code_memory.errors.InsufficientStorage` when the rule says no.
 """
 
@@ -31,8 +35,10 @@ from ..errors import InsufficientStorage
 logger = logging.getLogger(__name__)
 
 MIB = 1024 * 1024
-#: Room a load needs beyond the holes it fills (index metadata, a clean shutdown's short log).
+#: Room a load needs beyond the holes it fills: the replay of a clean shutdown's short log.
 LOAD_MARGIN = 1 * MIB
+#: Directories of a segment whose sparse files a load does not read (filled only by writes).
+UNREAD_AT_LOAD = frozenset({"payload_storage"})
 
 Statvfs = Callable[[str], Any]
 
@@ -68,19 +74,14 @@ def free_bytes(path: str | Path, statvfs: Statvfs = os.statvfs) -> tuple[int, in
 
 
 def unclaimed_bytes(shard_path: str | Path) -> int:
-    """Bytes of the shard's vector chunks not yet backed by disk blocks: what loading it claims."""
+    """Bytes of the shard's segment files not yet backed by disk blocks: what loading it claims."""
     total = 0
-    segments = Path(shard_path) / "segments"
-    try:
-        segment_dirs = list(os.scandir(segments))
-    except FileNotFoundError:
-        return 0
-    for segment in segment_dirs:
-        vectors = Path(segment.path) / "vector_storage"
-        for chunk in vectors.glob("*/chunk_*.mmap"):
+    for directory, subdirectories, files in os.walk(Path(shard_path) / "segments"):
+        subdirectories[:] = [name for name in subdirectories if name not in UNREAD_AT_LOAD]
+        for name in files:
             try:
-                stat = chunk.stat()
-            except FileNotFoundError:  # the store dropped the segment meanwhile
+                stat = os.stat(os.path.join(directory, name))
+            except FileNotFoundError:  # the store replaced the file meanwhile
                 continue
             total += max(0, stat.st_size - stat.st_blocks * 512)
     return total
@@ -93,8 +94,8 @@ def room_to_load(shard_path: str | Path, statvfs: Statvfs = os.statvfs) -> tuple
     if free >= holes + LOAD_MARGIN:
         return True, ""
     return False, (
-        f"the disk holding {shard_path} has {_mb(free)} MB free and loading the vector store "
-        f"needs {_mb(holes + LOAD_MARGIN)} MB: free some space"
+        f"the vector store is not loaded: its disk has {_mb(free)} MB free and loading it needs "
+        f"{_mb(holes + LOAD_MARGIN)} MB; free some space under the data directory (it loads then)"
     )
 
 

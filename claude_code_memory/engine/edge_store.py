@@ -186,7 +186,7 @@ class QdrantEdgeStore(VectorStoreBase):
         the shard stays closed (reads answer 503, writes 507) until the disk has room."""
         fits, why = room_to_load(self.shard_path)
         if not fits and self.deferred != why:
-            logger.warning("vector store not loaded: %s", why)
+            logger.warning("%s (%s)", why, self.shard_path)
         self.deferred = None if fits else why
         return fits
 
