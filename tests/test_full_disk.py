@@ -81,25 +81,41 @@ def test_clients_of_the_api_raise_the_same_error_for_507() -> None:
     assert isinstance(error, InsufficientStorage)
 
 
-def test_holes_in_the_vector_chunks_are_what_a_load_claims(tmp_path: Path) -> None:
-    chunk = tmp_path / "shard" / "segments" / "seg" / "vector_storage" / "vectors" / "chunk_0.mmap"
-    chunk.parent.mkdir(parents=True)
-    with chunk.open("wb") as handle:
-        handle.truncate(8 * MIB)  # sparse, as Edge creates it
-        handle.write(b"x" * MIB)
-    allocated = os.stat(chunk).st_blocks * 512
-    assert unclaimed_bytes(tmp_path / "shard") == 8 * MIB - allocated
+def test_a_load_claims_the_holes_of_every_segment_file_it_reads(tmp_path: Path) -> None:
+    shard = tmp_path / "shard"
+    segment = shard / "segments" / "seg"
+
+    def sparse(relative: str, size: int, filled: int = 0) -> int:
+        file = segment / relative if not relative.startswith("/") else shard / relative[1:]
+        file.parent.mkdir(parents=True, exist_ok=True)
+        with file.open("wb") as handle:
+            handle.truncate(size)  # sparse, as Edge creates it
+            handle.write(b"x" * filled)
+        return size - os.stat(file).st_blocks * 512
+
+    claimed = sparse("vector_storage/vectors/chunk_0.mmap", 8 * MIB, MIB)
+    claimed += sparse("payload_index/abc-user_id-map/page_0.dat", 4 * MIB)
+    claimed += sparse("payload_index/abc-user_id-map/tracker.dat", MIB, 4096)
+    claimed += sparse("vector_storage/deleted/flags_a.dat", MIB, MIB // 2)
+    # Read only as writes reach them, never at load: not counted.
+    sparse("payload_storage/page_0.dat", 32 * MIB, 4096)
+    sparse("/wal/open-1", 32 * MIB, 4096)
+
+    assert unclaimed_bytes(shard) == claimed
     assert unclaimed_bytes(tmp_path / "nothing-here") == 0
-    assert room_to_load(tmp_path / "shard", fake_statvfs(100 * MIB))[0]
-    fits, why = room_to_load(tmp_path / "shard", fake_statvfs(2 * MIB))
-    assert not fits and "2 MB free" in why
+    assert room_to_load(shard, fake_statvfs(100 * MIB))[0]
+    fits, why = room_to_load(shard, fake_statvfs(2 * MIB))
+    assert not fits and "2 MB free" in why and "not loaded" in why
 
 
 # -- the real thing ---------------------------------------------------------------------------
-#: An empty data directory takes ~20 MB (Edge's payload indexes) and the first vector file claims
-#: 32 MiB at the next load: what is left beyond those and the reserve is room for writes.
-TMPFS_MB = 80
+#: An empty data directory takes ~20 MB, and the first load claims ~45 MB for the payload
+#: indexes and 32 MiB for the first vector file (docs/disk-space.md): what is left beyond
+#: those and the reserve is room for writes.
+TMPFS_MB = 112
 RESERVE_MB = 4
+#: Free space a ballast leaves before the last restart: enough for SQLite, too little to load.
+BALLAST_LEAVES_MB = 6
 
 
 def test_a_full_tmpfs_answers_507_keeps_the_server_up_and_loses_nothing(tmp_path: Path) -> None:
@@ -129,23 +145,38 @@ def test_a_full_tmpfs_answers_507_keeps_the_server_up_and_loses_nothing(tmp_path
         assert status.json()["disk"]["writes_refused"] is True
         assert listed_ids(server, user) == set(fill.acknowledged)
 
-        # Restart on the still-full disk: it starts (no SIGBUS) and serves reads.
+        # Restart on a disk someone else filled further: too little is left to load the vector
+        # store (its first load claims more than it held). The server starts without it.
         assert server.stop() == -signal.SIGTERM, "stopped by our SIGTERM, not by a SIGBUS"
-        server.start()
+        disk.fill_to(BALLAST_LEAVES_MB)
+        server.start(degraded=True)
+        status = health(server)
+        assert status.status_code == 503, status.text
+        assert "not loaded" in status.json()["vector_store"] and status.json()["disk"]["writes_refused"]
         assert listed_ids(server, user) == set(fill.acknowledged)
         with httpx.Client(base_url=server.base_url, headers=server.admin_headers(), timeout=30) as client:
-            found = client.post(
-                "/api/v1/memories/search", json={"user_id": user, "query": memory_text(3)[:200], "limit": 3}
-            )
-            assert found.status_code == 200, found.text
+            keyword = client.get("/api/v1/memories", params={"user_id": user, "search_query": "note 3:"})
+            assert keyword.status_code == 200, keyword.text
+            assert [item["id"] for item in keyword.json()["items"]] == [fill.acknowledged[3]]
+            query = {"user_id": user, "query": memory_text(3)[:200], "limit": 3}
+            meaning = client.post("/api/v1/memories/search", json=query)
+            assert meaning.status_code == 503 and "free some space" in meaning.json()["detail"], meaning.text
             refused = client.post("/api/v1/memories", json={"user_id": user, "text": memory_text(9999)})
-            assert refused.status_code in (200, 507), refused.text
+            assert refused.status_code == 507, refused.text
 
-            disk.resize(200)
+            # The disk grows: the vector store loads on the next use, writes work again.
+            disk.resize(TMPFS_MB + 200)
             accepted = client.post("/api/v1/memories", json={"user_id": user, "text": memory_text(10_000)})
             assert accepted.status_code == 200, accepted.text
-        assert health(server).json()["disk"]["writes_refused"] is False
-        assert server.process is not None and server.process.returncode != -signal.SIGBUS
+            meaning = client.post("/api/v1/memories/search", json=query)
+            assert meaning.status_code == 200, meaning.text
+            found = {item["id"] for item in meaning.json()["results"]}
+            assert len(found) == 3 and found <= {*fill.acknowledged, accepted.json()["id"]}, found
+        status = health(server)
+        assert status.status_code == 200 and status.json()["disk"]["writes_refused"] is False, status.text
+        assert listed_ids(server, user) == {*fill.acknowledged, accepted.json()["id"]}
+        assert server.process is not None and server.process.poll() is None, server.log()
+        assert server.stop() == -signal.SIGTERM, server.log()
     finally:
         server.stop()
         disk.unmount()

@@ -65,6 +65,16 @@ class Tmpfs:
         stat = os.statvfs(self.path)
         return stat.f_bavail * stat.f_frsize / 1024 / 1024
 
+    def fill_to(self, free_mb: float, name: str = "ballast") -> Path:
+        """Write a file of real blocks until about ``free_mb`` is left (another tenant's data)."""
+        ballast = self.path / name
+        with ballast.open("ab") as handle:
+            while (room := self.free_mb() - free_mb) >= 1 / 16:
+                handle.write(b"\xa5" * int(min(room, 4) * 1024 * 1024))
+                handle.flush()
+                os.fsync(handle.fileno())
+        return ballast
+
     def unmount(self) -> None:
         if self.mounted:
             subprocess.run(["umount", str(self.path)], check=False, capture_output=True)
