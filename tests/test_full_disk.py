@@ -13,6 +13,7 @@ import signal
 from pathlib import Path
 from types import SimpleNamespace
 
+import anyio
 import httpx
 import pytest
 
@@ -21,6 +22,7 @@ from claude_code_memory.errors import InsufficientStorage, error_for_status
 
 from .support.full_disk import Tmpfs, fill_until_refused, health, listed_ids, memory_text
 from .support.server import MemoryServer
+from .test_mcp import connect, failed
 
 
 def fake_statvfs(free_bytes: int, total_bytes: int = 1000 * MIB):
@@ -132,6 +134,7 @@ def test_a_full_tmpfs_answers_507_keeps_the_server_up_and_loses_nothing(tmp_path
     user = "filler"
     try:
         server.start()
+        token = server.make_token(user)
         fill = fill_until_refused(server, disk, user=user)
         assert not fill.other_failures, f"{fill.other_failures}\n{server.log()}"
         assert fill.refusal_status == 507, f"no 507 after {len(fill.acknowledged)} writes\n{server.log()}"
@@ -143,6 +146,13 @@ def test_a_full_tmpfs_answers_507_keeps_the_server_up_and_loses_nothing(tmp_path
         status = health(server)
         assert status.status_code == 200, status.text
         assert status.json()["disk"]["writes_refused"] is True
+        assert listed_ids(server, user) == set(fill.acknowledged)
+
+        async def add_over_mcp() -> str:
+            async with connect(server, "http", user, token) as session:
+                return failed(await session.call_tool("add_memories", {"text": memory_text(7777)}))
+
+        assert "not enough disk space" in anyio.run(add_over_mcp), "an MCP tool error the model can read"
         assert listed_ids(server, user) == set(fill.acknowledged)
 
         # Restart on a disk someone else filled further: too little is left to load the vector
