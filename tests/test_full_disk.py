@@ -1,8 +1,9 @@
 """A full disk under the data directory: 507 and a live server, never SIGBUS (issue 17, item 2).
 
 The end-to-end test mounts a real tmpfs (it needs root, as CI has: it fails, never skips, when
-the mount is refused), runs a real server on it, fills it until writes are refused, restarts on
-the still-full disk and grows the disk again. The unit tests drive :class:`DiskGuard` with an
+the mount is refused), runs a real server on it, fills it until writes are refused (over REST,
+then once over MCP), restarts it on a disk filled further than the vector store's load fits (it
+serves from SQL alone) and grows the disk again. The unit tests drive :class:`DiskGuard` with an
 injected ``statvfs``.
 """
 
