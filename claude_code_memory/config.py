@@ -137,6 +137,7 @@ class PerformanceSettings(_Section):
     max_memory_size_mb: float = Field(100, gt=0)
     max_memory_chars: int = Field(20_000, ge=100, le=1_000_000)
     capture_oversize: Literal["truncate", "reject"] = "truncate"
+    min_free_disk_mb: int = Field(64, ge=0, le=1_000_000)
 
 
 class SearchSettings(_Section):

@@ -8,7 +8,8 @@
     ├── Forbidden          a valid token acting on someone else's data    → HTTP 403
     ├── Conflict           the request clashes with the current state     → HTTP 409
     ├── TooLarge           a body or a memory over its cap                → HTTP 413
-    └── Unavailable        a store or the model cannot serve right now    → HTTP 503
+    ├── Unavailable        a store or the model cannot serve right now    → HTTP 503
+    └── InsufficientStorage  too little disk left to write safely         → HTTP 507
 
 The HTTP edge (`api/errors.py`) turns each into one JSON shape
 `{"detail": message, "error": code}` with the error's ``headers`` (a 401 names the Bearer
@@ -74,6 +75,11 @@ class Unavailable(MemoryError_):
     status = 503
 
 
+class InsufficientStorage(MemoryError_):
+    code = "insufficient_storage"
+    status = 507
+
+
 #: Our server's refusals as the typed errors its clients raise; anything else is Unavailable.
 _BY_STATUS: dict[int, type[MemoryError_]] = {
     400: BadInput,
@@ -83,6 +89,7 @@ _BY_STATUS: dict[int, type[MemoryError_]] = {
     409: Conflict,
     413: TooLarge,
     422: BadInput,
+    507: InsufficientStorage,
 }
 
 

@@ -72,6 +72,7 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
         status = parts.service.health()
         healthy = all(value == "ok" for value in status.values())
         body: dict[str, Any] = {"status": "ok" if healthy else "degraded", "version": __version__, **status}
+        body["disk"] = parts.engine.disk.status()  # writes_refused: true while the disk is low (507)
         return JSONResponse(body, status_code=200 if healthy else 503)
 
     # browse, insights, me and tokens serve the web UI (and anyone else): see docs/ui.md.

@@ -64,6 +64,7 @@ from qdrant_edge import (
 )
 
 from ..errors import BadInput, ConfigError, NotFound, Unavailable
+from .disk_space import room_to_load
 from .filters import edge_filter
 
 logger = logging.getLogger(__name__)
@@ -161,6 +162,8 @@ class QdrantEdgeStore(VectorStoreBase):
         self.reload_share, self.reload_min = RELOAD_SHARE, RELOAD_MIN
         #: Points upserted since the shard was loaded, the points it held then, and loads since.
         self._upserted = self._loaded_points = self.reloads = 0
+        #: Why the shard is not open yet: loading it would not fit on the disk (retried on use).
+        self.deferred: str | None = None
         self.create_col(collection_name, embedding_model_dims, "cosine")
 
     @property
@@ -182,6 +185,8 @@ class QdrantEdgeStore(VectorStoreBase):
                 return
             self._finish_interrupted_erase()
             exists = (path / "edge_config.json").exists() or (path / "segments").exists()
+            if exists and not self._room_to_load():
+                return
             try:
                 if exists:
                     # With a config, load checks it against the stored segments.
@@ -196,6 +201,15 @@ class QdrantEdgeStore(VectorStoreBase):
             if self._holds_text(self._shard):
                 logger.warning("vector store %s holds memories' text (an older version): rewriting it", path)
                 self.erase()
+
+    def _room_to_load(self) -> bool:
+        """Loading fills the holes of the vector chunks; on a full tmpfs that is a SIGBUS, so
+        the shard stays closed (reads answer 503, writes 507) until the disk has room."""
+        fits, why = room_to_load(self.shard_path)
+        if not fits and self.deferred != why:
+            logger.warning("%s (%s)", why, self.shard_path)
+        self.deferred = None if fits else why
+        return fits
 
     def _open_error(self, exc: Exception, dims: int) -> Exception:
         message = str(exc)
@@ -319,6 +333,8 @@ class QdrantEdgeStore(VectorStoreBase):
         self._upserted += count
         if self._upserted < max(self.reload_min, self.reload_share * self._loaded_points):
             return
+        if not room_to_load(self.shard_path)[0]:
+            return  # a reload only makes searches faster: not worth the disk it would claim
         started, upserted = time.perf_counter(), self._upserted
         shard, self._shard = self._require(), None
         try:
@@ -337,6 +353,7 @@ class QdrantEdgeStore(VectorStoreBase):
     def close(self) -> None:
         """Flush and release the shard (and its directory lock). Safe to call twice."""
         with self._lock:
+            self.deferred = None
             if self._shard is None:
                 return
             shard, self._shard = self._shard, None
@@ -352,8 +369,10 @@ class QdrantEdgeStore(VectorStoreBase):
         self.close()
 
     def _require(self) -> EdgeShard:
+        if self._shard is None and self.deferred is not None:
+            self.create_col(self.collection_name, self.embedding_model_dims)
         if self._shard is None:
-            raise Unavailable(f"vector store {self.shard_path} is closed")
+            raise Unavailable(self.deferred or f"vector store {self.shard_path} is closed")
         return self._shard
 
     @contextmanager

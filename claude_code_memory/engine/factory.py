@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..config import Settings
 from ..errors import ConfigError, Unavailable
+from .disk_space import engine_guard
 
 if TYPE_CHECKING:
     from mem0 import Memory
@@ -351,6 +352,7 @@ class Engine:
     def __init__(self, memory: Memory, settings: Settings) -> None:
         self.memory = memory
         self.settings = settings
+        self.disk = engine_guard(self)
 
     @classmethod
     def open(cls, settings: Settings) -> Engine:

@@ -111,4 +111,6 @@ class MemoryService:
         except Exception as exc:  # noqa: BLE001 - reported, not raised: this is the health probe
             cause = exc.__cause__ if isinstance(exc, Unavailable) and exc.__cause__ else exc
             status["vector_store"] = f"unavailable: {cause.__class__.__name__}"
+            if isinstance(exc, Unavailable) and exc.__cause__ is None:
+                status["vector_store"] = f"unavailable: {exc.message}"  # ours: says what to do
         return status

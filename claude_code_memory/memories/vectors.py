@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from mem0.embeddings.base import EmbeddingBase
     from mem0.vector_stores.base import VectorStoreBase
 
+    from ..engine.disk_space import DiskGuard
+
 log = logging.getLogger(__name__)
 
 
@@ -47,6 +49,9 @@ class VectorEngine(Protocol):
     def set_payload(self, memory_id: str, fields: dict[str, Any]) -> None: ...
 
     def count(self, filters: dict[str, Any] | None = None) -> int: ...
+
+    @property
+    def disk(self) -> DiskGuard: ...
 
 
 class Vectors:
@@ -160,6 +165,10 @@ class Vectors:
         if batch is not None:
             return batch(texts)
         return [self.engine.embed(t) for t in texts]
+
+    def require_room(self) -> None:
+        """Refuse a write (507) while the data directory's disk is too full to take it safely."""
+        self.engine.disk.require_room()
 
     def check(self) -> None:
         with self.engine.server_errors():

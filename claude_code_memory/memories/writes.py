@@ -85,6 +85,7 @@ class Writes:
         Returns mem0-style results: ``event`` is ``ADD`` for stored memories, ``PENDING`` for
         a capture waiting for consent, ``NONE`` with ``already_existed`` for a duplicate.
         """
+        self.vectors.require_room()
         text = validate_text(text)
         if metadata is not None and not isinstance(metadata, dict):
             raise BadInput("metadata must be a JSON object")
@@ -130,6 +131,7 @@ class Writes:
     ) -> list[dict[str, Any]]:
         """Several writes from one caller, embedded as a batch; each passes the gate on its own and
         fails on its own (``{"index", "error", "status"}``) without stopping the others."""
+        self.vectors.require_room()
         self.prime_embeddings(item.get("text") for item in items)  # type: ignore[misc]
         outcomes: list[dict[str, Any]] = []
         for index, item in enumerate(items):
@@ -174,6 +176,7 @@ class Writes:
         """Approve a pending item (optionally edited; the edit passes the gate again): it is
         embedded and becomes an active memory. mem0 gives it a new id (its vector id), which the
         result carries; the pending row is replaced."""
+        self.vectors.require_room()
         mid = parse_memory_id(memory_id)
         with self.database.session() as session:
             pending = owned(session, mid, user_id)
@@ -217,6 +220,7 @@ class Writes:
 
     def update_memory(self, principal_user: str | None, memory_id: object, text: str) -> Memory:
         """Replace a memory's text through the gate: SQL and the vector (re-embedded) both change."""
+        self.vectors.require_room()
         text = validate_text(text, "memory_content")
         mid = parse_memory_id(memory_id)
         with self.database.session() as session:

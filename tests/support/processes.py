@@ -92,6 +92,18 @@ def http_ok(url: str) -> Callable[[], bool]:
     return check
 
 
+def http_answers(url: str, statuses: frozenset[int]) -> Callable[[], bool]:
+    """Ready once ``url`` answers one of ``statuses`` (a degraded server answers /health 503)."""
+
+    def check() -> bool:
+        try:
+            return httpx.get(url, timeout=2).status_code in statuses
+        except httpx.HTTPError:
+            return False
+
+    return check
+
+
 def port_open(port: int, host: str = "127.0.0.1") -> Callable[[], bool]:
     def check() -> bool:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .processes import ChildProcess, free_port, http_ok, require_tool, tail
+from .processes import ChildProcess, free_port, http_answers, http_ok, require_tool, tail
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 60.0
@@ -87,10 +87,13 @@ class MemoryServer(ChildProcess):
             env["CCMEM_CONFIG"] = str(self.config_path)
         return env | self.extra_env
 
-    def start(self) -> MemoryServer:
+    def start(self, *, degraded: bool = False) -> MemoryServer:
+        """Start and wait for ``/health``: 200, or with ``degraded`` also 503 (up, but a store
+        cannot serve yet, as on a disk too full to load the vector store)."""
         if self.process is not None and self.process.poll() is None:
             raise RuntimeError("the server is already running")
         self._starts += 1
+        health = f"{self.base_url}/health"
         command = [
             str(ccmem_bin()),
             "serve",
@@ -104,7 +107,7 @@ class MemoryServer(ChildProcess):
         self.launch(
             command,
             self.env,
-            http_ok(f"{self.base_url}/health"),
+            http_answers(health, frozenset({200, 503})) if degraded else http_ok(health),
             f"ccmem serve on port {self.port} (start #{self._starts})",
             START_TIMEOUT,
         )
