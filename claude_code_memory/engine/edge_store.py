@@ -271,6 +271,7 @@ class QdrantEdgeStore(VectorStoreBase):
                                 [
                                     Point(point.id, point.vector, _without_text(point.payload))
                                     for point in points
+                                    if point.vector is not None  # asked with_vector: always there
                                 ]
                             )
                         )

@@ -326,7 +326,7 @@ class _QdrantServerErrors:
             logger.warning("Qdrant at %s cannot be reached: %s", self.url, exc)
             raise Unavailable(f"the Qdrant server cannot be reached ({exc})") from exc
         if isinstance(exc, UnexpectedResponse) and (
-            exc.status_code in self._UNAVAILABLE_STATUSES or exc.status_code >= 500
+            exc.status_code in self._UNAVAILABLE_STATUSES or (exc.status_code or 0) >= 500
         ):
             logger.warning("Qdrant at %s answered HTTP %s: %s", self.url, exc.status_code, exc.content[:500])
             raise Unavailable(f"the Qdrant server answered HTTP {exc.status_code}") from exc

@@ -367,7 +367,7 @@ class ConsentQueue:
         return owner
 
     @staticmethod
-    def _pending_query() -> Select[Any]:
+    def _pending_query() -> Select[Memory, str, str]:
         return (
             select(Memory, App.name, User.user_id)
             .join(App, Memory.app_id == App.id)

@@ -223,7 +223,7 @@ class Retention:
             now = self.service.clock()
             receipt = Receipt(
                 dry_run=dry_run,
-                scope={"user_id": user_id, **{k: iso(v) if k == "since" else v for k, v in given.items()}}
+                scope={"user_id": user_id, **{k: _scope_value(v) for k, v in given.items()}}
                 | ({"everything": True} if everything else {}),
             )
             with self.service.database.session() as session:
@@ -262,7 +262,7 @@ class Retention:
         return [
             _Target(memory_id, user_pk, state)
             for memory_id, user_pk, state, memory_project in session.execute(query)
-            if not glob or fnmatch.fnmatchcase(memory_project, project)  # type: ignore[arg-type]
+            if not glob or fnmatch.fnmatchcase(memory_project or "", project or "")
         ]
 
     # -- the hard delete ----------------------------------------------------------------------
@@ -379,3 +379,8 @@ class Sweeper:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
             self.retention.next_run_at = None
+
+
+def _scope_value(value: object) -> object:
+    """A forget criterion as the receipt shows it: dates as ISO strings, the rest as given."""
+    return iso(value) if isinstance(value, datetime) else value
