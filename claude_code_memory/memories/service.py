@@ -252,6 +252,7 @@ class MemoryService:
         conversation_id: str | None = None,
         model: str | None = None,
         captured_at: datetime | None = None,
+        redacted_upstream: int = 0,
     ) -> list[dict[str, Any]]:
         """Store ``text`` for the user through ``app_name`` after the policy gate.
 
@@ -271,6 +272,7 @@ class MemoryService:
             conversation_id=conversation_id,
             model=model,
             captured_at=captured_at,
+            redacted_upstream=redacted_upstream,
         )
         with self.database.session() as session:
             user, app = self.user_app(session, user_id, app_name)
