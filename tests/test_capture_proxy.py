@@ -163,6 +163,7 @@ def assert_captured_turn(server: MemoryServer, token: str, proxy: CaptureProxy, 
         f"\n\nAssistant: {ANSWER}"
     )
     assert SECRET not in json.dumps(item)
+    assert item["redactions"] == 1  # the proxy's redaction, counted although the server saw none
     assert item["channel"] == "capture"
     assert item["app"] == "claude-code"
     assert item["project"] == str(home / "project")

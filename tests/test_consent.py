@@ -144,6 +144,19 @@ def test_a_capture_waits_unsearchable_and_visible_only_to_its_owner(
     assert_error(bob.http.get("/api/v1/consent/pending/count", params={"user_id": alice.id}), 403)
 
 
+def test_redactions_the_proxy_made_add_to_the_servers_own(alice: User) -> None:
+    """The proxy sends ``redactions`` (what it already masked): the queue shows the total, and a
+    body without the field (an older proxy) still counts only the server's own."""
+    proxied = alice.pending_capture(
+        f"Deploy with [REDACTED:anthropic_api_key] and {FAKE_GITHUB_TOKEN}", redactions=2
+    )
+    older = alice.pending_capture(f"An older proxy sent {FAKE_GITHUB_TOKEN} unmasked")
+    counts = {item["id"]: item["redactions"] for item in alice.pending(size=100)["items"]}
+    assert counts[proxied] == 3
+    assert counts[older] == 1
+    assert alice.capture("never below zero", redactions=-1).status_code == 422
+
+
 def test_the_admin_cannot_read_pending_text_through_the_memories_api(
     alice: User, admin: httpx.Client
 ) -> None:

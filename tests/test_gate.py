@@ -102,6 +102,21 @@ def test_redaction_and_retention_and_hash() -> None:
     assert admitted.content_hash == content_hash(admitted.text.upper().replace(" ", "  "))
 
 
+def test_redactions_made_upstream_count_with_the_gates_own() -> None:
+    """The capture proxy redacts before it sends: its count arrives with the write, the gate adds
+    its own, and ``redactions`` is the total the owner sees."""
+    key = GENERATORS["aws_access_key"](random.Random(1)).value
+    upstream = admit(
+        write("deploy with [REDACTED:github_token]", "capture", redacted_upstream=2), POLICY, Facts(now=NOW)
+    )
+    assert upstream.redactions == 2
+    both = admit(write(f"deploy with {key}", "capture", redacted_upstream=2), POLICY, Facts(now=NOW))
+    assert both.redactions == 3
+    assert admit(write("I like tea"), POLICY, Facts(now=NOW)).redactions == 0
+    with pytest.raises(BadInput, match="redacted_upstream"):
+        admit(write("I like tea", "capture", redacted_upstream=-1), POLICY, Facts(now=NOW))
+
+
 def test_only_the_gate_makes_admitted_writes() -> None:
     with pytest.raises(TypeError, match="only policy.gate.admit"):
         Admitted(

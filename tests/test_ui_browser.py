@@ -188,6 +188,10 @@ def test_sign_in_refuses_bad_and_admin_tokens_then_signs_in_and_out(
     assert "Signed out" in flash(page)
     page.goto("/")
     assert "/signin" in page.url
+    # A copy of the signed-out cookie, put back into the browser, opens nothing.
+    page.context.add_cookies([cookie])
+    page.goto("/memories")
+    assert "/signin" in page.url
 
 
 def test_state_changes_need_the_csrf_token(page: Any, ui: UiServer, alice: User) -> None:

@@ -150,3 +150,51 @@ def test_an_api_that_is_not_there_at_sign_in(tmp_path: Path) -> None:
         response = sign_in(client, "ccm_anything")
         assert response.status_code == 503
         assert "not available" in response.text and "Traceback" not in response.text
+
+
+def test_a_signed_out_cookie_is_refused_even_after_a_restart(api: MemoryServer, tmp_path: Path) -> None:
+    """Sign-out ends that session on the server: a copy of its cookie no longer opens pages or
+    posts forms, also once the UI has restarted (with the same secret). Another browser's
+    session of the same user goes on: sign-out is per session, revoking the token is for all."""
+    user = f"tove-{uuid.uuid4().hex[:6]}"
+    token = api.make_token(user)
+    ui = UiServer(tmp_path / "ui", api.base_url).start()
+    try:
+        with (
+            httpx.Client(base_url=ui.base_url, timeout=30) as laptop,
+            httpx.Client(base_url=ui.base_url, timeout=30) as phone,
+        ):
+            sign_in(laptop, token)
+            sign_in(phone, token)
+            copied = laptop.cookies["ccmem_session"]
+            csrf = page_csrf(laptop)
+            out = laptop.post("/signout", data={"csrf": csrf})
+            assert out.status_code == 303 and out.headers["location"] == "/signin"
+
+            def replay(method: str, path: str, **kwargs: object) -> httpx.Response:
+                with httpx.Client(base_url=ui.base_url, timeout=30) as thief:
+                    thief.cookies.set("ccmem_session", copied)
+                    return thief.request(method, path, **kwargs)  # type: ignore[arg-type]
+
+            for path in ("/", "/memories", "/connect", "/settings"):
+                refused = replay("GET", path)
+                assert refused.status_code == 303, path
+                assert refused.headers["location"].startswith("/signin"), path
+                assert token not in refused.text
+            posted = replay("POST", "/settings/tokens", data={"csrf": csrf, "name": "stolen"})
+            assert posted.status_code == 303 and posted.headers["location"].startswith("/signin")
+            assert phone.get("/memories").status_code == 200
+
+            ui.stop()
+            ui.start()
+            assert replay("GET", "/memories").headers["location"].startswith("/signin")
+            assert phone.get("/memories").status_code == 200
+        names = [
+            t["name"]
+            for t in httpx.get(
+                f"{api.base_url}/api/v1/tokens", headers={"Authorization": f"Bearer {token}"}
+            ).json()["tokens"]
+        ]
+        assert "stolen" not in names
+    finally:
+        ui.stop()

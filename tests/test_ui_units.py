@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import shlex
 import time
+from pathlib import Path
 
 from claude_code_memory.ui.account import _safe_next, connect_snippets
 from claude_code_memory.ui.app import when
 from claude_code_memory.ui.charts import Point, bar_chart
 from claude_code_memory.ui.session import Sealer, Session, same_token
+from claude_code_memory.ui.signouts import SignedOut
 
 
 def test_a_sealed_session_opens_with_the_same_secret_only() -> None:
@@ -24,6 +26,37 @@ def test_a_sealed_session_opens_with_the_same_secret_only() -> None:
     assert Sealer("s3cret").open_session(tampered, 60) is None
     assert Sealer("s3cret").open_session("not a cookie", 60) is None
     assert Sealer("s3cret").open_session(None, 60) is None
+
+
+def test_every_session_has_its_own_id_and_one_without_is_refused() -> None:
+    assert Session.new("alice", "t").id != Session.new("alice", "t").id
+    sealer = Sealer("s3cret")
+    before_ids = sealer.seal({"user_id": "alice", "token": "t", "csrf": "c"})
+    assert sealer.open_session(before_ids, 60) is None
+
+
+def test_signed_out_sessions_are_kept_on_disk_until_they_would_expire(tmp_path: Path) -> None:
+    path = tmp_path / "ui" / "signed-out.json"
+    signed_out = SignedOut(path)
+    assert "a" not in signed_out
+    signed_out.add("a", until=time.time() + 3600)
+    signed_out.add("gone", until=time.time() - 1)
+    assert "a" in signed_out and "gone" not in signed_out and None not in signed_out
+    assert "a" in SignedOut(path)  # a restart remembers
+    signed_out.add("b", until=time.time() + 3600)
+    assert set(json.loads(path.read_text())) == {"a", "b"}  # expired entries are pruned
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+
+
+def test_signed_out_survives_a_damaged_or_unwritable_file(tmp_path: Path) -> None:
+    damaged = tmp_path / "signed-out.json"
+    damaged.write_text("{not json")
+    assert "a" not in SignedOut(damaged)
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    in_memory = SignedOut(blocked / "signed-out.json")  # its directory cannot be made
+    in_memory.add("a", until=time.time() + 60)
+    assert "a" in in_memory
 
 
 def test_a_sealed_session_expires() -> None:

@@ -79,6 +79,7 @@ class Writes:
         conversation_id: str | None = None,
         model: str | None = None,
         captured_at: datetime | None = None,
+        redacted_upstream: int = 0,
     ) -> list[dict[str, Any]]:
         """Store ``text`` for the user through ``app_name`` after the policy gate.
 
@@ -99,6 +100,7 @@ class Writes:
             conversation_id=conversation_id,
             model=model,
             captured_at=captured_at,
+            redacted_upstream=redacted_upstream,
         )
         try:
             with self.database.session() as session:

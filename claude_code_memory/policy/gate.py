@@ -43,6 +43,9 @@ class Write:
     conversation_id: str | None = None
     model: str | None = None
     captured_at: datetime | None = None
+    #: Secrets already masked before the write arrived (the capture proxy redacts what it
+    #: sends): the text holds only their markers, so the gate cannot count them itself.
+    redacted_upstream: int = 0
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,8 @@ def admit(write: Write, policy: Policy, facts: Facts) -> Admitted:
         raise BadInput(f"unknown channel {write.channel!r}")
     if not isinstance(write.text, str) or not write.text.strip():
         raise BadInput("text must be a non-empty string")
+    if write.redacted_upstream < 0:
+        raise BadInput(f"redacted_upstream must not be negative, not {write.redacted_upstream}")
     capped, truncated = _cap(write, policy)
     redaction = redact(capped, pii=policy.mask_pii)
     metadata, metadata_hits = redact_value(dict(write.metadata or {}), pii=policy.mask_pii)
@@ -163,7 +168,7 @@ def admit(write: Write, policy: Policy, facts: Facts) -> Admitted:
         write=write,
         text=text,
         metadata=metadata,
-        redactions=len(redaction.findings) + metadata_hits,
+        redactions=write.redacted_upstream + len(redaction.findings) + metadata_hits,
         truncated=truncated,
         state=state,
         consent=consent,

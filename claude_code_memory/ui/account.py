@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import secrets
 import shlex
+import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Form, Request, UploadFile
@@ -90,8 +91,12 @@ def _signin_error(request: Request, message: str) -> Response:
 
 @router.post("/signout")
 def signout(request: Request, session: CheckedDep) -> Response:
+    """Ends this browser's session only, for good: a copy of its cookie is refused from now on.
+    The user's other sessions go on; revoking the token (Settings) ends all of them."""
+    ui = ui_of(request)
+    ui.signed_out.add(session.id, until=time.time() + ui.max_age)
     response = redirect("/signin", request, "Signed out.")
-    clear_cookie(response, ui_of(request), SESSION_COOKIE)
+    clear_cookie(response, ui, SESSION_COOKIE)
     return response
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
@@ -15,6 +16,7 @@ from ..config import UiSettings
 from . import account, curation, memories
 from .api import Api
 from .session import Sealer
+from .signouts import SignedOut
 from .web import HERE, Ui, install_error_pages, templates
 
 SECURITY_HEADERS = {
@@ -43,8 +45,14 @@ def when(value: object) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def create_app(settings: UiSettings) -> FastAPI:
-    ui = Ui(settings=settings, api=Api(settings.api_url), sealer=Sealer(settings.session_secret))
+def create_app(settings: UiSettings, signed_out_path: Path | None = None) -> FastAPI:
+    """``signed_out_path`` keeps the signed-out sessions across restarts (``None``: memory only)."""
+    ui = Ui(
+        settings=settings,
+        api=Api(settings.api_url),
+        sealer=Sealer(settings.session_secret),
+        signed_out=SignedOut(signed_out_path),
+    )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

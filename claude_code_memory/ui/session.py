@@ -3,7 +3,8 @@
 The cookie carries the user's API token, so it is encrypted and authenticated (Fernet:
 AES-128-CBC + HMAC-SHA256) with a key derived from ``ui.session_secret``; it is HttpOnly and
 SameSite=Strict. Without a configured secret a random key is made at start-up, so every
-sign-in ends when the UI restarts. Nothing about a session is kept in the UI process.
+sign-in ends when the UI restarts. Each session has a random ``id``, which is what sign-out
+records (``signouts.py``), so a copy of a signed-out cookie is refused.
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ class Session:
     user_id: str
     token: str
     csrf: str
+    id: str
 
     @classmethod
     def new(cls, user_id: str, token: str) -> Session:
-        return cls(user_id=user_id, token=token, csrf=secrets.token_urlsafe(32))
+        return cls(user_id=user_id, token=token, csrf=secrets.token_urlsafe(32), id=secrets.token_urlsafe(16))
 
 
 class Sealer:
@@ -63,8 +65,13 @@ class Sealer:
         if data is None:
             return None
         try:
-            return Session(user_id=str(data["user_id"]), token=str(data["token"]), csrf=str(data["csrf"]))
-        except KeyError:
+            return Session(
+                user_id=str(data["user_id"]),
+                token=str(data["token"]),
+                csrf=str(data["csrf"]),
+                id=str(data["id"]),
+            )
+        except KeyError:  # also a cookie from before sessions had ids: sign in again
             return None
 
 

@@ -17,6 +17,7 @@ from fastapi.templating import Jinja2Templates
 from ..config import UiSettings
 from .api import Api, ApiError, ApiUnavailable
 from .session import FLASH_COOKIE, SESSION_COOKIE, Sealer, Session, same_token
+from .signouts import SignedOut
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,7 @@ class Ui:
     settings: UiSettings
     api: Api
     sealer: Sealer
+    signed_out: SignedOut
 
     @property
     def max_age(self) -> int:
@@ -71,7 +73,7 @@ def clear_cookie(response: Response, ui: Ui, name: str) -> None:
 def current_session(request: Request) -> Session:
     ui = ui_of(request)
     session = ui.sealer.open_session(request.cookies.get(SESSION_COOKIE), ui.max_age)
-    if session is None:
+    if session is None or session.id in ui.signed_out:
         raise SignInRequired()
     request.state.session = session
     return session

@@ -137,7 +137,8 @@ def build_capture(exchange: Exchange, config: CaptureConfig) -> tuple[str, dict[
     """The outbox row for an exchange: ``(capture_id, body of POST /api/v1/capture)``, or ``None``.
 
     Runs on the delivery thread. Upstream errors (any status but 200), cut or failed streams
-    and turns with nothing to keep give ``None``; the text is redacted before it is stored.
+    and turns with nothing to keep give ``None``; the text is redacted before it is stored, and
+    ``redactions`` says how many secrets that masked.
     """
     if exchange.status_code != 200:
         return None
@@ -160,10 +161,17 @@ def build_capture(exchange: Exchange, config: CaptureConfig) -> tuple[str, dict[
     payload = turn.payload(
         user_id=config.user_id, app=config.app, captured_at=exchange.captured_at, capture_id=capture_id
     )
+    redactions = 0
     for item in payload["messages"]:
-        item["content"] = redact(item["content"], pii=config.mask_pii).text
+        redacted = redact(item["content"], pii=config.mask_pii)
+        item["content"] = redacted.text
+        redactions += len(redacted.findings)
     if payload.get("project"):
-        payload["project"] = redact(payload["project"]).text
+        redacted = redact(payload["project"])
+        payload["project"] = redacted.text
+        redactions += len(redacted.findings)
+    # The server sees only the markers: it adds this count to its own (older servers ignore it).
+    payload["redactions"] = redactions
     return capture_id, payload
 
 

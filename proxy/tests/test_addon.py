@@ -167,6 +167,20 @@ def test_a_streamed_turn_is_redacted_into_the_outbox(addon, outbox_path: Path) -
         assert b"proxy-token-for-tests" not in data
 
 
+def test_the_payload_counts_what_the_proxy_redacted(addon, outbox_path: Path) -> None:
+    """The server sees only the masks; ``redactions`` tells it how many secrets were behind them."""
+    capture, _ = addon
+    for prompt in (f"Deploy with key {SECRET} and {API_KEY} please", "Nothing secret here"):
+        flow = messages_flow(claude_code_request(prompt))
+        capture.requestheaders(flow)
+        respond(capture, flow, sse("Done."))
+    settle(capture)
+    secret, plain = outbox_rows(outbox_path)
+    assert secret["messages"][0]["content"].count("[REDACTED:anthropic_api_key]") == 2
+    assert secret["redactions"] == 2
+    assert plain["redactions"] == 0
+
+
 def test_personal_data_is_masked_when_the_server_masks_it(addon, outbox_path) -> None:
     capture, tctx = addon
     tctx.configure(capture, ccmem_mask_pii=True)

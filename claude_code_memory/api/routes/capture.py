@@ -40,6 +40,8 @@ class CaptureRequest(BaseModel):
     messages: list[CapturedMessage] = Field(min_length=1, max_length=200)
     captured_at: datetime | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    #: How many secrets the sender (the capture proxy) already masked; older proxies send none.
+    redactions: int = Field(0, ge=0, le=1_000_000)
 
     @field_validator("captured_at")
     @classmethod
@@ -64,6 +66,7 @@ def capture(body: CaptureRequest, service: ServiceDep, principal: PrincipalDep) 
         conversation_id=body.conversation_id,
         model=body.model,
         captured_at=body.captured_at,
+        redacted_upstream=body.redactions,
     )
     first = results[0] if results else {}
     status = {"ADD": "stored", "PENDING": "pending", "NONE": "duplicate"}.get(
