@@ -121,6 +121,7 @@ def test_no_server_is_unavailable_at_once(transport: str):
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.integration
 def test_the_timeout_bounds_connecting(transport: str):
     # Accepts connections (the kernel's backlog) and never answers.
     with socket.socket() as silent:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, text
@@ -34,6 +35,7 @@ def test_a_new_database_is_migrated_and_an_older_one_upgraded(tmp_path: Path) ->
     database.close()
 
 
+@pytest.mark.integration
 def test_a_database_at_the_head_does_not_load_alembic(tmp_path: Path) -> None:
     import subprocess
 
