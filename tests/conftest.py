@@ -36,14 +36,12 @@ StartServer = Callable[..., MemoryServer]
 TIERS = ("unit", "integration", "e2e")
 
 # Fixtures that start a real process, server or database: ``ccmem serve``, the web UI, the
-# fake upstreams on loopback, PostgreSQL, the native stack. Test files name their own server
-# fixtures; each such name is listed here.
+# fake Qdrant on loopback, PostgreSQL, the native stack. Besides these names, any fixture named
+# ``server`` or ``*_server`` (a test file's own ``memory_server``, ``backup_server``) counts.
 INTEGRATION_FIXTURES = frozenset(
     {
         "start_server",
-        "server",
         "srv",
-        "memory_server",
         "api",
         "ui",
         "gated",
@@ -70,9 +68,17 @@ def tier_of(fixture_names: Iterable[str], marker_names: Iterable[str]) -> str:
     fixtures, markers = set(fixture_names), set(marker_names)
     if "e2e" in markers or fixtures & E2E_FIXTURES:
         return "e2e"
-    if markers & INTEGRATION_MARKERS or fixtures & INTEGRATION_FIXTURES:
+    if (
+        markers & INTEGRATION_MARKERS
+        or fixtures & INTEGRATION_FIXTURES
+        or any(map(_names_a_server, fixtures))
+    ):
         return "integration"
     return "unit"
+
+
+def _names_a_server(fixture: str) -> bool:
+    return fixture == "server" or fixture.endswith("_server")
 
 
 def tier_of_item(item: pytest.Item) -> str:

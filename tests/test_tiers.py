@@ -20,6 +20,8 @@ TESTS = Path(__file__).resolve().parent
 def test_the_slowest_fixture_or_marker_decides() -> None:
     assert tier_of(["tmp_path", "monkeypatch"], []) == "unit"
     assert tier_of(["tmp_path", "memory_server"], []) == "integration"
+    assert tier_of(["server"], []) == tier_of(["backup_server"], []) == "integration"
+    assert tier_of(["observer", "server_url"], []) == "unit"
     assert tier_of(["start_server"], ["parametrize"]) == "integration"
     assert tier_of(["engine"], []) == "integration"
     assert tier_of([], ["postgres"]) == "integration"
@@ -49,8 +51,9 @@ def collected(request: pytest.FixtureRequest, file: str) -> dict[str, str]:
         ("test_gate.py", "test_rules_decide_captures_deny_first", "unit"),
         # A module-scoped server fixture of the file's own.
         ("test_mcp.py", "test_add_search_list_and_delete[sse]", "integration"),
-        # The conftest's function-scoped server.
-        ("test_rest_apps_stats.py", "test_apps_are_scoped_to_their_user", "integration"),
+        # The conftest's function-scoped server, and a module's own ``*_server``.
+        ("test_rest_config_backup.py", "test_config_patch_sections_and_reset", "integration"),
+        ("test_rest_config_backup.py", "test_import_skip_and_overwrite", "integration"),
         # PostgreSQL reached through getfixturevalue: the param's own marker says so.
         (
             "test_conversation.py",
