@@ -7,6 +7,7 @@ file or in the corpora is a credential in a committed form.
 from __future__ import annotations
 
 import ast
+import gc
 import random
 import sys
 import time
@@ -356,21 +357,23 @@ def test_module_uses_only_the_standard_library() -> None:
     assert imported - {"__future__"} <= sys.stdlib_module_names
 
 
-def _best_of(runs: int, text: str, **options: bool) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        started = time.perf_counter()
-        redact(text, **options)
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
-def _growth(text: str, runs: int = 3, **options: bool) -> float:
-    """How much longer twice ``text`` takes than ``text`` (best of ``runs`` each): about 2 when the
-    work is linear in the length, 4 when it is quadratic, far more when a pattern backtracks. A
-    ratio, so it holds on a slow or busy machine where an absolute time would not; the texts are
-    100 KB and more, where caches no longer make small inputs look cheap."""
-    return _best_of(runs, text * 2, **options) / _best_of(runs, text, **options)
+def _growth(text: str, runs: int = 5, **options: bool) -> float:
+    """How much longer twice ``text`` takes than ``text``: about 2 when the work is linear in the
+    length, 4 when it is quadratic, far more when a pattern backtracks. A ratio, so it holds on a
+    slow machine where an absolute time would not; CPU time of this thread, best of ``runs`` taken
+    in turns, so other processes on a busy machine do not decide it; 100 KB and more, where caches
+    no longer make the small input look cheap."""
+    best = {1: float("inf"), 2: float("inf")}
+    gc.disable()
+    try:
+        for _ in range(runs):
+            for times in best:
+                started = time.thread_time()
+                redact(text * times, **options)
+                best[times] = min(best[times], time.thread_time() - started)
+    finally:
+        gc.enable()
+    return best[2] / best[1]
 
 
 def test_redaction_time_grows_linearly_with_the_text() -> None:
