@@ -113,6 +113,38 @@ say "Installing claude-code-memory itself (editable)"
 # would compile the package again, ~0.3 s of each restart.
 .venv/bin/python -m compileall -q claude_code_memory >/dev/null ||
     die "the package does not compile; see the output above"
+# And every module now has bytecode Python will use: a .pyc whose header matches the source's
+# mtime and size (or a hash-based one, checked by content). One that does not would be compiled
+# again at every start without anyone noticing.
+stale=$(
+    .venv/bin/python - claude_code_memory <<'PYTHON'
+import importlib.util
+import sys
+from pathlib import Path
+
+
+def fresh_bytecode(source: Path) -> bool:
+    cached = Path(importlib.util.cache_from_source(str(source)))
+    if not cached.exists():
+        return False
+    header = cached.read_bytes()[:16]
+    if int.from_bytes(header[4:8], "little") != 0:  # hash-based: checked by content
+        return True
+    stat = source.stat()
+    mtime, size = int.from_bytes(header[8:12], "little"), int.from_bytes(header[12:16], "little")
+    return mtime == int(stat.st_mtime) & 0xFFFFFFFF and size == stat.st_size & 0xFFFFFFFF
+
+
+def stale_modules(package: Path) -> list[str]:
+    return [str(path) for path in sorted(package.rglob("*.py")) if not fresh_bytecode(path)]
+
+
+if __name__ == "__main__":
+    print("\n".join(stale_modules(Path(sys.argv[1]))))
+PYTHON
+) || die "could not check the package's bytecode; see the output above"
+[[ -z $stale ]] || die "compileall left modules without fresh bytecode (is the checkout writable?):
+$stale"
 
 .venv/bin/ccmem --help >/dev/null || die "the ccmem command does not run; see the output above"
 

@@ -10,21 +10,106 @@ The machinery lives in ``tests/support/``; this file only turns it into fixtures
 * ``server`` is one such server with the default settings.
 * ``postgres`` / ``postgres_url``: a fresh PostgreSQL cluster on 127.0.0.1 (Debian's
   ``postgresql`` package); fails instead of skipping in CI when PostgreSQL is missing.
+
+Every test gets exactly one speed tier, ``unit``, ``integration`` or ``e2e``, from the fixtures it
+uses (see :func:`tier_of`), so ``pytest -m unit`` is the quick loop. A unit test that starts a
+process or listens on a socket anyway fails, naming the tier it belongs to.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+import socket
+import subprocess
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
+import uvicorn
 
 from tests.support.postgres import PostgresCluster
 from tests.support.processes import free_port as _free_port
 from tests.support.server import MemoryServer
 
 StartServer = Callable[..., MemoryServer]
+
+TIERS = ("unit", "integration", "e2e")
+
+# Fixtures that start a real process, server or database: ``ccmem serve``, the web UI, the
+# fake Qdrant on loopback, PostgreSQL, the native stack. Besides these names, any fixture named
+# ``server`` or ``*_server`` (a test file's own ``memory_server``, ``backup_server``) counts.
+INTEGRATION_FIXTURES = frozenset(
+    {
+        "start_server",
+        "srv",
+        "api",
+        "ui",
+        "gated",
+        "qdrant",
+        "postgres",
+        "postgres_url",
+        "checkout",
+        # In process, but the real embedded store: the ONNX embedder, Qdrant Edge, SQLite.
+        "embedder",
+        "engine",
+        "store",
+        "service",
+        "components",
+    }
+)
+# Fixtures that drive a real third-party client: Chromium, mitmproxy's mitmdump.
+E2E_FIXTURES = frozenset({"browser", "page", "_mitmdump"})
+# Markers that put a test in a tier whatever its fixtures (a test that starts something itself).
+INTEGRATION_MARKERS = frozenset({"integration", "postgres"})
+
+
+def tier_of(fixture_names: Iterable[str], marker_names: Iterable[str]) -> str:
+    """The slowest tier any of a test's fixtures or explicit markers puts it in."""
+    fixtures, markers = set(fixture_names), set(marker_names)
+    if "e2e" in markers or fixtures & E2E_FIXTURES:
+        return "e2e"
+    if (
+        markers & INTEGRATION_MARKERS
+        or fixtures & INTEGRATION_FIXTURES
+        or any(map(_names_a_server, fixtures))
+    ):
+        return "integration"
+    return "unit"
+
+
+def _names_a_server(fixture: str) -> bool:
+    return fixture == "server" or fixture.endswith("_server")
+
+
+def tier_of_item(item: pytest.Item) -> str:
+    return tier_of(getattr(item, "fixturenames", ()), (mark.name for mark in item.iter_markers()))
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(tier_of_item(item))
+
+
+def _refuse(what: str) -> Callable[..., None]:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise RuntimeError(
+            f"a unit test {what}: give it a server fixture or mark it "
+            "@pytest.mark.integration (or e2e) in tests/"
+        )
+
+    return refuse
+
+
+@pytest.fixture(autouse=True)
+def _unit_tests_start_nothing(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep the classification honest: a ``unit`` test that starts a process or a server fails."""
+    if request.node.get_closest_marker("unit") is None:
+        return
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", _refuse("started a process"))
+    monkeypatch.setattr(socket.socket, "listen", _refuse("listened on a socket"))
+    # uvicorn (the fake upstreams in a thread) listens through uvloop, out of the socket module's sight.
+    monkeypatch.setattr(uvicorn.Server, "__init__", _refuse("started a uvicorn server"))
 
 
 @pytest.fixture

@@ -99,6 +99,7 @@ def new_user(server: MemoryServer) -> tuple[str, str]:
 
 
 # -- start-up ------------------------------------------------------------------------------------
+@pytest.mark.integration
 def test_the_server_start_up_path_imports_no_client_library() -> None:
     # Restart time at 100k memories is a target (docs/search.md): `ccmem serve` loads the CLI and
     # the API, and neither needs httpx (the CLI's REST client) at start-up.
@@ -643,6 +644,7 @@ def test_claude_code_connects_with_the_mcp_json_snippet(memory_server: MemorySer
 
 
 # -- docs and coverage -------------------------------------------------------------------------
+@pytest.mark.integration
 def test_docs_cli_md_is_generated_from_the_current_help() -> None:
     completed = subprocess.run(
         [sys.executable, str(REPO_ROOT / "docs" / "generate_cli_docs.py"), "--check"],
@@ -658,6 +660,7 @@ def test_docs_cli_md_is_generated_from_the_current_help() -> None:
         assert code in docs
 
 
+@pytest.mark.integration
 def test_python_m_runs_the_same_cli() -> None:
     completed = subprocess.run(
         [sys.executable, "-m", "claude_code_memory.cli", "--help"],

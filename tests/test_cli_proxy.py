@@ -7,6 +7,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from claude_code_memory.cli.proxy import ADDON_SCRIPT, client_env, mitmdump_command
 from claude_code_memory.config import load_settings
 from tests.support.server import ccmem_bin
@@ -28,6 +30,7 @@ def run_ccmem(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.integration
 def test_forward_mode_intercepts_only_the_upstream_hosts(tmp_path: Path) -> None:
     completed = run_ccmem(tmp_path, "--print-command", "--port", "18080")
     assert completed.returncode == 0, completed.stderr
@@ -44,6 +47,7 @@ def test_forward_mode_intercepts_only_the_upstream_hosts(tmp_path: Path) -> None
     assert TOKEN not in completed.stdout + completed.stderr
 
 
+@pytest.mark.integration
 def test_reverse_mode_forwards_to_the_upstream_and_captures_it(tmp_path: Path) -> None:
     completed = run_ccmem(tmp_path, "--print-command", "--mode", "reverse")
     assert completed.returncode == 0, completed.stderr
@@ -55,6 +59,7 @@ def test_reverse_mode_forwards_to_the_upstream_and_captures_it(tmp_path: Path) -
     assert shlex.split(extra.stdout)[-2:] == ["--set", "ssl_insecure=true"]
 
 
+@pytest.mark.integration
 def test_a_bad_mode_is_a_usage_error(tmp_path: Path) -> None:
     completed = run_ccmem(tmp_path, "--mode", "sideways")
     assert completed.returncode == 2
@@ -80,6 +85,7 @@ def test_client_environment_for_each_mode(tmp_path: Path) -> None:
     assert "ccmem_upstream_hosts=api.anthropic.com" in mitmdump_command(reverse)
 
 
+@pytest.mark.integration
 def test_settings_from_the_config_file_reach_mitmdump_verbatim(tmp_path: Path) -> None:
     config = tmp_path / "config.yaml"
     config.write_text(

@@ -43,7 +43,7 @@ def test_lift_moves_a_conversations_candidates_towards_its_best() -> None:
     assert lift(scored, conversation_of, share=0.0) == scored  # off: order and scores unchanged
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     # SQLite runs its own statement (straight to the driver); PostgreSQL the ORM's.
     if request.param == "sqlite":

@@ -36,6 +36,7 @@ def test_a_new_database_is_migrated_and_an_older_one_upgraded(tmp_path: Path) ->
     database.close()
 
 
+@pytest.mark.integration
 def test_a_database_at_the_head_does_not_load_alembic(tmp_path: Path) -> None:
     import subprocess
 

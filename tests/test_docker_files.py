@@ -77,6 +77,7 @@ def volume_targets(service: dict) -> dict[str, str]:
     return targets
 
 
+@pytest.mark.e2e
 def test_compose_files_are_valid(tmp_path: Path) -> None:
     where = project(tmp_path)
     for files in (["docker-compose.yml"], list(COMPOSE_FILES)):
@@ -85,6 +86,7 @@ def test_compose_files_are_valid(tmp_path: Path) -> None:
         assert completed.returncode == 0, f"{files}: {completed.stderr}"
 
 
+@pytest.mark.e2e
 def test_compose_rejects_a_broken_file(tmp_path: Path) -> None:
     """The validation above can fail: a misspelt key is an error."""
     where = project(tmp_path)
@@ -95,6 +97,7 @@ def test_compose_rejects_a_broken_file(tmp_path: Path) -> None:
     assert "healthchek" in completed.stderr
 
 
+@pytest.mark.e2e
 def test_the_stack_as_resolved(tmp_path: Path) -> None:
     config = resolved(project(tmp_path), "docker-compose.yml")
     services = config["services"]
@@ -135,6 +138,7 @@ def test_the_stack_as_resolved(tmp_path: Path) -> None:
     assert set(config["volumes"]) == {"qdrant-data", "api-data", "proxy-data"}
 
 
+@pytest.mark.e2e
 def test_each_container_gets_only_its_own_secrets(tmp_path: Path) -> None:
     env = "CCMEM_ADMIN_TOKEN=admin-secret\nCCMEM_PROXY_TOKEN=proxy-secret\nCCMEM_UI_SECRET=ui-secret\n"
     services = resolved(project(tmp_path, env), "docker-compose.yml")["services"]
@@ -149,6 +153,7 @@ def test_each_container_gets_only_its_own_secrets(tmp_path: Path) -> None:
     }
 
 
+@pytest.mark.e2e
 def test_settings_from_env_reach_the_file(tmp_path: Path) -> None:
     """Ports, bind address and base image are chosen in .env (or the shell), not by editing."""
     where = project(tmp_path, "CCMEM_ADMIN_TOKEN=x\nCCMEM_API_PORT=9999\nCCMEM_BIND=0.0.0.0\n")
@@ -157,12 +162,14 @@ def test_settings_from_env_reach_the_file(tmp_path: Path) -> None:
     assert services["api"]["build"]["args"]["BASE_IMAGE"] == "local-debian:test"
 
 
+@pytest.mark.e2e
 def test_the_embedded_override_drops_qdrant(tmp_path: Path) -> None:
     api = resolved(project(tmp_path), *COMPOSE_FILES)["services"]["api"]
     # Empty means unset for our settings: the API falls back to its embedded store.
     assert api["environment"]["QDRANT_URL"] == ""
 
 
+@pytest.mark.e2e
 def test_dockerfile_passes_hadolint() -> None:
     hadolint = require_tool(
         ccmem_bin().parent / "hadolint", "lints the Dockerfile (pip install -r requirements-dev.txt)"
@@ -177,6 +184,7 @@ def test_dockerfile_passes_hadolint() -> None:
     assert completed.returncode == 0, completed.stdout + completed.stderr
 
 
+@pytest.mark.e2e
 def test_hadolint_finds_problems(tmp_path: Path) -> None:
     """The lint above can fail: an unpinned pip install in a copy of the Dockerfile is caught."""
     hadolint = require_tool(

@@ -84,6 +84,7 @@ def test_embeddings_are_unit_vectors_that_tell_paraphrases_from_unrelated_text(
     assert all(a @ other < 0.2 for other in unrelated)
 
 
+@pytest.mark.integration
 def test_batches_match_single_embeddings_and_the_cache_skips_the_model(tmp_path: Path) -> None:
     texts = ["short", "a much longer sentence, with many words, that makes the others pad", "short"]
     uncached = OnnxMiniLmEmbedder(cache_size=0)
@@ -115,6 +116,7 @@ def test_a_corrupted_or_missing_model_file_is_a_config_error(tmp_path: Path) -> 
         OnnxMiniLmEmbedder(model_path=tmp_path / "absent.onnx")
 
 
+@pytest.mark.integration
 def test_the_int8_model_is_built_reproducibly_and_rebuilt_over_a_damaged_file(tmp_path: Path) -> None:
     target = tmp_path / "model.onnx"
     assert build_model(target) == target
@@ -129,6 +131,7 @@ def test_the_int8_model_is_built_reproducibly_and_rebuilt_over_a_damaged_file(tm
     assert [p.name for p in tmp_path.iterdir()] == ["model.onnx"]  # no build leftovers
 
 
+@pytest.mark.integration
 def test_a_missing_int8_model_is_built_when_the_session_is_made(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -205,6 +208,7 @@ def test_delete_removes_the_memory(engine: Engine) -> None:
     assert engine.count() == 0
 
 
+@pytest.mark.integration
 def test_memories_survive_closing_and_reopening(tmp_path: Path) -> None:
     settings = settings_for(tmp_path)
     with Engine.open(settings) as first:
@@ -286,6 +290,7 @@ def test_filters_run_inside_edge(store: QdrantEdgeStore) -> None:
         store.search("", unit(1), filters={"state": {"like": "act%"}})
 
 
+@pytest.mark.integration
 def test_a_shard_gets_the_default_indexes_and_loses_retired_ones(tmp_path: Path) -> None:
     # A shard as an earlier version left it: indexed on "hash" (mem0's content digest).
     older = {**DEFAULT_PAYLOAD_INDEXES, **{field: "keyword" for field in RETIRED_PAYLOAD_INDEXES}}
@@ -415,6 +420,7 @@ print(json.dumps({"attempts": attempts, "unused": unused, "real_qdrant_config": 
 """
 
 
+@pytest.mark.integration
 def test_nothing_leaves_the_data_directory_or_the_machine_nor_is_imported_unused(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()

@@ -26,6 +26,7 @@ def parse_sse(text: str) -> list[tuple[str, dict]]:
     return events
 
 
+@pytest.mark.integration
 def test_fake_upstream_streams_a_tool_use_as_the_api_does() -> None:
     script = ToolThenAnswer("mcp__memory__search_memory", {"query": "editor settings"}, "done")
     body = {
@@ -61,6 +62,7 @@ def test_fake_upstream_streams_a_tool_use_as_the_api_does() -> None:
     assert upstream.message_requests[0].body == body
 
 
+@pytest.mark.integration
 def test_fake_upstream_answers_json_when_not_streaming() -> None:
     with FakeAnthropic(lambda body: Reply.text("plain answer")) as upstream:
         head = httpx.head(upstream.base_url + "/", timeout=10)

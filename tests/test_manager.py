@@ -278,6 +278,7 @@ def test_format_context_keeps_one_bullet_per_memory():
 # -- availability --------------------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_memory_integration_off_makes_no_network_calls():
     with socket.socket() as watcher:
         watcher.bind(("127.0.0.1", 0))

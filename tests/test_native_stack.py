@@ -231,6 +231,7 @@ def test_deploy_script_native_up_status_down(checkout: Checkout) -> None:
     assert "Nothing runs" in deploy("--down").stdout
 
 
+@pytest.mark.integration
 def test_deploy_script_needs_install_first(tmp_path: Path) -> None:
     shutil.copy2(REPO_ROOT / "deploy-mem0.sh", tmp_path / "deploy-mem0.sh")
     completed = subprocess.run(

@@ -7,12 +7,15 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.support.processes import require_tool
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PROXY_PYTHON = REPO_ROOT / "proxy" / ".venv" / "bin" / "python"
 
 
+@pytest.mark.integration
 def test_addon_unit_tests_pass_in_the_proxy_virtualenv() -> None:
     python = require_tool(PROXY_PYTHON, "the capture proxy's virtualenv; run ./install.sh --dev")
     completed = subprocess.run(

@@ -9,7 +9,8 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,10 +70,16 @@ def wait(predicate: Callable[[], bool], timeout: float = 20) -> None:
         time.sleep(0.1)
 
 
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
+    with MemoryServer(tmp_path_factory.mktemp("delivery-server")) as started:
+        yield started
+
+
 def test_delivery_acknowledged_rows_are_deleted_refused_ones_dropped(
     server: MemoryServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    token = server.make_token("alice")
+    token = server.make_token(f"alice-{uuid.uuid4().hex[:8]}")  # a user of its own on the shared server
     payloads = {
         "first": payload("first: I prefer tabs over spaces."),
         "refused": payload("refused", messages=[]),  # the API answers 422: never retried
@@ -98,7 +105,7 @@ def test_delivery_acknowledged_rows_are_deleted_refused_ones_dropped(
 def test_a_refused_token_keeps_the_turn_until_a_good_one_delivers_it(
     server: MemoryServer, tmp_path: Path
 ) -> None:
-    token = server.make_token("alice")
+    token = server.make_token(f"alice-{uuid.uuid4().hex[:8]}")  # a user of its own on the shared server
     payloads = {"kept": payload("kept: the staging database is called orion.")}
     path = tmp_path / "outbox.db"
     bad = Delivery(

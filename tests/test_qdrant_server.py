@@ -191,6 +191,7 @@ def test_a_restart_reuses_the_servers_collection(srv: MemoryServer, qdrant: Fake
     assert search(c, "espresso machine descaling", limit=1)[0]["id"] == kept
 
 
+@pytest.mark.integration
 def test_a_qdrant_server_that_stops_answering_is_a_clean_503(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:

@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.support.server import MemoryServer
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
+    """One server for the module: each test works with users of its own."""
+    with MemoryServer(tmp_path_factory.mktemp("rest-apps-stats")) as started:
+        yield started
+
+
+def unique(name: str) -> str:
+    return f"{name}-{uuid.uuid4().hex[:8]}"
 
 
 def api(server: MemoryServer, token: str) -> httpx.Client:
@@ -37,13 +50,14 @@ def assert_error(response: httpx.Response, status: int, *words: str) -> None:
 
 
 def test_apps_list_detail_memories_and_accessed(server: MemoryServer) -> None:
-    alice = api(server, server.make_token("alice"))
-    first = remember(alice, "alice", "I deploy the backend with Kubernetes on Fridays", "cursor")
-    remember(alice, "alice", "My favourite editor is Neovim with the lazy.nvim plugin manager", "cursor")
-    remember(alice, "alice", "The staging database is PostgreSQL 16", "claude-code")
+    alice_id = unique("alice")
+    alice = api(server, server.make_token(alice_id))
+    first = remember(alice, alice_id, "I deploy the backend with Kubernetes on Fridays", "cursor")
+    remember(alice, alice_id, "My favourite editor is Neovim with the lazy.nvim plugin manager", "cursor")
+    remember(alice, alice_id, "The staging database is PostgreSQL 16", "claude-code")
     search = alice.post(
         "/api/v1/memories/search",
-        json={"user_id": "alice", "query": "how do I deploy?", "limit": 2, "app": "cursor"},
+        json={"user_id": alice_id, "query": "how do I deploy?", "limit": 2, "app": "cursor"},
     )
     assert search.status_code == 200, search.text
     assert search.json()["results"], search.text
@@ -109,8 +123,9 @@ def test_apps_list_detail_memories_and_accessed(server: MemoryServer) -> None:
 
 
 def test_pausing_an_app_stops_its_writes_and_reads_until_resumed(server: MemoryServer) -> None:
-    alice = api(server, server.make_token("alice"))
-    app_id = remember(alice, "alice", "I prefer tabs over spaces", "cursor")["app_id"]
+    alice_id = unique("alice")
+    alice = api(server, server.make_token(alice_id))
+    app_id = remember(alice, alice_id, "I prefer tabs over spaces", "cursor")["app_id"]
 
     paused = alice.put(f"/api/v1/apps/{app_id}", params={"is_active": "false"})
     assert paused.status_code == 200, paused.text
@@ -121,21 +136,21 @@ def test_pausing_an_app_stops_its_writes_and_reads_until_resumed(server: MemoryS
 
     refused = alice.post(
         "/api/v1/memories",
-        json={"user_id": "alice", "text": "I also like Rust", "infer": False, "app": "cursor"},
+        json={"user_id": alice_id, "text": "I also like Rust", "infer": False, "app": "cursor"},
     )
     assert_error(refused, 403, "paused")
     search = alice.post(
-        "/api/v1/memories/search", json={"user_id": "alice", "query": "tabs", "app": "cursor"}
+        "/api/v1/memories/search", json={"user_id": alice_id, "query": "tabs", "app": "cursor"}
     )
     assert_error(search, 403, "paused")
     # The app's memories themselves are untouched.
     assert alice.get(f"/api/v1/apps/{app_id}/memories").json()["memories"][0]["state"] == "active"
     # Another app of the same user still works.
-    remember(alice, "alice", "I like Go for small services", "claude-code")
+    remember(alice, alice_id, "I like Go for small services", "claude-code")
 
     resumed = alice.put(f"/api/v1/apps/{app_id}/", params={"is_active": "true"})
     assert resumed.status_code == 200, resumed.text
-    remember(alice, "alice", "I also like Rust", "cursor")
+    remember(alice, alice_id, "I also like Rust", "cursor")
     assert alice.get(f"/api/v1/apps/{app_id}").json()["total_memories_created"] == 2
 
     assert_error(alice.put(f"/api/v1/apps/{app_id}"), 422, "is_active")
@@ -143,15 +158,17 @@ def test_pausing_an_app_stops_its_writes_and_reads_until_resumed(server: MemoryS
 
 
 def test_apps_are_scoped_to_their_user(server: MemoryServer) -> None:
-    alice = api(server, server.make_token("alice"))
-    bob = api(server, server.make_token("bob"))
+    alice_id = unique("alice")
+    bob_id = unique("bob")
+    alice = api(server, server.make_token(alice_id))
+    bob = api(server, server.make_token(bob_id))
     admin = api(server, server.admin_token)
-    alice_app = remember(alice, "alice", "Alice's secret project is called Bluebird", "cursor")["app_id"]
-    bob_app = remember(bob, "bob", "Bob uses Emacs", "windsurf")["app_id"]
+    alice_app = remember(alice, alice_id, "Alice's secret project is called Bluebird", "cursor")["app_id"]
+    bob_app = remember(bob, bob_id, "Bob uses Emacs", "windsurf")["app_id"]
 
     assert set(apps_by_name(alice)) == {"cursor"}
     assert set(apps_by_name(bob)) == {"windsurf"}
-    assert_error(bob.get("/api/v1/apps", params={"user_id": "alice"}), 403)
+    assert_error(bob.get("/api/v1/apps", params={"user_id": alice_id}), 403)
     for path in (
         f"/api/v1/apps/{alice_app}",
         f"/api/v1/apps/{alice_app}/memories",
@@ -163,10 +180,13 @@ def test_apps_are_scoped_to_their_user(server: MemoryServer) -> None:
     assert_error(bob.put(f"/api/v1/apps/{alice_app}", params={"is_active": "false"}), 403)
     assert alice.get(f"/api/v1/apps/{alice_app}").json()["is_active"] is True
 
-    everyone = admin.get("/api/v1/apps").json()
-    owners = {app["name"]: app["user_id"] for app in everyone["apps"]}
-    assert owners == {"cursor": "alice", "windsurf": "bob"}
-    assert set(apps_by_name(admin, user_id="bob")) == {"windsurf"}
+    # The admin sees every user's apps (other tests' users share this server).
+    everyone = admin.get("/api/v1/apps", params={"page_size": 100}).json()
+    owners = {
+        (app["name"], app["user_id"]) for app in everyone["apps"] if app["user_id"] in (alice_id, bob_id)
+    }
+    assert owners == {("cursor", alice_id), ("windsurf", bob_id)}
+    assert set(apps_by_name(admin, user_id=bob_id)) == {"windsurf"}
     assert admin.get(f"/api/v1/apps/{alice_app}").status_code == 200
     assert admin.put(f"/api/v1/apps/{bob_app}", params={"is_active": "false"}).status_code == 200
     assert bob.get(f"/api/v1/apps/{bob_app}").json()["is_active"] is False
@@ -181,15 +201,17 @@ def test_apps_are_scoped_to_their_user(server: MemoryServer) -> None:
 
 
 def test_stats_count_a_users_live_memories_and_apps(server: MemoryServer) -> None:
-    alice = api(server, server.make_token("alice"))
-    bob = api(server, server.make_token("bob"))
+    alice_id = unique("alice")
+    bob_id = unique("bob")
+    alice = api(server, server.make_token(alice_id))
+    bob = api(server, server.make_token(bob_id))
     admin = api(server, server.admin_token)
-    doomed = remember(alice, "alice", "Temporary note to delete", "cursor")
-    remember(alice, "alice", "I run tests with pytest -x", "cursor")
-    remember(alice, "alice", "Lunch is at noon", "claude-code")
-    remember(bob, "bob", "Bob's only memory", "cursor")
+    doomed = remember(alice, alice_id, "Temporary note to delete", "cursor")
+    remember(alice, alice_id, "I run tests with pytest -x", "cursor")
+    remember(alice, alice_id, "Lunch is at noon", "claude-code")
+    remember(bob, bob_id, "Bob's only memory", "cursor")
     deleted = alice.request(
-        "DELETE", "/api/v1/memories", json={"memory_ids": [doomed["id"]], "user_id": "alice"}
+        "DELETE", "/api/v1/memories", json={"memory_ids": [doomed["id"]], "user_id": alice_id}
     )
     assert deleted.status_code == 200, deleted.text
 
@@ -209,11 +231,11 @@ def test_stats_count_a_users_live_memories_and_apps(server: MemoryServer) -> Non
         "created_at",
         "updated_at",
     } <= set(body["apps"][0])
-    assert alice.get("/api/v1/stats/", params={"user_id": "alice"}).json() == body
-    assert admin.get("/api/v1/stats", params={"user_id": "alice"}).json() == body
+    assert alice.get("/api/v1/stats/", params={"user_id": alice_id}).json() == body
+    assert admin.get("/api/v1/stats", params={"user_id": alice_id}).json() == body
     assert bob.get("/api/v1/stats").json()["total_memories"] == 1
 
-    assert_error(bob.get("/api/v1/stats", params={"user_id": "alice"}), 403)
+    assert_error(bob.get("/api/v1/stats", params={"user_id": alice_id}), 403)
     assert_error(admin.get("/api/v1/stats"), 422, "user_id")
     assert_error(admin.get("/api/v1/stats", params={"user_id": "nobody"}), 404, "nobody")
     assert_error(admin.get("/api/v1/stats", params={"user_id": "bad user!"}), 422, "user_id")

@@ -11,11 +11,13 @@ import gzip
 import io
 import json
 import sqlite3
+import uuid
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.support.server import MemoryServer
 
@@ -277,13 +279,28 @@ def total_memories(admin: httpx.Client, user: str) -> int:
     return response.json()["total_memories"]
 
 
-def test_export_zip_has_openmemorys_members_without_deleted_memories(server: MemoryServer) -> None:
-    alice = api(server, server.make_token("alice"))
-    bob = api(server, server.make_token("bob"))
-    admin = api(server, server.admin_token)
-    kept = remember(alice, "alice", "I write commit messages in the imperative mood", "cursor")
-    archived = remember(alice, "alice", "The old CI ran on Jenkins", "claude-code")
-    doomed = remember(alice, "alice", "Delete me: a throwaway note", "cursor")
+# The backup tests share one server: each works with users of its own. The config tests above
+# take a fresh server each (the conftest's ``server``): they change the server-wide config,
+# restart it and compare against its defaults.
+@pytest.fixture(scope="module")
+def backup_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
+    with MemoryServer(tmp_path_factory.mktemp("backup-server")) as started:
+        yield started
+
+
+def unique(name: str) -> str:
+    return f"{name}-{uuid.uuid4().hex[:8]}"
+
+
+def test_export_zip_has_openmemorys_members_without_deleted_memories(backup_server: MemoryServer) -> None:
+    alice_id = unique("alice")
+    bob_id = unique("bob")
+    alice = api(backup_server, backup_server.make_token(alice_id))
+    bob = api(backup_server, backup_server.make_token(bob_id))
+    admin = api(backup_server, backup_server.admin_token)
+    kept = remember(alice, alice_id, "I write commit messages in the imperative mood", "cursor")
+    archived = remember(alice, alice_id, "The old CI ran on Jenkins", "claude-code")
+    doomed = remember(alice, alice_id, "Delete me: a throwaway note", "cursor")
     response = alice.post(
         "/api/v1/memories/actions/pause", json={"memory_ids": [archived["id"]], "state": "archived"}
     )
@@ -293,7 +310,7 @@ def test_export_zip_has_openmemorys_members_without_deleted_memories(server: Mem
 
     response = alice.post("/api/v1/backup/export", json={})
     assert response.status_code == 200, response.text
-    assert 'filename="memories_export_alice.zip"' in response.headers["content-disposition"]
+    assert f'filename="memories_export_{alice_id}.zip"' in response.headers["content-disposition"]
     archive = zipfile.ZipFile(io.BytesIO(response.content))
     assert sorted(archive.namelist()) == ["memories.json", "memories.jsonl.gz"]
 
@@ -308,7 +325,7 @@ def test_export_zip_has_openmemorys_members_without_deleted_memories(server: Mem
         "access_controls",
         "export_meta",
     }
-    assert data["user"]["user_id"] == "alice"
+    assert data["user"]["user_id"] == alice_id
     assert data["access_controls"] == []
     assert data["export_meta"]["version"] == "1"
     assert data["export_meta"]["source"] == "claude-code-memory"
@@ -343,33 +360,36 @@ def test_export_zip_has_openmemorys_members_without_deleted_memories(server: Mem
 
     only_cursor = export(alice, app_id=kept["app_id"])
     assert [m["id"] for m in json.loads(only_cursor.read("memories.json"))["memories"]] == [kept["id"]]
-    assert export(admin, user_id="alice").namelist()
-    assert_error(bob.post("/api/v1/backup/export", json={"user_id": "alice"}), 403)
+    assert export(admin, user_id=alice_id).namelist()
+    assert_error(bob.post("/api/v1/backup/export", json={"user_id": alice_id}), 403)
     assert_error(admin.post("/api/v1/backup/export", json={}), 422, "user_id")
     assert_error(alice.post("/api/v1/backup/export", json={"app_id": "nope"}), 422, "app_id")
     assert_error(alice.post("/api/v1/backup/export", json={"from_date": "yesterday"}), 422, "from_date")
 
 
-def test_import_round_trip_into_a_fresh_user(server: MemoryServer) -> None:
-    alice = api(server, server.make_token("alice"))
-    admin = api(server, server.admin_token)
-    remember(alice, "alice", "My cat is called Miso and she likes tuna", "cursor")
-    archived = remember(alice, "alice", "I used to work at Initech on TPS reports", "claude-code")
+def test_import_round_trip_into_a_fresh_user(backup_server: MemoryServer) -> None:
+    alice_id = unique("alice")
+    carol_id = unique("carol")
+    dave_id = unique("dave")
+    alice = api(backup_server, backup_server.make_token(alice_id))
+    admin = api(backup_server, backup_server.admin_token)
+    remember(alice, alice_id, "My cat is called Miso and she likes tuna", "cursor")
+    archived = remember(alice, alice_id, "I used to work at Initech on TPS reports", "claude-code")
     alice.post("/api/v1/memories/actions/pause", json={"memory_ids": [archived["id"]], "state": "archived"})
     zipped = alice.post("/api/v1/backup/export", json={}).content
 
-    response = upload(admin, zipped, user_id="carol", mode="skip")
+    response = upload(admin, zipped, user_id=carol_id, mode="skip")
     assert response.status_code == 200, response.text
-    assert response.json()["message"] == 'Import completed into user "carol"'
+    assert response.json()["message"] == f'Import completed into user "{carol_id}"'
     assert response.json()["imported"] == 2 and response.json()["skipped"] == 0
 
-    carol = api(server, server.make_token("carol"))
-    hits = search(carol, "carol", "what is my cat's name?")
+    carol = api(backup_server, backup_server.make_token(carol_id))
+    hits = search(carol, carol_id, "what is my cat's name?")
     assert hits and hits[0]["content"] == "My cat is called Miso and she likes tuna"
     assert hits[0]["app"] == "cursor"
     assert hits[0]["metadata"].get("channel") == "import"
     # Archived memories come back archived, so search does not return them.
-    assert all("Initech" not in hit["content"] for hit in search(carol, "carol", "where did I work?"))
+    assert all("Initech" not in hit["content"] for hit in search(carol, carol_id, "where did I work?"))
 
     apps = {app["name"]: app for app in carol.get("/api/v1/apps").json()["apps"]}
     assert {"cursor", "claude-code"} <= set(apps)
@@ -377,24 +397,26 @@ def test_import_round_trip_into_a_fresh_user(server: MemoryServer) -> None:
     assert [(m["content"], m["state"]) for m in old_job] == [
         ("I used to work at Initech on TPS reports", "archived")
     ]
-    assert total_memories(admin, "carol") == 2
+    assert total_memories(admin, carol_id) == 2
     # Alice's own memories are untouched.
-    assert total_memories(admin, "alice") == 2
+    assert total_memories(admin, alice_id) == 2
 
     # A user token imports into its own user by default.
-    dave = api(server, server.make_token("dave"))
+    dave = api(backup_server, backup_server.make_token(dave_id))
     response = upload(dave, zipped)
     assert response.status_code == 200, response.text
-    assert response.json()["message"] == 'Import completed into user "dave"'
-    assert total_memories(admin, "dave") == 2
+    assert response.json()["message"] == f'Import completed into user "{dave_id}"'
+    assert total_memories(admin, dave_id) == 2
 
 
-def test_import_skip_and_overwrite(server: MemoryServer) -> None:
-    alice = api(server, server.make_token("alice"))
-    bob = api(server, server.make_token("bob"))
-    admin = api(server, server.admin_token)
-    tea = remember(alice, "alice", "I like green tea in the morning", "cursor")
-    remember(alice, "alice", "My editor is Vim", "cursor")
+def test_import_skip_and_overwrite(backup_server: MemoryServer) -> None:
+    alice_id = unique("alice")
+    bob_id = unique("bob")
+    alice = api(backup_server, backup_server.make_token(alice_id))
+    bob = api(backup_server, backup_server.make_token(bob_id))
+    admin = api(backup_server, backup_server.admin_token)
+    tea = remember(alice, alice_id, "I like green tea in the morning", "cursor")
+    remember(alice, alice_id, "My editor is Vim", "cursor")
     zipped = alice.post("/api/v1/backup/export", json={}).content
     edited = alice.put(f"/api/v1/memories/{tea['id']}", json={"memory_content": "I like strong coffee"})
     assert edited.status_code == 200, edited.text
@@ -409,10 +431,10 @@ def test_import_skip_and_overwrite(server: MemoryServer) -> None:
     assert (overwritten.json()["imported"], overwritten.json()["skipped"]) == (2, 0)
     assert alice.get(f"/api/v1/memories/{tea['id']}").json()["text"] == "I like green tea in the morning"
     assert (
-        search(alice, "alice", "what do I drink in the morning?")[0]["content"]
+        search(alice, alice_id, "what do I drink in the morning?")[0]["content"]
         == "I like green tea in the morning"
     )
-    assert total_memories(admin, "alice") == 2
+    assert total_memories(admin, alice_id) == 2
 
     # Into another user the ids are new, so duplicates are found by their normalised text.
     assert upload(bob, zipped, mode="skip").json()["imported"] == 2
@@ -421,15 +443,17 @@ def test_import_skip_and_overwrite(server: MemoryServer) -> None:
     assert (response.json()["imported"], response.json()["skipped"]) == (0, 1)
     response = upload(bob, variant, mode="overwrite")
     assert (response.json()["imported"], response.json()["skipped"]) == (1, 0)
-    assert total_memories(admin, "bob") == 2
-    assert {hit["content"] for hit in search(bob, "bob", "which editor do I use?")} >= {
+    assert total_memories(admin, bob_id) == 2
+    assert {hit["content"] for hit in search(bob, bob_id, "which editor do I use?")} >= {
         "  my EDITOR is   vim "
     }
 
 
-def test_import_rejects_bad_archives_and_writes_nothing(server: MemoryServer) -> None:
-    admin = api(server, server.admin_token)
-    alice = api(server, server.make_token("alice"))
+def test_import_rejects_bad_archives_and_writes_nothing(backup_server: MemoryServer) -> None:
+    alice_id = unique("alice")
+    erin_id = unique("erin")
+    admin = api(backup_server, backup_server.admin_token)
+    alice = api(backup_server, backup_server.make_token(alice_id))
     good = {"content": "A perfectly fine memory", "state": "active"}
     memories_json = document(good)
     lines = gzip.compress(b'{"content": "from the lines file", "app": "cursor"}\n')
@@ -461,20 +485,20 @@ def test_import_rejects_bad_archives_and_writes_nothing(server: MemoryServer) ->
         ),
     ]
     for data, words in cases:
-        assert_error(upload(admin, data, user_id="erin"), 422, *words)
-    assert total_memories(admin, "erin") == 0
+        assert_error(upload(admin, data, user_id=erin_id), 422, *words)
+    assert total_memories(admin, erin_id) == 0
 
     assert_error(
-        upload(admin, make_zip({"memories.json": memories_json}), user_id="erin", mode="merge"), 422, "mode"
+        upload(admin, make_zip({"memories.json": memories_json}), user_id=erin_id, mode="merge"), 422, "mode"
     )
-    assert_error(upload(alice, make_zip({"memories.json": memories_json}), user_id="erin"), 403)
+    assert_error(upload(alice, make_zip({"memories.json": memories_json}), user_id=erin_id), 403)
     assert_error(upload(admin, make_zip({"memories.json": memories_json})), 422, "user_id")
-    missing_file = admin.post("/api/v1/backup/import", data={"user_id": "erin"})
+    missing_file = admin.post("/api/v1/backup/import", data={"user_id": erin_id})
     assert_error(missing_file, 422, "file")
-    assert total_memories(admin, "erin") == 0
+    assert total_memories(admin, erin_id) == 0
 
     # A paused target app refuses the whole import up front.
-    app_id = remember(alice, "alice", "Something through cursor", "cursor")["app_id"]
+    app_id = remember(alice, alice_id, "Something through cursor", "cursor")["app_id"]
     assert alice.put(f"/api/v1/apps/{app_id}", params={"is_active": "false"}).status_code == 200
     mixed = make_zip(
         {
@@ -490,13 +514,13 @@ def test_import_rejects_bad_archives_and_writes_nothing(server: MemoryServer) ->
         }
     )
     assert_error(upload(alice, mixed), 403, "cursor", "paused")
-    assert total_memories(admin, "alice") == 1
+    assert total_memories(admin, alice_id) == 1
 
     # The lines file alone is a usable archive too.
-    response = upload(admin, make_zip({"export/memories.jsonl.gz": lines}), user_id="erin")
+    response = upload(admin, make_zip({"export/memories.jsonl.gz": lines}), user_id=erin_id)
     assert response.status_code == 200, response.text
     assert response.json()["imported"] == 1
-    erin_apps = admin.get("/api/v1/apps", params={"user_id": "erin"}).json()["apps"]
+    erin_apps = admin.get("/api/v1/apps", params={"user_id": erin_id}).json()["apps"]
     assert [app["name"] for app in erin_apps] == ["cursor"]
 
 

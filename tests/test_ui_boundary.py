@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parent.parent / "claude_code_memory"
 UI_MODULES = sorted((PACKAGE / "ui").rglob("*.py"))
 #: What the UI may import from this package: its own modules, settings, the version.
@@ -59,6 +61,7 @@ def test_the_checker_resolves_relative_imports() -> None:
     assert "claude_code_memory.config" in _imports(PACKAGE / "ui" / "app.py")
 
 
+@pytest.mark.integration
 def test_importing_the_ui_loads_no_storage_or_engine() -> None:
     script = "import json, sys; import claude_code_memory.ui.app; print(json.dumps(sorted(sys.modules)))"
     completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)

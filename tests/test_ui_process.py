@@ -144,6 +144,7 @@ def test_revoking_the_sessions_own_token_signs_out(api: MemoryServer, tmp_path: 
         assert httpx.get(f"{api.base_url}/api/v1/me", headers=headers).status_code == 401
 
 
+@pytest.mark.integration
 def test_an_api_that_is_not_there_at_sign_in(tmp_path: Path) -> None:
     dead = f"http://127.0.0.1:{free_port()}"
     with UiServer(tmp_path / "ui", dead) as ui, httpx.Client(base_url=ui.base_url, timeout=30) as client:
