@@ -121,6 +121,7 @@ RESERVE_MB = 4
 BALLAST_LEAVES_MB = 6
 
 
+@pytest.mark.integration  # starts its own server on a tmpfs it mounts
 def test_a_full_tmpfs_answers_507_keeps_the_server_up_and_loses_nothing(tmp_path: Path) -> None:
     disk = Tmpfs(tmp_path / "disk", TMPFS_MB)
     try:
