@@ -12,9 +12,9 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
 from .. import __version__
-from ..components import Components
 from ..config import Settings
 from ..mcp import create_mcp_endpoint
+from ..memories.components import Components
 from ..memories.retention import Retention, Sweeper
 from . import errors
 from .deps import authenticate

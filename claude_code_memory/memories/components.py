@@ -3,11 +3,11 @@ which the composition root in ``api/app.py`` builds from its settings."""
 
 from __future__ import annotations
 
-from .auth.identity import Identity
-from .config import Settings
-from .db.database import Database
-from .engine.factory import Engine
-from .memories.service import MemoryService
+from ..auth.identity import Identity
+from ..config import Settings
+from ..db.database import Database
+from ..engine.factory import Engine
+from .service import MemoryService
 
 
 class Components:
