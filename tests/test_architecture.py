@@ -116,3 +116,44 @@ def test_modules_the_proxy_imports_use_only_the_standard_library() -> None:
         and not name.startswith(("claude_code_memory.capture.", "claude_code_memory.policy.redact"))
     }
     assert offenders == {}
+
+
+# The package root holds what every layer shares; each layer is a folder named for what it owns.
+SHARED_ROOT_MODULES = {
+    "__init__.py",  # the version
+    "config.py",  # every setting, validated in one place
+    "errors.py",  # the typed errors each edge translates
+    "manager.py",  # an alias kept for the first release's import path (client/conversation_memory.py)
+}
+LAYERS = {
+    "api",  # edge: REST routes and the composition root
+    "mcp",  # edge: MCP tools and transports
+    "cli",  # edge: the ccmem command
+    "ui",  # edge: the web UI, over REST only
+    "memories",  # server core: writes through the gate, states, reads, consent, retention
+    "search",  # server core: the search pipeline and its ranking
+    "auth",  # server core: users' tokens
+    "policy",  # pure: the write gate and redaction (shared with the proxy)
+    "capture",  # pure: Anthropic bodies to turns (shared with the proxy)
+    "engine",  # mem0, the vector stores and the embedder
+    "db",  # the metadata database: models and migrations
+    "client",  # the client side: MCP client, conversation memory, REST client
+    "stack",  # the native stack: services and their supervisor
+}
+
+
+def test_the_package_root_holds_only_shared_modules_and_layer_folders() -> None:
+    modules = {path.name for path in PACKAGE.glob("*.py")}
+    folders = {path.name for path in PACKAGE.iterdir() if path.is_dir() and (path / "__init__.py").exists()}
+    assert modules == SHARED_ROOT_MODULES
+    assert folders == LAYERS
+
+
+def test_no_module_outgrows_one_noun() -> None:
+    # Split a module when it picks up a second noun; the redaction pattern tables are data.
+    sizes = {
+        str(path.relative_to(PACKAGE)): len(path.read_text().splitlines())
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "redact.py"
+    }
+    assert {name: lines for name, lines in sizes.items() if lines > 600} == {}
