@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from qdrant_edge import ScrollRequest
+from qdrant_edge import Point, ScrollRequest, UpdateOperation
 
 from claude_code_memory.config import Settings
 from claude_code_memory.engine import Engine, mem0_config
@@ -463,3 +463,30 @@ def test_the_store_keeps_no_text_and_mem0_reads_it_from_history(engine: Engine, 
     shard_files = [path for path in store.shard_path.rglob("*") if path.is_file()]
     assert shard_files
     assert not any(marker.encode() in path.read_bytes() for path in shard_files)
+
+
+def test_a_shard_an_older_version_wrote_with_text_is_rewritten_without_it(tmp_path: Path) -> None:
+    """Shards written before the store dropped text hold it in their pages and log: the first
+    open copies the live points into a new shard without it, and deleted points stay behind."""
+    marker = f"okapi{uuid.uuid4().hex[:12]}"
+    with QdrantEdgeStore("things", tmp_path, embedding_model_dims=8) as store:
+        kept, gone = str(uuid.uuid4()), str(uuid.uuid4())
+        store._require().update(  # as an older version wrote them: text in the payload
+            UpdateOperation.upsert_points(
+                [
+                    Point(
+                        kept, unit(1), {"user_id": "a", "data": f"kept {marker}", "text_lemmatized": marker}
+                    ),
+                    Point(gone, unit(0, 1), {"user_id": "a", "data": f"gone {marker}"}),
+                ]
+            )
+        )
+        store.delete(gone)
+    shard_files = lambda: [p for p in (tmp_path / "things").rglob("*") if p.is_file()]  # noqa: E731
+    assert any(marker.encode() in path.read_bytes() for path in shard_files())
+
+    with QdrantEdgeStore("things", tmp_path, embedding_model_dims=8) as store:
+        assert store.count() == 1 and store.get(kept).payload == {"user_id": "a"}
+        assert store.nearest(unit(1), 1, {"user_id": "a"})[0][0] == kept
+    assert not any(marker.encode() in path.read_bytes() for path in shard_files())
+    assert [p.name for p in tmp_path.iterdir()] == ["things"]  # no copy or old shard left beside it

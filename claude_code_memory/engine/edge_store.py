@@ -64,6 +64,7 @@ from qdrant_edge import (
 )
 
 from ..errors import BadInput, ConfigError, NotFound, Unavailable
+from . import shard_copy
 from .disk_space import room_to_load
 from .filters import edge_filter
 
@@ -110,8 +111,6 @@ TEXT_FIELDS = ("data", "text_lemmatized")
 
 #: ``ids -> {id: text}`` for the points mem0 reads back (get, search, list).
 TextSource = Callable[[Sequence[str]], Mapping[str, str]]
-#: Beside the shard while :meth:`QdrantEdgeStore.erase` copies it, and the old shard after it.
-_ERASE_COPY, _ERASE_RETIRED = ".erase-copy", ".erase-retired"
 
 
 @dataclass(slots=True)
@@ -183,7 +182,7 @@ class QdrantEdgeStore(VectorStoreBase):
         with self._lock:
             if self._shard is not None:
                 return
-            self._finish_interrupted_erase()
+            shard_copy.finish_interrupted_swap(path)
             exists = (path / "edge_config.json").exists() or (path / "segments").exists()
             if exists and not self._room_to_load():
                 return
@@ -241,51 +240,24 @@ class QdrantEdgeStore(VectorStoreBase):
 
     # -- erasure ----------------------------------------------------------------------------
     def erase(self) -> int:
-        """Rewrite the shard with its live points and without :data:`TEXT_FIELDS`; returns the
-        points kept. Run once, when a shard an older version wrote still holds memories' text.
-
-        Edge deletes a point logically: its payload stays in the segment's payload pages, and
-        its upsert in the write-ahead log, whose files are recycled only when full. No call of
-        qdrant-edge 0.9 erases them in place (``optimize()`` with a vacuum threshold rewrites
-        the segment, not the log). So the live points are copied into a new shard beside this
-        one, which takes its place; the old directory is removed. Other calls wait meanwhile.
-        A crash part-way is finished by the next open.
+        """Rewrite the shard with its live points and without :data:`TEXT_FIELDS`, through a
+        copy that takes its place (:mod:`.shard_copy` says why); returns the points kept. Run
+        once, when a shard an older version wrote still holds memories' text. Other calls wait.
         """
         with self._lock:
             shard = self._require()
-            copy_path, retired_path = self._erase_paths()
+            copy_path, _ = shard_copy.beside(self.shard_path)
             shutil.rmtree(copy_path, ignore_errors=True)
             copy = EdgeShard.create(str(copy_path), self._config(self.embedding_model_dims))
-            kept = 0
             try:
                 self._ensure_indexes(copy)
-                offset: Any = None
-                while True:
-                    request = ScrollRequest(
-                        offset=offset, limit=_SCROLL_PAGE, with_payload=True, with_vector=True
-                    )
-                    points, offset = shard.scroll(request)
-                    if points:
-                        copy.update(
-                            UpdateOperation.upsert_points(
-                                [
-                                    Point(point.id, point.vector, _without_text(point.payload))
-                                    for point in points
-                                    if point.vector is not None  # asked with_vector: always there
-                                ]
-                            )
-                        )
-                        kept += len(points)
-                    if offset is None:
-                        break
+                kept = shard_copy.copy_points(shard, copy, _without_text)
                 copy.flush()
             finally:
                 copy.close()
             self._shard = None
             shard.close()
-            self.shard_path.rename(retired_path)
-            copy_path.rename(self.shard_path)
-            shutil.rmtree(retired_path)
+            shard_copy.swap_in(self.shard_path)
             self.create_col(self.collection_name, self.embedding_model_dims)
         return kept
 
@@ -306,23 +278,6 @@ class QdrantEdgeStore(VectorStoreBase):
             if text is not None:
                 record.payload["data"] = text
         return records
-
-    def _erase_paths(self) -> tuple[Path, Path]:
-        return (
-            self.root / f"{self.collection_name}{_ERASE_COPY}",
-            self.root / f"{self.collection_name}{_ERASE_RETIRED}",
-        )
-
-    def _finish_interrupted_erase(self) -> None:
-        """After a crash inside :meth:`erase`: a half-made copy is dropped; an old shard moved
-        aside is removed when the copy took its place, and put back when it did not."""
-        copy_path, retired_path = self._erase_paths()
-        if retired_path.exists():
-            if self.shard_path.exists():
-                shutil.rmtree(retired_path)
-            else:
-                retired_path.rename(self.shard_path)
-        shutil.rmtree(copy_path, ignore_errors=True)
 
     def flush(self) -> None:
         with self._lock:
