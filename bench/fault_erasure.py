@@ -10,10 +10,10 @@ into the past, then a retention sweep). After each step every file under the dat
 read as bytes: ``bytes_found`` sums, per file, the bytes of deleted markers found (must be
 empty), and ``kept_markers_found`` says whether the markers of memories still there were found
 (so a scan that reads nothing cannot pass). ``erase_seconds`` is the erasure step of that batch
-(FTS5 optimize and log truncation of memory.db, log truncation of history.db, the vector
-shard's rewrite), ``operation_seconds`` the whole delete, forget or purge including it. Not a
-test: the times depend on the machine and grow with the store (the shard rewrite copies every
-live point).
+(FTS5 optimize and log truncation of memory.db, log truncation of history.db; the vector store
+holds no text to erase), ``operation_seconds`` the whole delete, forget or purge including it.
+Not a test: the times depend on the machine and grow with the store (the FTS5 optimize
+rewrites the keyword index).
 """
 
 from __future__ import annotations
