@@ -45,15 +45,26 @@ class Consistency:
 class Stores:
     """The three stores of a data directory, opened by this process (close it before a start)."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, *, vectors: bool = True) -> None:
+        """``vectors=False`` opens SQL alone, which a running server shares (its vector store
+        is locked)."""
         self.settings = settings_for(data_dir)
         self.database = Database(self.settings.database_url)
-        self.vectors = QdrantEdgeStore(
-            collection_name=self.settings.storage.collection_name,
-            path=str(self.settings.data_path / "vectors"),
-            embedding_model_dims=self.settings.embedder.dims,
+        self._vectors = (
+            QdrantEdgeStore(
+                collection_name=self.settings.storage.collection_name,
+                path=str(self.settings.data_path / "vectors"),
+                embedding_model_dims=self.settings.embedder.dims,
+            )
+            if vectors
+            else None
         )
         self.history_path = self.settings.data_path / "mem0" / "history.db"
+
+    @property
+    def vectors(self) -> QdrantEdgeStore:
+        assert self._vectors is not None, "opened without the vector store"
+        return self._vectors
 
     def rows(self) -> dict[str, str]:
         with self.database.session() as session:
@@ -97,7 +108,8 @@ class Stores:
             )
 
     def close(self) -> None:
-        self.vectors.close()
+        if self._vectors is not None:
+            self._vectors.close()
         self.database.close()
 
     def __enter__(self) -> Stores:
