@@ -430,6 +430,7 @@ def test_doctor_on_a_fresh_data_dir(memory_server: MemoryServer, tmp_path: Path)
         ".env",
         "user tokens",
         "proxy CA",
+        "reconciliation",
     ]
     for name in list(checks)[:7]:
         assert checks[name]["status"] == "ok", checks[name]
@@ -438,12 +439,13 @@ def test_doctor_on_a_fresh_data_dir(memory_server: MemoryServer, tmp_path: Path)
     assert checks["user tokens"]["status"] == "fail" and "ccmem token create" in checks["user tokens"]["hint"]
     assert checks["proxy CA"]["status"] == "warn" and "not set up" in checks["proxy CA"]["detail"]
     assert checks["proxy CA"]["hint"]
+    assert checks["reconciliation"]["status"] == "ok" and "next start" in checks["reconciliation"]["detail"]
     assert not (fresh / "memory.db").exists()  # doctor looked, and created nothing
 
     ccmem(memory_server, "token", "create", "--user", "doc", "--data-dir", str(fresh))
     healthy = ccmem(memory_server, "doctor", *where)
     lines = healthy.stdout.splitlines()
-    assert sum(line.startswith("✓") for line in lines) == 9 and any(
+    assert sum(line.startswith("✓") for line in lines) == 10 and any(
         line.startswith("! proxy CA") for line in lines
     )
     assert "→ only the capture proxy needs it" in healthy.stdout and "0 failed, 1 warning" in healthy.stdout
@@ -466,6 +468,8 @@ def test_doctor_sees_our_server_a_stranger_and_a_readable_env(
     )
     assert ours["port"]["status"] == "ok" and "our server" in ours["port"]["detail"]
     assert ours["user tokens"]["status"] == "ok"
+    # The running server's last reconciliation (its start-up pass, or one running now).
+    assert ours["reconciliation"]["status"] == "ok", ours["reconciliation"]
 
     config = tmp_path / "config.yaml"
     config.write_text("server:\n  port: 8765\n")

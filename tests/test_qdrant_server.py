@@ -230,3 +230,34 @@ def test_a_qdrant_server_that_stops_answering_is_a_clean_503(
             ]
         finally:
             server.stop()
+
+
+def test_reconciliation_on_the_server_restores_lost_points_and_removes_orphans(
+    srv: MemoryServer, qdrant: FakeQdrant
+) -> None:
+    user, c = client_for(srv)
+    lost, kept = store(
+        c, [{"text": "The staging cluster sleeps at night."}, {"text": "Backups run at 03:00 UTC."}]
+    )
+    template = qdrant.store.retrieve(COLLECTION, ids=[kept], with_payload=True, with_vectors=True)[0]
+    orphan = str(uuid.uuid4())
+    # Written before this server started (a point it wrote minutes ago may be a write in flight).
+    payload = {**(template.payload or {}), "created_at": "2020-01-01T00:00:00+00:00"}
+    qdrant.store.upsert(
+        COLLECTION, points=[models.PointStruct(id=orphan, vector=template.vector, payload=payload)]
+    )
+    qdrant.store.delete(COLLECTION, points_selector=models.PointIdsList(points=[lost]))
+
+    response = httpx.post(f"{srv.base_url}/api/v1/admin/reconcile", headers=srv.admin_headers(), timeout=60)
+    assert response.status_code == 200, response.text
+    report = response.json()
+    assert report["state"] == "done", report
+    assert report["orphan_vectors_removed"] == 1 and report["missing_vectors_restored"] == 1, report
+    assert point(qdrant, orphan) is None
+    restored = point(qdrant, lost)
+    assert restored is not None and restored.payload is not None
+    assert restored.payload["data"] == "The staging cluster sleeps at night."
+    assert restored.payload["state"] == "active" and restored.payload["user_id"] == user
+    assert search(c, "when does staging sleep?", limit=1)[0]["id"] == lost
+    health = httpx.get(f"{srv.base_url}/health", timeout=10).json()
+    assert health["reconciliation"]["trigger"] == "admin"

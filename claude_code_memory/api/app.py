@@ -15,11 +15,25 @@ from .. import __version__
 from ..config import Settings
 from ..mcp import create_mcp_endpoint
 from ..memories.components import Components
+from ..memories.reconcile import Reconciler
 from ..memories.retention import Retention, Sweeper
 from . import errors
 from .deps import authenticate
 from .middleware import BodyLimit, StripTrailingSlash
-from .routes import apps, backup, browse, capture, config, consent, insights, me, memories, stats, tokens
+from .routes import (
+    admin,
+    apps,
+    backup,
+    browse,
+    capture,
+    config,
+    consent,
+    insights,
+    me,
+    memories,
+    stats,
+    tokens,
+)
 from .routes import retention as retention_routes
 
 log = logging.getLogger(__name__)
@@ -41,11 +55,17 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
         else None
     )
 
+    reconciler = Reconciler(parts.service)
+
     @asynccontextmanager
     async def lifespan(application: FastAPI) -> AsyncIterator[None]:
         retention = application.state.retention = Retention(parts.service)
         try:
-            async with Sweeper(retention, settings.privacy.purge_interval_minutes).running():
+            # The start-up reconciliation runs while the server answers: it never delays start-up.
+            async with (
+                reconciler.running(),
+                Sweeper(retention, settings.privacy.purge_interval_minutes).running(),
+            ):
                 if mcp is None:
                     yield
                 else:
@@ -65,6 +85,7 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
     app.state.database = parts.database
     app.state.identity = parts.identity
     app.state.service = parts.service
+    app.state.reconciler = reconciler
     errors.install(app)
 
     @app.get("/health", tags=["health"], summary="Database and vector store status (no auth)")
@@ -73,12 +94,14 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
         healthy = all(value == "ok" for value in status.values())
         body: dict[str, Any] = {"status": "ok" if healthy else "degraded", "version": __version__, **status}
         body["disk"] = parts.engine.disk.status()  # writes_refused: true while the disk is low (507)
+        body["reconciliation"] = reconciler.status()  # the last pass (memories/reconcile.py), or null
         return JSONResponse(body, status_code=200 if healthy else 503)
 
     # browse, insights, me and tokens serve the web UI (and anyone else): see docs/ui.md.
     for module in (browse, memories, apps, stats, config, backup, capture, consent, insights, me, tokens):
         app.include_router(module.router)
     app.include_router(retention_routes.router)
+    app.include_router(admin.router)
     if mcp is not None:
         app.router.routes.extend(mcp.routes)
 

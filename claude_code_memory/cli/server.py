@@ -297,14 +297,89 @@ def _check_proxy_ca(settings: Settings) -> Check:
     return Check("proxy CA", "warn", f"not set up ({path} does not exist)", hint)
 
 
+def _server_base(settings: Settings) -> str | None:
+    """Our server's URL when one answers on the configured port, else None."""
+    import httpx
+
+    host = settings.server.host if settings.server.host not in ("0.0.0.0", "::") else "127.0.0.1"
+    base = f"http://{'[' + host + ']' if ':' in host else host}:{settings.server.port}"
+    try:
+        body = httpx.get(f"{base}/health", timeout=3).json()
+    except (httpx.HTTPError, ValueError):
+        return None
+    return base if isinstance(body, dict) and "vector_store" in body and "version" in body else None
+
+
+def _check_reconciliation(settings: Settings, run: bool) -> Check:
+    """The last reconciliation of SQL and the vector store (memories/reconcile.py); with
+    ``run``, a new one: by the running server, or in this process when none runs."""
+    import httpx
+
+    base = _server_base(settings)
+    report: dict[str, Any] | None
+    if base is None and not run:
+        return Check("reconciliation", "ok", "server not running: its next start reconciles")
+    if base is None:
+        from ..api.app import Components
+        from ..memories.reconcile import Reconciler
+
+        try:
+            parts = Components(settings)
+        except MemoryError_ as exc:
+            return Check("reconciliation", "fail", exc.message, "see the other checks")
+        try:
+            report = Reconciler(parts.service).run("doctor").to_dict()
+        finally:
+            parts.close()
+    elif run:
+        token = settings.server.admin_token
+        if not token:
+            return Check("reconciliation", "fail", "needs the admin token", "set CCMEM_ADMIN_TOKEN in .env")
+        response = httpx.post(
+            f"{base}/api/v1/admin/reconcile", headers={"Authorization": f"Bearer {token}"}, timeout=None
+        )
+        if response.status_code != 200:
+            return Check("reconciliation", "fail", f"the server answered HTTP {response.status_code}")
+        report = response.json()
+    else:
+        report = httpx.get(f"{base}/health", timeout=3).json().get("reconciliation")
+    return _reconciliation(report)
+
+
+def _reconciliation(report: dict[str, Any] | None) -> Check:
+    hint = "ccmem doctor --reconcile runs it again"
+    if not report:
+        return Check("reconciliation", "warn", "none yet since the server started", hint)
+    if report["state"] == "running":
+        return Check("reconciliation", "ok", f"running since {report['started_at']}")
+    if report["state"] == "failed":
+        return Check("reconciliation", "fail", f"failed: {report.get('error')}", hint)
+    detail = (
+        f"{report['orphan_vectors_removed']} orphan vectors removed, "
+        f"{report['missing_vectors_restored']} missing vectors restored, "
+        f"{report['stale_history_removed']} stale histories purged; "
+        f"{report['checked_rows']} rows, {report['checked_points']} points checked "
+        f"in {report['seconds']} s ({report['trigger']}, {report['finished_at']})"
+    )
+    return Check("reconciliation", "ok", detail)
+
+
 def doctor(
     host: Annotated[str | None, typer.Option(help="the server's bind address (default: server.host)")] = None,
     port: Annotated[int | None, typer.Option(help="the port to check (default: server.port, 8765)")] = None,
     data_dir: DataDirOpt = None,
     as_json: JsonOpt = False,
     config: ConfigOpt = None,
+    reconcile: Annotated[
+        bool,
+        typer.Option(
+            "--reconcile",
+            help="reconcile SQL and the vector store now (the running server does it, or this process)",
+        ),
+    ] = False,
 ) -> None:
-    """Check the setup: config, port, data directory, model files, tokens, proxy CA.
+    """Check the setup: config, port, data directory, model files, tokens, proxy CA, and the
+    last reconciliation of SQL and the vector store.
 
     Every problem comes with a fix. Exits 1 when any check fails (warnings do not count).
     """
@@ -317,6 +392,7 @@ def doctor(
         *_check_secrets(settings, config),
         _check_user_tokens(settings),
         _check_proxy_ca(settings),
+        _check_reconciliation(settings, reconcile),
     ]
     failed = [c for c in checks if c.status == "fail"]
     warned = [c for c in checks if c.status == "warn"]

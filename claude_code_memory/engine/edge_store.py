@@ -488,6 +488,19 @@ class QdrantEdgeStore(VectorStoreBase):
             records = shard.retrieve([point_id], True, False)
         return self._with_text([_output(records[0])])[0] if records else None
 
+    def ids(self) -> list[str]:
+        """Every point's id, paged with neither payloads nor vectors: what the reconciliation
+        with the metadata database compares (memories/reconcile.py)."""
+        found: list[str] = []
+        offset: Any = None
+        while True:
+            request = ScrollRequest(offset=offset, limit=_SCROLL_PAGE, with_payload=False, with_vector=False)
+            with self._locked() as shard:  # per page: writes go on between pages
+                points, offset = shard.scroll(request)
+            found.extend(str(point.id) for point in points)
+            if offset is None:
+                return found
+
     def count(self, filters: Mapping[str, Any] | None = None) -> int:
         """How many points pass ``filters`` (exact)."""
         request = CountRequest(exact=True, filter=edge_filter(filters))

@@ -50,6 +50,8 @@ ONNX_PROVIDER = "ccmem_onnx_minilm"
 NO_LLM_PROVIDER = "ccmem_no_llm"
 ONNX_MODEL = "all-MiniLM-L6-v2"
 EMBEDDING_CACHE_SIZE = 4096
+#: Points per page when the ids of a Qdrant server's collection are listed.
+SCROLL_PAGE = 1000
 
 
 class EdgeStoreConfig(BaseModel):
@@ -403,6 +405,25 @@ class Engine:
         condition = store._create_filter(filters) if filters else None
         result = store.client.count(collection_name=store.collection_name, count_filter=condition, exact=True)
         return int(result.count)
+
+    def point_ids(self) -> list[str]:
+        """Every point's id, without payloads or vectors (for memories/reconcile.py)."""
+        store: Any = self.store
+        if self.embedded:
+            return list(store.ids())
+        found: list[str] = []
+        offset: Any = None
+        while True:
+            points, offset = store.client.scroll(
+                collection_name=store.collection_name,
+                limit=SCROLL_PAGE,
+                offset=offset,
+                with_payload=False,
+                with_vectors=False,
+            )
+            found.extend(str(point.id) for point in points)
+            if offset is None:
+                return found
 
     def flush(self) -> None:
         flush = getattr(self.store, "flush", None)

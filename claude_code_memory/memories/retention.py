@@ -6,7 +6,8 @@
     Sweeper(retention, interval_minutes).running()            the server's schedule for sweep()
 
 A hard delete removes the SQL row with its dependent rows (category links, state history,
-access logs), the vector point and mem0's history rows (which keep old texts). A receipt counts
+access logs), then the vector point and mem0's history rows (which keep old texts): rows
+first, so a crash leaves only what the reconciliation repairs (see ``Retention._remove``). A receipt counts
 what went from each store; a dry run counts what would go and changes nothing.
 
 Consent decisions are kept: they name ids, decisions and who decided, never content, and they
@@ -271,9 +272,12 @@ class Retention:
     ) -> None:
         """Delete ``targets`` from every store (or count them, for a dry run) into ``receipt``.
 
-        Per batch the vectors and history go first, then one SQL transaction deletes the rows.
-        Should that transaction fail, the rows stay and the next run retries them; the vector
-        delete is idempotent, so a retry only finishes the job.
+        Per batch one SQL transaction deletes the rows, then the vectors and history go. In that
+        order a crash (or a vector store that stops answering) in between leaves points whose
+        rows are gone, which no search returns (every hit is checked against its row) and the
+        reconciliation removes with their history (reconcile.py); the other order left rows
+        listed as active whose vectors were gone, which nothing could repair but a re-embed.
+        Should the SQL transaction fail, nothing has changed and the next run retries.
         """
         counts = receipt.counts
         vectors = self.service.vectors
@@ -288,24 +292,14 @@ class Retention:
                         )
                         or 0
                     )
-                for target in batch:
-                    key = str(target.id)
-                    if receipt.dry_run:
-                        counts["vectors"] += int(vectors.exists(key))
-                        counts["history_rows"] += vectors.history_count(key)
-                    elif target.state in (MemoryState.pending, MemoryState.deleted):
-                        # Never embedded, or the vector already went with the soft delete.
-                        counts["history_rows"] += vectors.purge_history(key)
-                    else:
-                        # Counted first: mem0 writes a DELETE history row of its own while it
-                        # deletes, which the purge then removes; the receipt counts the rows
-                        # that held the memory, as the dry run does.
-                        counts["history_rows"] += vectors.history_count(key)
-                        counts["vectors"] += vectors.delete(key)[0]
                 pending = [t for t in batch if t.state == MemoryState.pending]
                 receipt.pending_expired += len(pending) if pending_decision else 0
                 if receipt.dry_run:
                     counts["sql_rows"] += len(batch)
+                    for target in batch:
+                        key = str(target.id)
+                        counts["vectors"] += int(vectors.exists(key))
+                        counts["history_rows"] += vectors.history_count(key)
                 else:
                     if pending_decision:
                         session.add_all(
@@ -325,6 +319,18 @@ class Retention:
                     result = session.execute(delete(Memory).where(Memory.id.in_(ids)))
                     counts["sql_rows"] += int(result.rowcount or 0)  # type: ignore[attr-defined]
                     # The full-text index follows by trigger; erasure rewrites it below.
+            if not receipt.dry_run:  # the rows are committed as gone: now their vectors
+                for target in batch:
+                    key = str(target.id)
+                    if target.state in (MemoryState.pending, MemoryState.deleted):
+                        # Never embedded, or the vector already went with the soft delete.
+                        counts["history_rows"] += vectors.purge_history(key)
+                    else:
+                        # Counted first: mem0 writes a DELETE history row of its own while it
+                        # deletes, which the purge then removes; the receipt counts the rows
+                        # that held the memory, as the dry run does.
+                        counts["history_rows"] += vectors.history_count(key)
+                        counts["vectors"] += vectors.delete(key)[0]
             receipt.memory_ids.extend(str(memory_id) for memory_id in ids)
         if not receipt.dry_run and targets:
             self.service.erasure.erase()  # once per sweep or forget, not per batch

@@ -6,9 +6,10 @@ checks it), and the two that store text accept only a write the policy gate admi
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from contextlib import AbstractContextManager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..db.models import MemoryState
@@ -24,6 +25,40 @@ if TYPE_CHECKING:
     from ..engine.disk_space import DiskGuard
 
 log = logging.getLogger(__name__)
+
+
+def point_payload(
+    *,
+    app_name: str,
+    app_id: str,
+    state: MemoryState,
+    channel: str | None,
+    created_at: datetime,
+    project: str | None = None,
+    conversation_id: str | None = None,
+    expires_at: datetime | None = None,
+) -> dict[str, Any]:
+    """The fields of a memory's vector payload that are ours (mem0 adds its own: the user id,
+    role, hash and times). What searches filter on, and no more: the text and the caller's
+    metadata live in the metadata database, which erases them on delete (edge_store.TEXT_FIELDS
+    says why). ``created_at`` goes in as ``created_ts`` (epoch seconds, indexed) so date filters
+    run inside the vector store. Written by :meth:`Vectors.add` and, for a point lost in a
+    crash, by :meth:`Vectors.restore`."""
+    payload: dict[str, Any] = {
+        "source_app": "claude-code-memory",
+        "mcp_client": app_name,
+        "app_id": app_id,
+        "state": state.value,
+        "channel": channel,
+        "created_ts": epoch_seconds(created_at),
+    }
+    if project:
+        payload["project"] = project
+    if conversation_id:
+        payload["conversation_id"] = conversation_id
+    if expires_at is not None:
+        payload["expires_at"] = epoch_seconds(expires_at)
+    return payload
 
 
 class VectorEngine(Protocol):
@@ -49,6 +84,8 @@ class VectorEngine(Protocol):
     def set_payload(self, memory_id: str, fields: dict[str, Any]) -> None: ...
 
     def count(self, filters: dict[str, Any] | None = None) -> int: ...
+
+    def point_ids(self) -> list[str]: ...
 
     @property
     def disk(self) -> DiskGuard: ...
@@ -76,21 +113,16 @@ class Vectors:
         if not isinstance(admitted, Admitted):
             raise TypeError("the engine stores only writes admitted by policy.gate.admit()")
         write = admitted.write
-        # What searches filter on, and no more: the text and the caller's metadata live in the
-        # metadata database, which erases them on delete (edge_store.TEXT_FIELDS says why).
-        payload = {
-            "source_app": "claude-code-memory",
-            "mcp_client": write.app,
-            "app_id": app_id,
-            "state": MemoryState.active.value,
-            "channel": write.channel,
-            "created_ts": epoch_seconds(created_at),
-        }
-        for key in ("project", "conversation_id"):
-            if getattr(write, key):
-                payload[key] = getattr(write, key)
-        if admitted.expires_at is not None:
-            payload["expires_at"] = epoch_seconds(admitted.expires_at)
+        payload = point_payload(
+            app_name=write.app,
+            app_id=app_id,
+            state=MemoryState.active,
+            channel=write.channel,
+            created_at=created_at,
+            project=write.project,
+            conversation_id=write.conversation_id,
+            expires_at=admitted.expires_at,
+        )
         # Without an LLM, infer=True (OpenMemory's REST default) stores the text verbatim.
         try:
             with self.engine.server_errors():
@@ -121,6 +153,73 @@ class Vectors:
             vectors = 0
             log.info("memory %s had no vector to delete", memory_id)
         return vectors, self.purge_history(memory_id)
+
+    def restore(self, memory_id: str, text: str, *, user_id: str, payload: dict[str, Any]) -> None:
+        """Put back the point of a stored memory whose vector a crash lost: ``text`` embedded
+        again, under the same id, with ``payload`` (:func:`point_payload`) and the fields mem0
+        would have added, and an ``ADD`` history row, where mem0's reads find the text
+        (engine/factory.py ``history_texts``). The text was admitted when it was first
+        written; the row it comes from is the source of truth."""
+        vector = self.engine.embed(text)
+        created = payload.get("created_ts")
+        stamp = (
+            datetime.fromtimestamp(float(created), UTC).isoformat()
+            if created is not None
+            else datetime.now(UTC).isoformat()
+        )
+        full = {
+            **payload,
+            "user_id": user_id,
+            "role": "user",
+            "data": text,  # a Qdrant server keeps it, as mem0 wrote it; the embedded store drops it
+            "hash": hashlib.md5(text.encode()).hexdigest(),  # mem0's own digest of the text
+            "created_at": stamp,
+            "updated_at": stamp,
+        }
+        with self.engine.server_errors():
+            self.engine.store.insert(vectors=[vector], payloads=[full], ids=[memory_id])
+        self.purge_history(memory_id)  # one ADD row, however often a restore is retried
+        self.memory.db.add_history(memory_id, None, text, "ADD", created_at=stamp, updated_at=stamp)
+
+    def point_ids(self) -> list[str]:
+        """Every point's id (no payloads, no vectors)."""
+        with self.engine.server_errors():
+            return self.engine.point_ids()
+
+    def point_created_at(self, memory_id: str) -> datetime | None:
+        """When mem0 wrote the point (its ``created_at``, wall-clock UTC), or None if it is gone."""
+        with self.engine.server_errors():
+            point = self.engine.store.get(memory_id)
+        if point is None:
+            return None
+        stamp = (point.payload or {}).get("created_at")
+        try:
+            written = datetime.fromisoformat(str(stamp))
+        except ValueError:
+            return datetime.min.replace(tzinfo=UTC)  # no time: as old as can be
+        return written if written.tzinfo else written.replace(tzinfo=UTC)
+
+    def history_ids(self) -> set[str]:
+        """The memory ids mem0's history holds rows for."""
+        history = self.memory.db
+        with history._lock:
+            rows = history.connection.execute("SELECT DISTINCT memory_id FROM history").fetchall()
+        return {str(row[0]) for row in rows}
+
+    def history_written_at(self, memory_id: str) -> datetime | None:
+        """When mem0 wrote the newest history row of the memory (wall-clock UTC)."""
+        history = self.memory.db
+        with history._lock:
+            row = history.connection.execute(
+                "SELECT max(created_at) FROM history WHERE memory_id = ?", (memory_id,)
+            ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        try:
+            written = datetime.fromisoformat(str(row[0]))
+        except ValueError:
+            return None
+        return written if written.tzinfo else written.replace(tzinfo=UTC)
 
     def purge_history(self, memory_id: str) -> int:
         history = self.memory.db
