@@ -124,7 +124,9 @@ class Writes:
                             "state": "pending",
                         }
                     ]
-        except IntegrityError:
+        except IntegrityError as exc:
+            if not _same_text(exc):
+                raise
             return self._already_stored(user_pk, admitted.content_hash)
         return self._store(admitted, user_pk, app_pk, infer=infer)
 
@@ -258,7 +260,9 @@ class Writes:
             memory.updated_at = utcnow()
             try:
                 session.flush()  # the index has the last word on a racing write of the same text
-            except IntegrityError:
+            except IntegrityError as exc:
+                if not _same_text(exc):
+                    raise
                 raise Conflict(f"another memory already says this: {admitted.text[:80]!r}") from None
             self.vectors.update(str(mid), admitted)  # after SQL accepted the text, before commit
             self._set_categories(session, memory, self.vectors.embed(admitted.text))
@@ -317,31 +321,47 @@ class Writes:
     ) -> list[dict[str, Any]]:
         """The SQL row of one vector mem0 created; "already existed" when the index refuses it."""
         text = result["memory"]  # mem0 may have extracted facts (infer=True)
-        memory = self._new_row(
-            admitted, uuid.UUID(result["id"]), user_pk, app_pk, MemoryState.active, now=now
-        )
-        memory.content, memory.content_hash = text, content_hash(text)
-        try:
-            with self.database.session() as session:
-                session.add(memory)
-                session.flush()  # a racing writer of the same text fails here, on the index
-                self._set_categories(session, memory, self.vectors.embed(text), new=True)
-                if admitted.consent in ("rule", "approved", "approved_edited"):
-                    session.add(
-                        ConsentDecision(
-                            memory_id=memory.id,
-                            user_id=user_pk,
-                            decision="allowed" if admitted.consent == "rule" else "approved",
-                            decided_by=decided_by or f"rule:{admitted.rule_id}",
-                            rule_id=admitted.rule_id,
-                            edited=admitted.consent == "approved_edited",
-                        )
-                    )
-        except IntegrityError:
-            self.vectors.delete(result["id"])
-            return self._already_stored(user_pk, memory.content_hash)
+        for attempt in (1, 2):
+            try:
+                self._insert_row(admitted, result, user_pk, app_pk, now, decided_by)
+                break
+            except IntegrityError as exc:
+                if _same_text(exc):
+                    self.vectors.delete(result["id"])
+                    return self._already_stored(user_pk, content_hash(text))
+                if attempt == 2:  # another constraint twice (a category two writers made): give up
+                    raise
         self.usage.add(user_pk, text)
         return [result]
+
+    def _insert_row(
+        self,
+        admitted: Admitted,
+        result: dict[str, Any],
+        user_pk: uuid.UUID,
+        app_pk: uuid.UUID,
+        now: datetime,
+        decided_by: str,
+    ) -> None:
+        text = result["memory"]
+        memory_id = uuid.UUID(result["id"])
+        memory = self._new_row(admitted, memory_id, user_pk, app_pk, MemoryState.active, now=now)
+        memory.content, memory.content_hash = text, content_hash(text)
+        with self.database.session() as session:
+            session.add(memory)
+            session.flush()  # a racing writer of the same text fails here, on the index
+            self._set_categories(session, memory, self.vectors.embed(text), new=True)
+            if admitted.consent in ("rule", "approved", "approved_edited"):
+                session.add(
+                    ConsentDecision(
+                        memory_id=memory.id,
+                        user_id=user_pk,
+                        decision="allowed" if admitted.consent == "rule" else "approved",
+                        decided_by=decided_by or f"rule:{admitted.rule_id}",
+                        rule_id=admitted.rule_id,
+                        edited=admitted.consent == "approved_edited",
+                    )
+                )
 
     @staticmethod
     def _stored(session: Session, user_pk: uuid.UUID, digest: str | None) -> Memory | None:
@@ -424,3 +444,10 @@ class Writes:
             )
             cached = self._category_ids[name] = category.id
         return cached
+
+
+def _same_text(exc: IntegrityError) -> bool:
+    """Whether the database refused a row because the user has this text already (the unique
+    index on the user and the text's hash), not for another constraint."""
+    message = str(exc.orig)
+    return "idx_memory_user_hash" in message or "memories.user_id, memories.content_hash" in message
