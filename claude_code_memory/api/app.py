@@ -19,7 +19,20 @@ from ..memories.retention import Retention, Sweeper
 from . import errors
 from .deps import authenticate
 from .middleware import BodyLimit, StripTrailingSlash
-from .routes import apps, backup, browse, capture, config, consent, insights, me, memories, stats, tokens
+from .routes import (
+    apps,
+    backup,
+    browse,
+    capture,
+    config,
+    consent,
+    hooks,
+    insights,
+    me,
+    memories,
+    stats,
+    tokens,
+)
 from .routes import retention as retention_routes
 
 log = logging.getLogger(__name__)
@@ -76,7 +89,20 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
         return JSONResponse(body, status_code=200 if healthy else 503)
 
     # browse, insights, me and tokens serve the web UI (and anyone else): see docs/ui.md.
-    for module in (browse, memories, apps, stats, config, backup, capture, consent, insights, me, tokens):
+    for module in (
+        browse,
+        memories,
+        apps,
+        stats,
+        config,
+        backup,
+        capture,
+        hooks,
+        consent,
+        insights,
+        me,
+        tokens,
+    ):
         app.include_router(module.router)
     app.include_router(retention_routes.router)
     if mcp is not None:
