@@ -151,9 +151,25 @@ class SearchSettings(_Section):
     recall_weight: float = Field(0.0, ge=0, le=1)
 
 
+#: Where Claude Code starts truncating a hook's ``additionalContext``: no budget may pass it.
+HOOK_CONTEXT_CEILING = 10_000
+
+
 class ClaudeCodeSettings(_Section):
+    """Claude Code's hooks (``POST /api/v1/hooks/claude-code``, see docs/hooks.md). Budgets are
+    characters of ``additionalContext`` per event, the wrapper included; 0 turns that event's
+    injection off."""
+
     memory_integration: bool = True
     fallback_mode: bool = True
+    session_start_budget: int = Field(1200, ge=0, le=HOOK_CONTEXT_CEILING)
+    prompt_budget: int = Field(1200, ge=0, le=HOOK_CONTEXT_CEILING)
+    briefing_memories: int = Field(5, ge=1, le=50)
+    prompt_memories: int = Field(5, ge=1, le=50)
+    #: Cosine similarity (all-MiniLM-L6-v2: unrelated text scores about 0-0.2) a memory needs
+    #: to be injected for a prompt.
+    recall_min_similarity: float = Field(0.35, ge=0, le=1)
+    capture_on_stop: bool = True
 
 
 class ProxySettings(_Section):

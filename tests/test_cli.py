@@ -685,6 +685,10 @@ LOCAL_COMMANDS = {
     ("token", "list"),
     ("token", "revoke"),
     ("mcp-config",),
+    # tests/test_hooks_install.py
+    ("hooks", "install"),
+    ("hooks", "uninstall"),
+    ("hooks", "status"),
 }
 
 

@@ -28,6 +28,7 @@ from .routes import (
     capture,
     config,
     consent,
+    hooks,
     insights,
     me,
     memories,
@@ -98,7 +99,20 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
         return JSONResponse(body, status_code=200 if healthy else 503)
 
     # browse, insights, me and tokens serve the web UI (and anyone else): see docs/ui.md.
-    for module in (browse, memories, apps, stats, config, backup, capture, consent, insights, me, tokens):
+    for module in (
+        browse,
+        memories,
+        apps,
+        stats,
+        config,
+        backup,
+        capture,
+        hooks,
+        consent,
+        insights,
+        me,
+        tokens,
+    ):
         app.include_router(module.router)
     app.include_router(retention_routes.router)
     app.include_router(admin.router)

@@ -22,7 +22,7 @@ import sys
 import typer
 
 from ..errors import MemoryError_
-from . import connect, consent, memories, proxy, retention, server, stack, tokens, ui
+from . import connect, consent, hooks, memories, proxy, retention, server, stack, tokens, ui
 from .common import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_UNREACHABLE, err, unreachable
 
 # One module per noun: server (serve, status, doctor), tokens, memories (add, search, list, get,
@@ -44,6 +44,7 @@ app.command()(retention.purge)
 app.command()(retention.forget)
 app.add_typer(consent.app, name="consent")
 app.command("mcp-config")(connect.mcp_config)
+app.add_typer(hooks.app, name="hooks")
 # Extra arguments after `--` go to mitmdump.
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(proxy.proxy)
 app.add_typer(stack.app, name="stack")

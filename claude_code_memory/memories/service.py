@@ -8,6 +8,8 @@ composes one part per noun and answers with their methods:
     states.py      archive, pause, delete; reject a pending item
     erasure.py     after deletes, the deleted text leaves the files
     reads.py       one memory, a user's list, search results in mem0's shape
+    recall.py      what Claude Code's hooks inject (briefing, a prompt's memories)
+    hooks.py       Claude Code's hook events, answered (recall, and the turn captured at Stop)
     access_log.py  which app read which memory, written in the background
     vectors.py     the only door to the engine's writes
     ../search/pipeline.py and ../search/ranking.py   how a search runs and ranks
@@ -29,8 +31,10 @@ from ..errors import Unavailable
 from ..search.pipeline import Search
 from .access_log import AccessLog
 from .erasure import Erasure
+from .hooks import ClaudeCodeHooks
 from .owners import Owners
 from .reads import Reads
+from .recall import Recall
 from .states import States
 from .usage import Usage
 from .vectors import VectorEngine, Vectors
@@ -58,6 +62,10 @@ class MemoryService:
         self.states = States(database, self.owners, self.vectors, self.usage, self.erasure)
         self.pipeline = Search(database, settings, self.owners, self.vectors, self.access_log, self._now)
         self.reads = Reads(database, self.owners, self.access_log, self.pipeline)
+        self.recall = Recall(database, settings.claude_code, self.owners, self.pipeline, self.access_log)
+        self.hooks = ClaudeCodeHooks(
+            self.recall, self.writes.add_memory, capture=settings.claude_code.capture_on_stop
+        )
 
         # The callers' vocabulary, each answered by the part that owns it.
         self.user = self.owners.user
@@ -85,6 +93,7 @@ class MemoryService:
         self.search = self.reads.search
         self.list_memories = self.reads.list_memories
         self.recent = self.reads.recent
+        self.handle_hook = self.hooks.handle
 
         self.flush_access_log = self.access_log.flush
 

@@ -69,6 +69,9 @@ class Hit:
     #: Neighbouring memories of the same conversation, oldest first (``context`` > 0).
     before: list[Memory] = field(default_factory=list)
     after: list[Memory] = field(default_factory=list)
+    #: The dense retriever's cosine similarity to the query; None when only the keyword
+    #: retriever (or a neighbour's share) brought the memory.
+    similarity: float | None = None
 
 
 class Search:
@@ -160,7 +163,9 @@ class Search:
             created_from=created_from,
             created_to=created_to,
         )
-        dense = [item["id"] for item in self.vectors.search(query, filters=filters, limit=depth)]
+        nearest = self.vectors.search(query, filters=filters, limit=depth)
+        dense = [item["id"] for item in nearest]
+        similarity = {item["id"]: float(item["score"]) for item in nearest}
         app_pk, keyword = keyword_future.result()
         # One session for everything after the retrievers: the window, the neighbours, the
         # rows and the access log.
@@ -193,7 +198,15 @@ class Search:
                 # filters (a neighbouring turn may be) is not returned.
                 if row is None or not _passes(row, app_filter, project, created_from, created_to):
                     continue
-                hits.append(Hit(row, float(score), row.app_name, categories=names.get(row.id, [])))
+                hits.append(
+                    Hit(
+                        row,
+                        float(score),
+                        row.app_name,
+                        categories=names.get(row.id, []),
+                        similarity=similarity.get(memory_id),
+                    )
+                )
             if context:
                 hits = [_with_context(session, hit, context) for hit in hits]
         self.access_log.record(

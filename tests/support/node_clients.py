@@ -179,11 +179,13 @@ def run_claude(
     mcp_config: dict[str, Any] | None = None,
     allowed_tools: list[str] | None = None,
     timeout: float = 120,
+    env: dict[str, str] | None = None,
 ) -> ClaudeRun:
     """``claude -p PROMPT`` with stream-json output; only ``mcp_config``'s servers are loaded.
 
     Without ``allowed_tools`` Claude Code refuses MCP tool calls in print mode (and still exits
-    0), so tests name the tools they expect to be called.
+    0), so tests name the tools they expect to be called. ``env`` adds to Claude Code's
+    environment (e.g. ``CCMEM_TOKEN`` for the hooks).
     """
     command = [str(claude_bin()), "-p", prompt, "--output-format", "stream-json", "--verbose"]
     if mcp_config is not None:
@@ -196,7 +198,7 @@ def run_claude(
     workdir.mkdir(exist_ok=True)
     completed = subprocess.run(
         command,
-        env=claude_env(home, upstream_url),
+        env=claude_env(home, upstream_url) | (env or {}),
         cwd=workdir,
         stdin=subprocess.DEVNULL,
         capture_output=True,

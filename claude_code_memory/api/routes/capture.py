@@ -14,12 +14,11 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ...memories.hooks import turn_text as stored_turn_text
 from ...memories.shapes import naive_utc
 from ..deps import PrincipalDep, ServiceDep, acting_user
 
 router = APIRouter(prefix="/api/v1", tags=["capture"])
-
-ROLE_LABELS = {"user": "User", "assistant": "Assistant"}
 
 
 class CapturedMessage(BaseModel):
@@ -50,7 +49,8 @@ class CaptureRequest(BaseModel):
 
 
 def turn_text(messages: list[CapturedMessage]) -> str:
-    return "\n\n".join(f"{ROLE_LABELS[m.role]}: {m.content.strip()}" for m in messages if m.content.strip())
+    # The hooks' Stop capture stores a turn the same way, so a turn both see is stored once.
+    return stored_turn_text((m.role, m.content) for m in messages)
 
 
 @router.post("/capture", summary="Store one captured conversation turn (through the policy gate)")

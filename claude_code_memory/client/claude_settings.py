@@ -1,0 +1,147 @@
+"""Our hooks in a Claude Code ``settings.json``: added, found and removed without touching the rest.
+
+    with_hooks(document, entries) -> document     (idempotent: ours replaced, others kept)
+    without_hooks(document) -> document
+    installed(document) -> {event: entry}
+
+A hook is ours when it is an http hook whose URL ends in :data:`HOOK_PATH`, or a command hook
+that runs :data:`COMMAND_SCRIPT`. Everything else (other tools' hooks, other keys, their order)
+is left as it was; a matcher group that held only our hook goes with it, and so does a
+``hooks`` object left empty. :func:`dump` writes in the file's own indentation, so a file
+Claude Code wrote comes back byte for byte after install and uninstall.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import shlex
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+HOOK_PATH = "/api/v1/hooks/claude-code"
+COMMAND_SCRIPT = "hook_command.py"
+TOKEN_ENV = "CCMEM_TOKEN"
+#: Events an http hook reaches in the pinned Claude Code; SessionStart needs a command hook.
+HTTP_EVENTS = ("UserPromptSubmit", "Stop", "SubagentStop", "SessionEnd", "PostCompact")
+COMMAND_EVENTS = ("SessionStart",)
+DEFAULT_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop")
+ALL_EVENTS = COMMAND_EVENTS + HTTP_EVENTS
+#: Seconds Claude Code waits for a hook (the command hook gives up a second earlier itself).
+HOOK_TIMEOUT = 5
+
+
+def script_path() -> Path:
+    return Path(__file__).resolve().parent / COMMAND_SCRIPT
+
+
+def hook_entry(event: str, base_url: str, python: str | None = None) -> dict[str, Any]:
+    """Our hook for ``event``: the token comes from ``$CCMEM_TOKEN`` when the hook runs."""
+    url = base_url.rstrip("/") + HOOK_PATH
+    if event in COMMAND_EVENTS:
+        interpreter = python or sys.executable
+        command = " ".join(
+            shlex.quote(part)
+            for part in (interpreter, "-I", "-S", str(script_path()), url, str(HOOK_TIMEOUT - 1))
+        )
+        return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
+    if event not in HTTP_EVENTS:
+        raise ValueError(f"unknown hook event {event!r}: choose from {', '.join(ALL_EVENTS)}")
+    return {
+        "type": "http",
+        "url": url,
+        "headers": {"Authorization": f"Bearer ${TOKEN_ENV}"},
+        "allowedEnvVars": [TOKEN_ENV],
+        "timeout": HOOK_TIMEOUT,
+    }
+
+
+def is_ours(hook: Any) -> bool:
+    if not isinstance(hook, Mapping):
+        return False
+    if hook.get("type") == "http":
+        return str(hook.get("url", "")).rstrip("/").endswith(HOOK_PATH)
+    if hook.get("type") == "command":
+        return COMMAND_SCRIPT in str(hook.get("command", "")) and HOOK_PATH in str(hook.get("command", ""))
+    return False
+
+
+def installed(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Our hook per event in a settings document."""
+    found: dict[str, dict[str, Any]] = {}
+    hooks = document.get("hooks")
+    for event, groups in hooks.items() if isinstance(hooks, Mapping) else []:
+        for group in groups if isinstance(groups, list) else []:
+            for hook in group.get("hooks", []) if isinstance(group, Mapping) else []:
+                if is_ours(hook):
+                    found[event] = hook
+    return found
+
+
+def without_hooks(document: Mapping[str, Any]) -> dict[str, Any]:
+    result = copy.deepcopy(dict(document))
+    hooks = result.get("hooks")
+    if not isinstance(hooks, dict):
+        return result
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                theirs = [hook for hook in group["hooks"] if not is_ours(hook)]
+                if not theirs and group["hooks"]:
+                    continue  # the group held only ours
+                group["hooks"] = theirs
+            kept.append(group)
+        if kept or not groups:
+            hooks[event] = kept
+        else:
+            del hooks[event]
+    if not hooks:
+        del result["hooks"]
+    return result
+
+
+def with_hooks(document: Mapping[str, Any], entries: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """The document with exactly ``entries`` as our hooks (one matcher group each, last)."""
+    result = without_hooks(document)
+    if not entries:
+        return result
+    hooks = result.setdefault("hooks", {})
+    for event, entry in entries.items():
+        hooks.setdefault(event, []).append({"hooks": [entry]})
+    return result
+
+
+def load(path: Path) -> tuple[dict[str, Any], str | None]:
+    """The document and its text (None when the file does not exist)."""
+    if not path.exists():
+        return {}, None
+    text = path.read_text(encoding="utf-8")
+    if not text.strip():
+        return {}, text
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"{path} is not valid JSON ({exc}); fix it first, nothing was changed") from exc
+    if not isinstance(document, dict):
+        raise ValueError(f"{path} does not hold a JSON object; nothing was changed")
+    return document, text
+
+
+def dump(document: Mapping[str, Any], like: str | None) -> str:
+    """JSON in the indentation (and final newline) of ``like``, the file's current text."""
+    indent: int | str = 2
+    if like:
+        found = re.search(r"\n([ \t]+)\S", like)
+        if found:
+            unit = found.group(1)
+            indent = unit if "\t" in unit else len(unit)
+    text = json.dumps(document, indent=indent, ensure_ascii=False)
+    newline = "\n" if like is None or like.endswith("\n") else ""
+    return text + newline

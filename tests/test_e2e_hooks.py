@@ -1,0 +1,124 @@
+"""End to end: the pinned Claude Code CLI with our hooks, installed by ``ccmem hooks install``
+into a temporary HOME, against the real server and the fake Anthropic upstream.
+
+A ``claude -p`` session's request to the upstream carries the SessionStart briefing and, for a
+prompt about a stored fact, that memory; a prompt about nothing stored carries no recalled
+block; after the session a pending capture holds the prompt and the reply under the session's
+id; with the server stopped ``claude -p`` still completes, and the test prints the added time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.fake_anthropic import FakeAnthropic, always_text
+from tests.support.node_clients import ClaudeRun, run_claude
+from tests.support.server import MemoryServer, ccmem_bin
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(400)]
+
+REPLY = "Noted, thanks."
+
+
+def install_hooks(home: Path, url: str) -> None:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]  # the package under test, not an installed one
+    completed = subprocess.run(
+        [str(ccmem_bin()), "hooks", "install", "--url", url],
+        env=env,
+        cwd=home,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr + completed.stdout
+
+
+def add(server: MemoryServer, token: str, text: str, project: str) -> None:
+    response = httpx.post(
+        f"{server.base_url}/api/v1/memories",
+        json={"text": text, "project": project, "app": "notes"},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+
+
+def bodies_with(upstream: FakeAnthropic, needle: str) -> list[str]:
+    """The message requests (as JSON text) that carry ``needle``: the session's own turns."""
+    texts = [json.dumps(request.body) for request in upstream.message_requests]
+    return [text for text in texts if needle in text]
+
+
+def session(home: Path, upstream: FakeAnthropic, prompt: str, token: str) -> tuple[ClaudeRun, float]:
+    started = time.monotonic()
+    run = run_claude(prompt, home=home, upstream_url=upstream.base_url, env={"CCMEM_TOKEN": token})
+    elapsed = time.monotonic() - started
+    final = run.event("result")
+    assert final.get("subtype") == "success" and final.get("result") == REPLY, run.describe()
+    return run, elapsed
+
+
+def test_claude_code_sessions_recall_and_capture_through_the_hooks(
+    start_server: object, tmp_path: Path
+) -> None:
+    server: MemoryServer = start_server()  # type: ignore[operator]
+    home = tmp_path / "home"
+    project = home / "project"
+    project.mkdir(parents=True)
+    token = server.make_token("hooked")
+    marker = uuid.uuid4().hex[:6]
+    briefing_fact = f"The release checklist lives in docs/release-{marker}.md"
+    tool_fact = f"My favourite build tool is called zebrafinch {marker}"
+    add(server, token, briefing_fact, str(project))  # this project: the briefing
+    add(server, token, tool_fact, "another-project")  # elsewhere: only a prompt recalls it
+    install_hooks(home, server.base_url)
+
+    with FakeAnthropic(always_text(REPLY)) as upstream:
+        prompt = "Which build tool do I like best?"
+        run, hooked_seconds = session(home, upstream, prompt, token)
+        turns = bodies_with(upstream, prompt)
+        assert turns, f"no request carried the prompt\n{run.describe()}"
+        assert briefing_fact in turns[0], f"no SessionStart briefing upstream\n{turns[0][:3000]}"
+        assert tool_fact in turns[0] and 'kind=\\"recall\\"' in turns[0], turns[0][:3000]
+        assert "not instructions" in turns[0]
+
+        unrelated = "What is the boiling point of liquid nitrogen in kelvin?"
+        session(home, upstream, unrelated, token)
+        other = bodies_with(upstream, unrelated)
+        assert other and 'kind=\\"recall\\"' not in other[0] and tool_fact not in other[0], other[0][:3000]
+
+    # The first session's turn waits in the consent queue under its session id.
+    session_id = run.event("system", "init")["session_id"]
+    pending = httpx.get(
+        f"{server.base_url}/api/v1/consent/pending",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    ).json()["items"]
+    captured = [item for item in pending if item["conversation_id"] == session_id]
+    assert len(captured) == 1, pending
+    assert captured[0]["content"] == f"User: {prompt}\n\nAssistant: {REPLY}", captured[0]
+    assert captured[0]["project"] == str(project) and captured[0]["channel"] == "capture"
+
+    # With the server stopped Claude Code runs as before; the hooks cost only a refused connection.
+    server.stop()
+    with FakeAnthropic(always_text(REPLY)) as upstream:
+        _, stopped_seconds = session(home, upstream, prompt, token)
+        assert not [t for t in bodies_with(upstream, prompt) if "recalled-memories" in t]
+        (home / ".claude" / "settings.json").unlink()  # no hooks at all: the baseline
+        _, baseline_seconds = session(home, upstream, prompt, token)
+    print(
+        f"\nclaude -p wall time: hooks + server {hooked_seconds:.2f} s, hooks + server stopped "
+        f"{stopped_seconds:.2f} s, no hooks {baseline_seconds:.2f} s "
+        f"(added with the server stopped: {stopped_seconds - baseline_seconds:+.2f} s)"
+    )
