@@ -235,25 +235,28 @@ class Recall:
         floor = self.settings.recall_min_similarity
         already = self.sessions.injected(session_id)
         query = prompt[:MAX_QUERY_CHARS]
-        chosen: dict[str, Recalled] = {}
-        for scope in ([project] if project else []) + [None]:
-            hits = self.pipeline.search_hits(
-                user_id=user_id,
-                app_name=HOOK_APP,
-                query=query,
-                limit=min(100, wanted + len(already) + 5),
-                project=scope,
-                access_type=HOOK_SEARCH,
-                with_categories=False,
+        # One search over all the user's memories, deep enough for both scopes, then the
+        # project's memories first: two searches (project, then the rest) cost twice the time.
+        hits = self.pipeline.search_hits(
+            user_id=user_id,
+            app_name=HOOK_APP,
+            query=query,
+            limit=min(100, 2 * (wanted + len(already)) + 10),
+            access_type=HOOK_SEARCH,
+            with_categories=False,
+        )
+        eligible = [
+            hit
+            for hit in hits
+            if hit.similarity is not None and hit.similarity >= floor and str(hit.memory.id) not in already
+        ]
+        eligible.sort(key=lambda hit: project is None or hit.memory.project != project)  # stable
+        chosen = {
+            str(hit.memory.id): Recalled(
+                str(hit.memory.id), hit.memory.content, hit.memory.captured_at or hit.memory.created_at
             )
-            for hit in hits:
-                memory_id = str(hit.memory.id)
-                if hit.similarity is None or hit.similarity < floor or memory_id in already:
-                    continue
-                when = hit.memory.captured_at or hit.memory.created_at
-                chosen.setdefault(memory_id, Recalled(memory_id, hit.memory.content, when))
-            if len(chosen) >= wanted:
-                break
+            for hit in eligible
+        }
         if not chosen:
             return ""
         _, app_pk = self.owners.active_app(user_id, HOOK_APP, "read memories")
