@@ -169,10 +169,10 @@ def test_auth_and_isolation(srv: MemoryServer) -> None:
         httpx.get(f"{srv.base_url}/api/v1/memories/", headers={"Authorization": "Bearer nope"}).status_code
         == 401
     )
-    assert b.get(f"/api/v1/memories/{secret['id']}").status_code == 403
+    assert b.get(f"/api/v1/memories/{secret['id']}").status_code == 404  # as an unknown id
     assert b.get("/api/v1/memories/", params={"user_id": alice}).status_code == 403
     assert b.post("/api/v1/memories/", json={"user_id": alice, "text": "x"}).status_code == 403
-    assert b.put(f"/api/v1/memories/{secret['id']}", json={"memory_content": "hijacked"}).status_code == 403
+    assert b.put(f"/api/v1/memories/{secret['id']}", json={"memory_content": "hijacked"}).status_code == 404
     assert b.request("DELETE", "/api/v1/memories/", json={"memory_ids": [secret["id"]]}).json()[
         "message"
     ] == ("Successfully deleted 0 memories")
