@@ -165,10 +165,8 @@ class RejectLoneSurrogates:
         if _SURROGATE_ESCAPE.search(body):
             fields = _lone_surrogate_fields(body)
             if fields:
-                problems = [
-                    {"field": f, "message": "contains a lone UTF-16 surrogate escape; send valid Unicode"}
-                    for f in fields
-                ]
+                message = "contains a lone UTF-16 surrogate (half of a pair); send valid Unicode"
+                problems = [{"field": f, "message": message} for f in fields]
                 summary = "; ".join(f"{p['field']}: {p['message']}" for p in problems)
                 await _reject(send, 422, "bad_input", summary, problems=problems)
                 return
