@@ -165,8 +165,8 @@ class RejectLoneSurrogates:
         if _SURROGATE_ESCAPE.search(body):
             fields = _lone_surrogate_fields(body)
             if fields:
-                message = "contains a lone UTF-16 surrogate (half of a pair); send valid Unicode"
-                problems = [{"field": f, "message": message} for f in fields]
+                reason = "contains a lone UTF-16 surrogate (half of a pair); send valid Unicode"
+                problems = [{"field": f, "message": reason} for f in fields]
                 summary = "; ".join(f"{p['field']}: {p['message']}" for p in problems)
                 await _reject(send, 422, "bad_input", summary, problems=problems)
                 return
