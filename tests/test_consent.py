@@ -122,13 +122,13 @@ def test_a_capture_waits_unsearchable_and_visible_only_to_its_owner(
     assert alice.pending(app="claude-code", project="/work/quokka")["total"] >= 1
     assert alice.pending(app="no-such-app")["total"] == 0
 
-    # Bob neither sees nor decides it.
+    # Bob neither sees nor decides it; to him it is an unknown id (404), not someone else's (403).
     assert pending_id not in bob.pending_ids()
     assert_error(bob.http.get("/api/v1/consent/pending", params={"user_id": alice.id}), 403)
-    assert_error(bob.http.post(f"/api/v1/consent/{pending_id}/approve"), 403)
-    assert_error(bob.http.post(f"/api/v1/consent/{pending_id}/reject"), 403)
+    assert_error(bob.http.post(f"/api/v1/consent/{pending_id}/approve"), 404)
+    assert_error(bob.http.post(f"/api/v1/consent/{pending_id}/reject"), 404)
     assert_error(
-        bob.http.post("/api/v1/consent/rules", json={"effect": "allow", "from_item": pending_id}), 403
+        bob.http.post("/api/v1/consent/rules", json={"effect": "allow", "from_item": pending_id}), 404
     )
 
     # The admin gets counts, never the text.
@@ -314,7 +314,7 @@ def test_allow_and_deny_rules_decide_future_captures(alice: User, bob: User) -> 
     assert [r["effect"] for r in rules] == ["deny", "allow"]  # the order they are checked
     assert alice.id not in json.dumps(bob.http.get("/api/v1/consent/rules").json())
 
-    assert_error(bob.http.delete(f"/api/v1/consent/rules/{deny.json()['id']}"), 403)
+    assert_error(bob.http.delete(f"/api/v1/consent/rules/{deny.json()['id']}"), 404)
     assert_error(alice.http.delete(f"/api/v1/consent/rules/{uuid.uuid4()}"), 404)
     assert_error(alice.http.delete("/api/v1/consent/rules/42"), 422)
     assert_error(alice.http.post("/api/v1/consent/rules", json={"effect": "maybe"}), 422)
@@ -365,7 +365,7 @@ def test_bulk_approve_and_reject_report_each_id(alice: User, bob: User) -> None:
     assert results[first]["ok"] and results[first]["status"] == "approved" and results[first]["new_id"]
     assert results[second]["ok"] and results[second]["consent"] == "approved"
     assert (results["not-a-uuid"]["http_status"], results["not-a-uuid"]["error"]) == (422, "bad_input")
-    assert (results[bobs]["http_status"], results[unknown]["http_status"]) == (403, 404)
+    assert (results[bobs]["http_status"], results[unknown]["http_status"]) == (404, 404)
     assert bobs in bob.pending_ids()
     found = {h["id"] for h in alice.search("what are the clusters called?")}
     assert {results[first]["new_id"], results[second]["new_id"]} <= found

@@ -175,9 +175,9 @@ def test_apps_are_scoped_to_their_user(server: MemoryServer) -> None:
         f"/api/v1/apps/{alice_app}/accessed",
     ):
         response = bob.get(path)
-        assert_error(response, 403)
+        assert_error(response, 404, "not found")  # as an unknown id: existence does not leak
         assert "Bluebird" not in response.text
-    assert_error(bob.put(f"/api/v1/apps/{alice_app}", params={"is_active": "false"}), 403)
+    assert_error(bob.put(f"/api/v1/apps/{alice_app}", params={"is_active": "false"}), 404)
     assert alice.get(f"/api/v1/apps/{alice_app}").json()["is_active"] is True
 
     # The admin sees every user's apps (other tests' users share this server).

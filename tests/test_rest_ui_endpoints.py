@@ -82,9 +82,9 @@ def test_tokens_create_list_revoke_scoped_to_their_user(server: MemoryServer) ->
     assert all("token" not in t for t in listed)  # digests only: a listing never shows a token
     assert error(alice.http.get("/api/v1/tokens", params={"user_id": bob.name}), 403)
 
-    # Another user's token: 403, and it keeps working.
+    # Another user's token: 404, as an unknown one (its existence does not leak), and it keeps working.
     bobs = bob.ok("GET", "/api/v1/tokens")["tokens"][0]
-    assert "cannot access" in error(alice.http.delete(f"/api/v1/tokens/{bobs['id']}"), 403)
+    assert "no token" in error(alice.http.delete(f"/api/v1/tokens/{bobs['id']}"), 404)
     assert bob.ok("GET", "/api/v1/me")["user_id"] == bob.name
     error(alice.http.delete("/api/v1/tokens/no-such-token"), 404)
 
@@ -242,7 +242,7 @@ def test_status_history_is_the_owners_alone(server: MemoryServer) -> None:
     history = ivy.ok("GET", f"/api/v1/memories/{memory}/history")["history"]
     assert [(h["old_state"], h["new_state"]) for h in history] == [("active", "paused"), ("paused", "active")]
     assert {h["changed_by"] for h in history} == {ivy.name}
-    error(jack.http.get(f"/api/v1/memories/{memory}/history"), 403)
+    error(jack.http.get(f"/api/v1/memories/{memory}/history"), 404)
     assert len(admin(server).ok("GET", f"/api/v1/memories/{memory}/history")["history"]) == 2
     error(ivy.http.get(f"/api/v1/memories/{uuid.uuid4()}/history"), 404)
     error(ivy.http.get("/api/v1/memories/not-a-uuid/history"), 422)

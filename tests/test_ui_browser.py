@@ -4,7 +4,7 @@ against the real UI process (``ccmem ui``) and the real API (``ccmem serve``) on
 A memory is added over MCP with the official SDK client and seen in the UI; the UI searches,
 filters, edits, approves a pending capture, bulk-archives, deletes and exports. Every page is
 saved as a screenshot at 1280 and 390 px into ``test-artifacts/ui/``. Isolation (another
-user's memory is 403), CSRF, cookie flags, labelled controls, no horizontal scroll at 390 px,
+user's memory is 404), CSRF, cookie flags, labelled controls, no horizontal scroll at 390 px,
 and a friendly page (never a traceback) when the API is down.
 """
 
@@ -493,20 +493,21 @@ def test_connect_shows_commands_with_this_users_token(page: Any, alice: User) ->
 
 
 # -- isolation and failures ---------------------------------------------------------------------
-def test_another_users_memory_is_forbidden(page: Any, api: MemoryServer, alice: User) -> None:
+def test_another_users_memory_is_not_found(page: Any, api: MemoryServer, alice: User) -> None:
     bob = User(api, "bob")
     secret_id = bob.add("Bob's private note: the safe code is 4711")
     sign_in(page, alice)
     response = page.goto(f"/memories/{secret_id}")
-    assert response is not None and response.status == 403
-    assert page.get_by_role("heading", name="Not allowed").is_visible()
+    # Not found, as an id that does not exist: the answer does not say that it exists.
+    assert response is not None and response.status == 404
+    assert page.get_by_role("heading", name="Not found").is_visible()
     assert "4711" not in page.content()
-    shoot(page, "error-403")
+    shoot(page, "error-404")
     post = page.request.post(
         f"/memories/{secret_id}/delete",
         form={"csrf": page.locator('input[name="csrf"]').first.get_attribute("value")},
     )
-    assert post.status == 403
+    assert post.status == 404
     assert bob.rest("GET", f"/api/v1/memories/{secret_id}")["state"] == "active"
 
 

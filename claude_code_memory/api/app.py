@@ -19,7 +19,7 @@ from ..memories.reconcile import Reconciler
 from ..memories.retention import Retention, Sweeper
 from . import errors
 from .deps import authenticate
-from .middleware import BodyLimit, StripTrailingSlash
+from .middleware import BodyLimit, RejectLoneSurrogates, StripTrailingSlash
 from .routes import (
     admin,
     apps,
@@ -127,6 +127,8 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
             allow_headers=["Authorization", "Content-Type", "Accept", "Mcp-Session-Id"],
         )
     app.add_middleware(StripTrailingSlash)
+    # Inside BodyLimit: a body is capped before this reads it whole.
+    app.add_middleware(RejectLoneSurrogates)
     app.add_middleware(
         BodyLimit,
         max_bytes=settings.server.max_body_bytes,

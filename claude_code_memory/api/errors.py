@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..errors import MemoryError_
@@ -24,7 +25,7 @@ def error_response(
     )
 
 
-def _describe_validation(exc: RequestValidationError) -> tuple[str, list[dict[str, Any]]]:
+def _describe_validation(exc: RequestValidationError | ValidationError) -> tuple[str, list[dict[str, Any]]]:
     problems = []
     for error in exc.errors():
         location = ".".join(str(part) for part in error.get("loc", ()) if part != "body") or "body"
@@ -34,6 +35,12 @@ def _describe_validation(exc: RequestValidationError) -> tuple[str, list[dict[st
             problems.append({"field": location, "message": error.get("msg", "invalid")})
     summary = "; ".join(f"{p['field']}: {p['message']}" for p in problems)
     return summary, problems
+
+
+def item_error(exc: ValidationError) -> dict[str, Any]:
+    """One item of a batch that failed validation, as the batch's per-item error fields."""
+    summary, problems = _describe_validation(exc)
+    return {"error": summary, "code": "bad_input", "status": 422, "problems": problems}
 
 
 def install(app: FastAPI) -> None:

@@ -2,8 +2,8 @@
 router shows them: listed with their counts, one app's detail, the memories it created or
 read, and pausing or resuming it.
 
-Apps belong to a user: a principal sees only its own (another user's app is Forbidden); the
-admin sees every app.
+Apps belong to a user: a principal sees only its own (another user's app is NotFound, as an
+unknown one is, so an id's existence does not leak); the admin sees every app.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from sqlalchemy.orm import Session
 
 from ..auth.identity import Principal
 from ..db.models import App, Memory, MemoryAccessLog, MemoryState, User
-from ..errors import BadInput, Forbidden, NotFound
-from .queries import escape_like
+from ..errors import BadInput, NotFound
+from .queries import contains
 from .service import MemoryService
 from .shapes import category_names, iso
 
@@ -32,13 +32,11 @@ def parse_app_id(value: str) -> uuid.UUID:
 
 
 def owned_app(session: Session, app_id: str, principal: Principal) -> App:
-    """The app ``app_id`` if the principal may see it: NotFound when unknown, Forbidden when not
-    theirs."""
+    """The app ``app_id`` if the principal may see it: NotFound when unknown or not theirs (one
+    answer for both)."""
     app = session.get(App, parse_app_id(app_id))
-    if app is None:
+    if app is None or not (principal.is_admin or app.owner.user_id == principal.user_id):
         raise NotFound(f"app {app_id} not found")
-    if not principal.is_admin and app.owner.user_id != principal.user_id:
-        raise Forbidden(f"this token cannot access app {app_id}")
     return app
 
 
@@ -98,7 +96,7 @@ def app_page(
     if owner is not None:
         query = query.where(User.user_id == owner)
     if name:
-        query = query.where(App.name.ilike(f"%{escape_like(name)}%", escape="\\"))
+        query = query.where(contains(App.name, name, "name"))
     if is_active is not None:
         query = query.where(App.is_active == is_active)
     sort_field = {"name": App.name, "memories": created_n, "memories_accessed": accessed_n}[sort_by]

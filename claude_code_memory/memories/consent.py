@@ -8,7 +8,8 @@ manages the rules that decide future captures, and reads back the decision log.
 Who may do what: a pending item's text is visible only to its owner; the admin token sees
 counts, rules and decisions (none of which carry text) and may decide items, which the
 decision log records as ``admin``. Errors are the library's typed ones: an unknown id is
-``NotFound``, another user's item ``Forbidden``, an item no longer pending ``Conflict``.
+``NotFound``, and so is another user's item or rule (the same answer, so an id's existence
+does not leak); an item no longer pending is ``Conflict``.
 """
 
 from __future__ import annotations
@@ -336,11 +337,9 @@ class ConsentQueue:
                 .join(User, ConsentRule.user_id == User.id)
                 .where(ConsentRule.id == rid)
             ).first()
-            if row is None:
+            if row is None or not (principal.is_admin or row[1] == principal.user_id):
                 raise NotFound(f"consent rule {rid} not found")
-            rule, owner = row
-            if not principal.is_admin and owner != principal.user_id:
-                raise Forbidden("this token cannot change another user's consent rules")
+            rule = row[0]
             session.delete(rule)
         return str(rid)
 
@@ -355,15 +354,13 @@ class ConsentQueue:
         return None if principal.is_admin else principal.user_id
 
     def _owner(self, principal: Principal, memory_id: uuid.UUID) -> str:
-        """The owner of ``memory_id``: 404 when unknown, 403 when not the caller's."""
+        """The owner of ``memory_id``: 404 when unknown or not the caller's (one answer)."""
         with self.database.session() as session:
             owner = session.scalar(
                 select(User.user_id).join(Memory, Memory.user_id == User.id).where(Memory.id == memory_id)
             )
-        if owner is None:
+        if owner is None or not (principal.is_admin or owner == principal.user_id):
             raise NotFound(f"memory {memory_id} not found")
-        if not principal.is_admin and owner != principal.user_id:
-            raise Forbidden("this token cannot decide another user's items")
         return owner
 
     @staticmethod

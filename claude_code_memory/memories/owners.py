@@ -14,14 +14,16 @@ from sqlalchemy.orm import Session, joinedload
 from ..auth.identity import get_or_create, get_or_create_user, validate_user_id
 from ..db.database import Database
 from ..db.models import App, Memory, User
-from ..errors import Forbidden, NotFound
+from ..errors import NotFound
 from .values import require_active, validate_app_name
 
-#: A user's app by the user's id and the app's name: (user key, app key, is_active).
-_USER_APP = (
+#: A user and their app by the user's id and the app's name: (user key, app key, is_active),
+#: the app's columns None when the user has no such app.
+_USER_AND_APP = (
     select(User.id, App.id, App.is_active)
-    .join(App, App.owner_id == User.id)
-    .where(User.user_id == bindparam("user_id"), App.name == bindparam("app_name"))
+    .select_from(User)
+    .outerjoin(App, (App.owner_id == User.id) & (App.name == bindparam("app_name")))
+    .where(User.user_id == bindparam("user_id"))
 )
 
 
@@ -52,20 +54,32 @@ class Owners:
         user = self.user(session, user_id)
         return user, self.app(session, user, app_name)
 
-    def active_app(self, user_id: str, app_name: str, action: str) -> tuple[uuid.UUID, uuid.UUID]:
-        """The keys of the user and their app, which must not be paused; both are created
-        when missing. One indexed read of three columns in the common case (a search's first
-        step, beside the query's embedding), where loading ORM objects cost more."""
+    def reader(self, user_id: str, app_name: str, action: str) -> tuple[uuid.UUID | None, uuid.UUID | None]:
+        """The keys of the user and the app a read goes through, None for either that does not
+        exist: a read creates neither (only writes do). A paused app is refused. One indexed
+        read of three columns (a search's first step, beside the query's embedding), where
+        loading ORM objects cost more."""
         validate_user_id(user_id)
+        app_name = validate_app_name(app_name)
         with self.database.engine.connect() as connection:
-            row = connection.execute(_USER_APP, {"user_id": user_id, "app_name": app_name}).first()
+            row = connection.execute(_USER_AND_APP, {"user_id": user_id, "app_name": app_name}).first()
         if row is None:
+            return None, None
+        user_pk, app_pk, is_active = row
+        if app_pk is not None:
+            require_active(app_name, is_active, action)
+        return user_pk, app_pk
+
+    def own_app(self, user_id: str, app_name: str, action: str) -> tuple[uuid.UUID, uuid.UUID]:
+        """The keys of the user and an app the server itself names for the caller (the Claude
+        Code hooks' app), created on first use like a writer's; a paused app is refused.
+        Reads through a name the caller chose go through :meth:`reader`, which creates nothing."""
+        user_pk, app_pk = self.reader(user_id, app_name, action)
+        if user_pk is None or app_pk is None:
             with self.database.session() as session:
                 user, app = self.user_app(session, user_id, app_name)
-                user_pk, app_pk, is_active = user.id, app.id, app.is_active
-        else:
-            user_pk, app_pk, is_active = row
-        require_active(app_name, is_active, action)
+                require_active(app_name, app.is_active, action)
+                return user.id, app.id
         return user_pk, app_pk
 
     def app(self, session: Session, user: User, app_name: str) -> App:
@@ -80,11 +94,10 @@ class Owners:
 
 
 def owned(session: Session, memory_id: uuid.UUID, principal_user: str | None) -> Memory:
-    """The memory, which ``principal_user`` must own (None: the admin, who may see any)."""
+    """The memory, which ``principal_user`` must own (None: the admin, who may see any).
+    Another user's memory is NotFound, as an unknown one is: one answer, so ids do not leak."""
     # Owner and app come in the same query: every caller reads them.
     memory = session.get(Memory, memory_id, options=[joinedload(Memory.user), joinedload(Memory.app)])
-    if memory is None:
+    if memory is None or (principal_user is not None and memory.user.user_id != principal_user):
         raise NotFound(f"memory {memory_id} not found")
-    if principal_user is not None and memory.user.user_id != principal_user:
-        raise Forbidden("this token cannot access that memory")
     return memory

@@ -59,8 +59,20 @@ def from_epoch(value: int | None) -> datetime | None:
         raise BadInput(f"invalid timestamp {value!r}: expected epoch seconds") from None
 
 
+#: The longest text a substring filter (SQL ``LIKE``) accepts. SQLite refuses a pattern over
+#: 50,000 bytes ("LIKE or GLOB pattern too complex"); escaping at most doubles the text.
+MAX_SUBSTRING_CHARS = 1_000
+
+
 def escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def contains(column: Any, text: str, field: str = "search_query") -> Any:
+    """Case-insensitive substring match of ``text`` (``%`` and ``_`` match themselves)."""
+    if len(text) > MAX_SUBSTRING_CHARS:
+        raise BadInput(f"{field} is {len(text)} characters; the maximum is {MAX_SUBSTRING_CHARS}")
+    return column.ilike(f"%{escape_like(text)}%", escape="\\")
 
 
 @dataclass(frozen=True)
@@ -98,7 +110,7 @@ def _listing(user_pk: uuid.UUID, listing: Listing) -> Select[Memory, str]:
         )
         query = query.where(Memory.id.in_(in_category))
     if listing.search_query:
-        query = query.where(Memory.content.ilike(f"%{escape_like(listing.search_query)}%", escape="\\"))
+        query = query.where(contains(Memory.content, listing.search_query))
     if (start := from_epoch(listing.from_date)) is not None:
         query = query.where(Memory.created_at >= start)
     if (end := from_epoch(listing.to_date)) is not None:
@@ -175,7 +187,7 @@ def _browsed(user_pk: uuid.UUID, browse: Browse) -> Select[Memory, str]:
         .where(Memory.user_id == user_pk, Memory.state.in_(states))
     )
     if browse.search_query:
-        query = query.where(Memory.content.ilike(f"%{escape_like(browse.search_query)}%", escape="\\"))
+        query = query.where(contains(Memory.content, browse.search_query))
     if browse.apps:
         query = query.where(App.name.in_(browse.apps))
     if browse.projects:

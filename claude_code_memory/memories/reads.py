@@ -11,8 +11,9 @@ from typing import Any
 
 from sqlalchemy import select
 
+from ..auth.identity import validate_user_id
 from ..db.database import Database
-from ..db.models import App, Memory, MemoryState
+from ..db.models import App, Memory, MemoryState, User
 from ..errors import Forbidden, NotFound
 from ..search.pipeline import Search
 from .access_log import AccessLog
@@ -43,31 +44,35 @@ class Reads:
     def list_active(
         self, *, user_id: str, app_name: str, access_type: str = "list"
     ) -> list[tuple[Memory, str]]:
+        # A read creates neither the user nor the app (writes do): an unknown user has nothing
+        # to list, and a read through an unknown app has no access log to write to.
+        user_pk, app_pk = self.owners.reader(user_id, app_name, "read memories")
+        if user_pk is None:
+            return []
         with self.database.session() as session:
-            user = self.owners.user(session, user_id)
-            app = self.owners.app(session, user, app_name)
-            self.owners.require_active(app, "read memories")
             rows = list(
                 session.execute(
                     select(Memory, App.name)
                     .join(App, Memory.app_id == App.id)
-                    .where(Memory.user_id == user.id, Memory.state == MemoryState.active)
+                    .where(Memory.user_id == user_pk, Memory.state == MemoryState.active)
                     .order_by(Memory.created_at.desc())
                 )
             )
-        self.access_log.record(app.id, [(m.id, {}) for m, _ in rows], access_type)
+        if app_pk is not None:
+            self.access_log.record(app_pk, [(m.id, {}) for m, _ in rows], access_type)
         return [(m, name) for m, name in rows]
 
     def list_memories(self, *, user_id: str, app_name: str, channel: str = "mcp") -> list[dict[str, Any]]:
         return [mem0_item(m, name) for m, name in self.list_active(user_id=user_id, app_name=app_name)]
 
     def recent(self, *, user_id: str, limit: int = 20) -> list[dict[str, Any]]:
+        validate_user_id(user_id)
         with self.database.session() as session:
-            user = self.owners.user(session, user_id)
             rows = session.execute(
                 select(Memory, App.name)
                 .join(App, Memory.app_id == App.id)
-                .where(Memory.user_id == user.id, Memory.state == MemoryState.active)
+                .join(User, Memory.user_id == User.id)
+                .where(User.user_id == user_id, Memory.state == MemoryState.active)
                 .order_by(Memory.created_at.desc())
                 .limit(limit)
             )

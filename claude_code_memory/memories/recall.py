@@ -192,7 +192,7 @@ class Recall:
         if not budget:
             return ""
         limit = self.settings.briefing_memories
-        user_pk, app_pk = self.owners.active_app(user_id, HOOK_APP, "read memories")
+        user_pk, app_pk = self.owners.own_app(user_id, HOOK_APP, "read memories")
         scope = Memory.project == project if project else Memory.project.is_(None)
         in_scope = (Memory.user_id == user_pk, Memory.state == MemoryState.active, scope)
         columns = (Memory.id, Memory.content, Memory.captured_at, Memory.created_at)
@@ -259,7 +259,7 @@ class Recall:
         }
         if not chosen:
             return ""
-        _, app_pk = self.owners.active_app(user_id, HOOK_APP, "read memories")
+        _, app_pk = self.owners.own_app(user_id, HOOK_APP, "read memories")
         return self._give(session_id, app_pk, "recall", list(chosen.values())[:wanted], budget)
 
     def _give(

@@ -209,11 +209,11 @@ class Search:
                 )
             if context:
                 hits = [_with_context(session, hit, context) for hit in hits]
-        self.access_log.record(
-            app_pk,
-            [(h.memory.id, {"query": query, "score": h.score, "hash": h.memory.content_hash}) for h in hits],
-            access_type,
-        )
+        if app_pk is not None:  # an app that does not exist has no log to write to
+            entries = [
+                (h.memory.id, {"query": query, "score": h.score, "hash": h.memory.content_hash}) for h in hits
+            ]
+            self.access_log.record(app_pk, entries, access_type)
         return hits
 
     def _keyword_half(
@@ -227,9 +227,12 @@ class Search:
         project: str | None,
         created_from: datetime | None,
         created_to: datetime | None,
-    ) -> tuple[uuid.UUID, list[str]]:
-        """The app a search reads through (refused when paused) and the keyword candidates."""
-        user_pk, app_pk = self.owners.active_app(user_id, app_name, "read memories")
+    ) -> tuple[uuid.UUID | None, list[str]]:
+        """The app a search reads through (refused when paused; None when it does not exist,
+        as a search creates no app) and the keyword candidates."""
+        user_pk, app_pk = self.owners.reader(user_id, app_name, "read memories")
+        if user_pk is None:  # a user with no memories yet; the search does not create them
+            return app_pk, []
         keyword = self.keywords.search(
             user_pk,
             query,

@@ -211,7 +211,7 @@ def change_state(
     if state not in STATES:
         return redirect(f"/memories/{memory_id}", request, f"Unknown state {state!r}.", "error")
     api = ui_of(request).api
-    api.get(f"/api/v1/memories/{memory_id}", session.token)  # 403 / 404 for a memory not the caller's
+    api.get(f"/api/v1/memories/{memory_id}", session.token)  # 404 for a memory not the caller's
     message = api.post(
         "/api/v1/memories/actions/pause", session.token, json={"memory_ids": [memory_id], "state": state}
     )["message"]

@@ -1,8 +1,8 @@
 """Apps: the MCP clients and REST callers that write and read memories (`/api/v1/apps`).
 
 Same paths, parameters and shapes as OpenMemory's apps router, with one fix: apps belong to a
-user. A user token sees and changes only its own apps (another user's app id is 403); the
-admin token sees every app and may narrow the list with ``user_id``.
+user. A user token sees and changes only its own apps (another user's app id is 404, as an
+unknown one is); the admin token sees every app and may narrow the list with ``user_id``.
 
 Pausing an app (``PUT /{app_id}?is_active=false``) changes no memory; the service refuses
 adds and reads made through a paused app.
@@ -16,6 +16,7 @@ from fastapi import APIRouter, Query
 
 from ...memories import apps
 from ..deps import PrincipalDep, ServiceDep, acting_user
+from ..paging import PageQuery, SizeQuery
 
 router = APIRouter(prefix="/api/v1/apps", tags=["apps"])
 
@@ -29,8 +30,8 @@ def list_apps(
     is_active: bool | None = None,
     sort_by: Literal["name", "memories", "memories_accessed"] = "name",
     sort_direction: Literal["asc", "desc"] = "asc",
-    page: int = Query(1, ge=1),
-    page_size: int = Query(10, ge=1, le=100),
+    page: PageQuery = 1,
+    page_size: SizeQuery = 10,
 ) -> dict[str, Any]:
     """The caller's apps with how many memories each created and how many distinct memories
     it read; the admin token lists every user's apps unless ``user_id`` is given."""
@@ -58,8 +59,8 @@ def list_app_memories(
     app_id: str,
     principal: PrincipalDep,
     service: ServiceDep,
-    page: int = Query(1, ge=1),
-    page_size: int = Query(10, ge=1, le=100),
+    page: PageQuery = 1,
+    page_size: SizeQuery = 10,
 ) -> dict[str, Any]:
     """Memories the app created (active, paused and archived), newest first."""
     return apps.created_page(service, app_id, principal, page, page_size)
@@ -70,8 +71,8 @@ def list_app_accessed(
     app_id: str,
     principal: PrincipalDep,
     service: ServiceDep,
-    page: int = Query(1, ge=1),
-    page_size: int = Query(10, ge=1, le=100),
+    page: PageQuery = 1,
+    page_size: SizeQuery = 10,
 ) -> dict[str, Any]:
     """Memories the app has read (searches, lists), most read first, with the read count."""
     return apps.accessed_page(service, app_id, principal, page, page_size)

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...memories import queries
 from ..deps import PrincipalDep, ServiceDep, acting_user
+from ..paging import PageField, SizeField
 
 router = APIRouter(prefix="/api/v1/memories", tags=["memories"])
 
@@ -35,8 +36,8 @@ class BrowseRequest(BaseModel):
     to_date: date | None = Field(None, description="created on or before this day (UTC)")
     sort: Literal["created_at", "updated_at", "content", "app"] = "created_at"
     direction: Literal["asc", "desc"] = "desc"
-    page: int = Field(1, ge=1)
-    size: int = Field(20, ge=1, le=100)
+    page: PageField = 1
+    size: SizeField = 20
 
 
 @router.post("/browse", summary="Filter, sort and page memories, with the filter options (the web UI's list)")

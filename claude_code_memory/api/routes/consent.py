@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...memories.consent import ConsentQueue, Outcome
 from ...memories.shapes import iso, page
 from ..deps import PrincipalDep, ServiceDep
+from ..paging import MAX_PAGE, SizeQuery
 
 router = APIRouter(prefix="/api/v1/consent", tags=["consent"])
 
@@ -86,8 +87,8 @@ def list_pending(
     user_id: str | None = None,
     app: str | None = None,
     project: str | None = None,
-    page_number: int = Query(1, ge=1, alias="page"),
-    size: int = Query(50, ge=1, le=100),
+    page_number: Annotated[int, Query(ge=1, le=MAX_PAGE, alias="page")] = 1,
+    size: SizeQuery = 50,
 ) -> dict[str, Any]:
     items, total = _queue(request, service).pending(
         principal, user_id=user_id, app=app, project=project, page=page_number, size=size
@@ -156,8 +157,8 @@ def list_decisions(
     service: ServiceDep,
     principal: PrincipalDep,
     user_id: str | None = None,
-    page_number: int = Query(1, ge=1, alias="page"),
-    size: int = Query(50, ge=1, le=100),
+    page_number: Annotated[int, Query(ge=1, le=MAX_PAGE, alias="page")] = 1,
+    size: SizeQuery = 50,
 ) -> dict[str, Any]:
     decisions, total = _queue(request, service).decisions(
         principal, user_id=user_id, page=page_number, size=size

@@ -8,16 +8,21 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.concurrency import run_in_threadpool
 
 from ...memories import queries
-from ...memories.queries import from_epoch
+from ...memories.queries import MAX_SUBSTRING_CHARS, from_epoch
 from ...memories.service import MemoryService
 from ...memories.shapes import epoch, memory_detail, memory_row, naive_utc, neighbour, provenance
 from ...memories.values import DEFAULT_APP, MemoryState
 from ...search.pipeline import MAX_CONTEXT
 from ..deps import BearerDep, PrincipalDep, ServiceDep, acting_user, authenticate
+from ..errors import item_error
+from ..paging import PageField, PageQuery, SizeField, SizeQuery
+
+#: Most items one batch request may carry.
+MAX_BATCH_ITEMS = 500
 
 router = APIRouter(prefix="/api/v1/memories", tags=["memories"])
 
@@ -65,7 +70,8 @@ class BatchItem(_Provenance):
 class BatchCreate(_Body):
     user_id: str | None = None
     app: str = DEFAULT_APP
-    items: list[BatchItem] = Field(min_length=1, max_length=500)
+    # Each item is validated on its own (see create_memories): one bad item fails alone.
+    items: list[Any] = Field(min_length=1, max_length=MAX_BATCH_ITEMS)
 
 
 class SearchRequest(_Body):
@@ -102,9 +108,9 @@ class UpdateRequest(_Body):
 
 class FilterRequest(_Body):
     user_id: str | None = None
-    page: int = Field(1, ge=1)
-    size: int = Field(10, ge=1, le=100)
-    search_query: str | None = None
+    page: PageField = 1
+    size: SizeField = 10
+    search_query: str | None = Field(None, max_length=MAX_SUBSTRING_CHARS)
     app_ids: list[uuid.UUID] | None = None
     category_ids: list[uuid.UUID] | None = None
     sort_column: Literal["memory", "content", "app_name", "created_at"] | None = None
@@ -123,11 +129,11 @@ def list_memories(
     from_date: int | None = None,
     to_date: int | None = None,
     categories: str | None = Query(None, description="comma-separated category names"),
-    search_query: str | None = None,
+    search_query: str | None = Query(None, max_length=MAX_SUBSTRING_CHARS),
     sort_column: Literal["memory", "content", "app_name", "created_at"] | None = None,
     sort_direction: Literal["asc", "desc"] | None = None,
-    page: int = Query(1, ge=1),
-    size: int = Query(50, ge=1, le=100),
+    page: PageQuery = 1,
+    size: SizeQuery = 50,
 ) -> dict[str, Any]:
     uid = acting_user(principal, user_id)
     listing = queries.Listing(
@@ -177,8 +183,20 @@ def create_memory(body: CreateMemory, service: ServiceDep, principal: PrincipalD
 @router.post("/batch", summary="Create up to 500 memories in one request (embedded as a batch)")
 def create_memories(body: BatchCreate, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
     uid = acting_user(principal, body.user_id)
-    outcomes = service.add_memories(
-        user_id=uid, app_name=body.app, items=[item.model_dump() for item in body.items], channel="rest"
+    valid: list[tuple[int, BatchItem]] = []
+    refused: list[dict[str, Any]] = []
+    for index, raw in enumerate(body.items):
+        try:
+            valid.append((index, BatchItem.model_validate(raw)))
+        except ValidationError as exc:
+            refused.append({"index": index, **item_error(exc)})
+    added = service.add_memories(
+        user_id=uid, app_name=body.app, items=[item.model_dump() for _, item in valid], channel="rest"
+    )
+    # The service numbers the items it was given; put back each one's place in the request.
+    outcomes = sorted(
+        [{**outcome, "index": valid[outcome["index"]][0]} for outcome in added] + refused,
+        key=lambda outcome: outcome["index"],
     )
     return {
         "results": outcomes,
@@ -299,8 +317,8 @@ def access_log(
     memory_id: str,
     service: ServiceDep,
     principal: PrincipalDep,
-    page: int = Query(1, ge=1),
-    page_size: int = Query(10, ge=1, le=100),
+    page: PageQuery = 1,
+    page_size: SizeQuery = 10,
 ) -> dict[str, Any]:
     memory = service.get(memory_id, None if principal.is_admin else principal.user_id)
     return queries.access_log_page(service, memory, page, page_size)
@@ -324,7 +342,7 @@ def related_memories(
     service: ServiceDep,
     principal: PrincipalDep,
     user_id: str | None = None,
-    page: int = Query(1, ge=1),
+    page: PageQuery = 1,
 ) -> dict[str, Any]:
     memory = service.get(memory_id, None if principal.is_admin else principal.user_id)
     if user_id is not None:
