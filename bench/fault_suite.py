@@ -1,0 +1,107 @@
+"""The fault suite: every check of the trust audit, one after another, as one JSON report.
+
+    .venv/bin/python bench/fault_suite.py [--quick] [--only NAME ...]
+
+Runs each ``bench/fault_*.py`` in its own process (each starts and stops its own servers on
+127.0.0.1) and prints, per check, the figures that must be zero and how long it took; the
+whole report of each check is under ``report``. ``--quick`` runs fewer rounds (what a
+developer runs before a commit); the default is the audit's size. ``full_disk`` needs root
+(it mounts a tmpfs). Exit status 1 when any figure that must be zero is not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+
+#: name -> (script, arguments (audit size), arguments (--quick), the figures that must be 0)
+CHECKS: dict[str, tuple[str, list[str], list[str], Callable[[dict[str, Any]], dict[str, int]]]] = {
+    "concurrent_writers": (
+        "fault_concurrent.py",
+        ["--rounds", "5"],
+        ["--rounds", "1"],
+        lambda r: {k: r["summary"][k] for k in ("responses_not_200", "duplicate_rows", "texts_lost")},
+    ),
+    "full_disk": (
+        "fault_full_disk.py",
+        ["--rounds", "1"],
+        ["--rounds", "1"],
+        lambda r: {"crashes": r["crashes"], "writes_lost": r["writes_lost_after_restart"]},
+    ),
+    "kill9": (
+        "fault_kill9.py",
+        ["--rounds", "20"],
+        ["--rounds", "4"],
+        lambda r: {k: r[k] for k in ("half_deleted", "orphans", "acknowledged_lost")},
+    ),
+    "fuzz": (
+        "fault_fuzz.py",
+        [],
+        [],
+        lambda r: {"responses_500": r["responses_500"], "dropped_connections": r["dropped_connections"]},
+    ),
+    "secrets": (
+        "fault_secrets.py",
+        ["--seeds", "100"],
+        ["--seeds", "10"],
+        lambda r: {
+            "secret_corpus_leaks": r["secret_corpus"]["renderings_with_a_secret_left"],
+            "audit_format_leaks": sum(f["stored_secret"] for f in r["audit_formats"].values()),
+            "clean_false_positives": r["clean_corpus"]["false_positives"],
+        },
+    ),
+    "erasure": (
+        "fault_erasure.py",
+        ["--memories", "1000", "--batch", "100"],
+        ["--memories", "200", "--batch", "20"],
+        lambda r: {
+            "deleted_bytes_left": sum(
+                sum(r[step]["bytes_found"].values()) for step in ("delete", "forget", "purge", "after_close")
+            )
+        },
+    ),
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", nargs="*", choices=sorted(CHECKS), default=sorted(CHECKS))
+    args = parser.parse_args()
+
+    results: dict[str, Any] = {}
+    for name in args.only:
+        script, full, quick, zeros = CHECKS[name]
+        started = time.monotonic()
+        run = subprocess.run(
+            [sys.executable, str(BENCH / script), *(quick if args.quick else full)],
+            capture_output=True,
+            text=True,
+        )
+        entry: dict[str, Any] = {"seconds": round(time.monotonic() - started, 1), "exit": run.returncode}
+        try:
+            report = json.loads(run.stdout)
+            entry["must_be_zero"] = zeros(report)
+            entry["report"] = report
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            entry["error"] = f"{type(exc).__name__}: {exc}; stderr: {run.stderr[-2000:]}"
+        results[name] = entry
+    failed = sorted(
+        name
+        for name, entry in results.items()
+        if "error" in entry or entry["exit"] != 0 or any(entry["must_be_zero"].values())
+    )
+    print(json.dumps({"checks": results, "failed": failed}, indent=2))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
