@@ -1,18 +1,29 @@
-"""The Claude Code hook endpoint's latency per event at 1k and 10k memories. Prints JSON.
+"""The Claude Code hook endpoint's latency per event at 1k and 10k memories, and what the hooks
+add to a ``claude -p`` run. Prints JSON.
 
-    .venv/bin/python bench/bench_hooks.py [--sizes 1000,10000] [--requests 200]
+    .venv/bin/python bench/bench_hooks.py [--sizes 1000,10000] [--requests 200] [--claude-runs 10]
 
 For each size a fresh server gets that many synthetic memories (half of them in the project the
 hook inputs' ``cwd`` names), then ``POST /api/v1/hooks/claude-code`` is timed from the client
 over loopback: SessionStart (a new session each time: a briefing), UserPromptSubmit (a query
 never asked before, so the embedding cache answers none) and Stop (a new turn captured into the
-consent queue). Not a test: numbers depend on the machine.
+consent queue).
+
+At the first size, ``claude_p``: the wall time of the pinned Claude Code CLI (``claude -p``,
+tests/e2e) against the fake Anthropic upstream of the e2e tests, with our hooks installed by
+``ccmem hooks install`` and the server up, and without hooks; the runs alternate (on, off, then
+off, on, ...) so a slow spell of the machine falls on both. Each prompt is asked once with hooks
+and once without, and never before (the embedding cache answers none). ``--claude-runs 0``
+skips it. Not a test: numbers depend on the machine.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -22,7 +33,11 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_server import WARMUP, Server, fresh_queries, percentiles, synthetic, take  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support: the e2e helpers
+from bench_server import CCMEM, WARMUP, Server, fresh_queries, percentiles, synthetic, take  # noqa: E402
+
+from tests.support.fake_anthropic import FakeAnthropic, always_text  # noqa: E402
+from tests.support.node_clients import run_claude  # noqa: E402
 
 PATH = "/api/v1/hooks/claude-code"
 
@@ -51,12 +66,59 @@ def timed(client: httpx.Client, bodies: list[dict[str, object]]) -> tuple[dict[s
     return percentiles(samples), with_context
 
 
-def measure(size: int, requests: int, queries: list[str]) -> dict[str, object]:
+def claude_home(server: Server | None) -> Path:
+    """A HOME whose ``project`` is a git work tree, with our hooks installed when ``server``."""
+    home = Path(tempfile.mkdtemp(prefix="bench-claude-"))
+    (home / "project" / ".git").mkdir(parents=True)
+    if server is not None:
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
+        if os.environ.get("PYTHONPATH"):
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        subprocess.run(
+            [str(CCMEM), "hooks", "install", "--url", server.base],
+            env=env,
+            cwd=home,
+            check=True,
+            timeout=60,
+            capture_output=True,  # stdout is the report's JSON
+        )
+    return home
+
+
+def claude_wall_time(server: Server, token: str, prompts: list[str]) -> dict[str, object]:
+    """Median wall time of ``claude -p`` with the hooks (server up) and without, interleaved."""
+    homes = {"hooks_on": claude_home(server), "hooks_off": claude_home(None)}
+    samples: dict[str, list[float]] = {name: [] for name in homes}
+    with FakeAnthropic(always_text("OK.")) as upstream:
+        for n, prompt in enumerate(prompts):
+            order = list(homes) if n % 2 == 0 else list(reversed(homes))
+            for name in order:
+                started = time.perf_counter()
+                run = run_claude(
+                    prompt, home=homes[name], upstream_url=upstream.base_url, env={"CCMEM_TOKEN": token}
+                )
+                elapsed = time.perf_counter() - started
+                if run.returncode != 0 or run.event("result").get("subtype") != "success":
+                    raise SystemExit(f"claude -p failed ({name}):\n{run.describe()}")
+                samples[name].append(elapsed)
+    medians = {name: statistics.median(values) for name, values in samples.items()}
+    return {
+        "runs": len(prompts),
+        **{
+            name: {"median_s": round(medians[name], 3), "min_s": round(min(values), 3)}
+            for name, values in samples.items()
+        },
+        "added_median_s": round(medians["hooks_on"] - medians["hooks_off"], 3),
+    }
+
+
+def measure(size: int, requests: int, queries: list[str], claude_prompts: list[str]) -> dict[str, object]:
     server = Server()
     try:
         token = server.token("bench")
-        cwd = Path(tempfile.mkdtemp(prefix="bench-project-"))
-        (cwd / ".git").mkdir()
+        # Named "project" like the work tree claude_home gives Claude Code: one project for both.
+        cwd = Path(tempfile.mkdtemp(prefix="bench-hooks-")) / "project"
+        (cwd / ".git").mkdir(parents=True)
         ingest(server, token, synthetic(size), cwd.name)
         base = {"cwd": str(cwd), "transcript_path": "/dev/null"}
         count = requests + WARMUP
@@ -94,6 +156,8 @@ def measure(size: int, requests: int, queries: list[str]) -> dict[str, object]:
                     | {"hook_event_name": "Stop", "session_id": sid, "last_assistant_message": f"reply {n}"}
                 )
             results["Stop"], _ = timed(client, stops)
+        if claude_prompts:
+            results["claude_p"] = claude_wall_time(server, token, claude_prompts)
         return results
     finally:
         server.stop()
@@ -103,11 +167,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument(
+        "--claude-runs", type=int, default=10, help="claude -p runs each way, at the first size (0: none)"
+    )
     args = parser.parse_args()
     queries = fresh_queries()
     report = [
-        measure(int(size), args.requests, take(queries, args.requests + WARMUP))
-        for size in args.sizes.split(",")
+        measure(
+            int(size),
+            args.requests,
+            take(queries, args.requests + WARMUP),
+            take(queries, args.claude_runs) if n == 0 else [],
+        )
+        for n, size in enumerate(args.sizes.split(","))
     ]
     print(json.dumps(report, indent=2))
 

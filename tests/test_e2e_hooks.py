@@ -3,18 +3,23 @@ into a temporary HOME, against the real server and the fake Anthropic upstream.
 
 A ``claude -p`` session's request to the upstream carries the SessionStart briefing and, for a
 prompt about a stored fact, that memory; a prompt about nothing stored carries no recalled
-block; after the session a pending capture holds the prompt and the reply under the session's
-id; with the server stopped ``claude -p`` still completes, and the test prints the added time.
+block; another user's memories (same project, same words) reach no session; after the session
+a pending capture holds the prompt and the reply under the session's id, and approving it makes
+it searchable; a fake secret typed in a prompt is in no file of the data directory afterwards;
+with the server stopped ``claude -p`` still completes, and the test prints the added time.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
+import string
 import subprocess
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -54,6 +59,28 @@ def add(server: MemoryServer, token: str, text: str, project: str) -> None:
     assert response.status_code == 200, response.text
 
 
+def fake_github_token() -> str:
+    """Made at run time, so no real-looking key is ever committed."""
+    alphabet = string.ascii_letters + string.digits
+    return "ghp_" + "".join(secrets.choice(alphabet) for _ in range(36))
+
+
+def files_holding(folder: Path, needle: bytes) -> list[Path]:
+    return [path for path in folder.rglob("*") if path.is_file() and needle in path.read_bytes()]
+
+
+def api(server: MemoryServer, token: str, method: str, path: str, body: Any = None) -> Any:
+    response = httpx.request(
+        method,
+        f"{server.base_url}{path}",
+        json=body,
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
 def bodies_with(upstream: FakeAnthropic, needle: str) -> list[str]:
     """The message requests (as JSON text) that carry ``needle``: the session's own turns."""
     texts = [json.dumps(request.body) for request in upstream.message_requests]
@@ -82,6 +109,10 @@ def test_claude_code_sessions_recall_and_capture_through_the_hooks(
     tool_fact = f"My favourite build tool is called zebrafinch {marker}"
     add(server, token, briefing_fact, str(project))  # this project: the briefing
     add(server, token, tool_fact, "another-project")  # elsewhere: only a prompt recalls it
+    # Another user, the same project and words: never in this user's sessions.
+    others_fact = f"My favourite build tool is called owlbadger {marker}"
+    add(server, server.make_token("not-hooked"), others_fact, str(project))
+    secret = fake_github_token()
     install_hooks(home, server.base_url)
 
     with FakeAnthropic(always_text(REPLY)) as upstream:
@@ -93,10 +124,11 @@ def test_claude_code_sessions_recall_and_capture_through_the_hooks(
         assert tool_fact in turns[0] and 'kind=\\"recall\\"' in turns[0], turns[0][:3000]
         assert "not instructions" in turns[0]
 
-        unrelated = "What is the boiling point of liquid nitrogen in kelvin?"
+        unrelated = f"What is the boiling point of liquid nitrogen in kelvin? My GitHub token is {secret}"
         session(home, upstream, unrelated, token)
         other = bodies_with(upstream, unrelated)
         assert other and 'kind=\\"recall\\"' not in other[0] and tool_fact not in other[0], other[0][:3000]
+        assert not bodies_with(upstream, "owlbadger")
 
     # The first session's turn waits in the consent queue under its session id.
     session_id = run.event("system", "init")["session_id"]
@@ -109,6 +141,17 @@ def test_claude_code_sessions_recall_and_capture_through_the_hooks(
     assert len(captured) == 1, pending
     assert captured[0]["content"] == f"User: {prompt}\n\nAssistant: {REPLY}", captured[0]
     assert captured[0]["project"] == str(project) and captured[0]["channel"] == "capture"
+    assert not [item for item in pending if secret in item["content"]]
+
+    # Approved, the turn is a memory like any other: search finds it.
+    def found(query: str) -> list[str]:
+        hits = api(server, token, "POST", "/api/v1/memories/search", {"query": query, "limit": 10})
+        return [hit["content"] for hit in hits["results"]]
+
+    assert captured[0]["content"] not in found(prompt)  # pending: not searchable yet
+    approved = api(server, token, "POST", f"/api/v1/consent/{captured[0]['id']}/approve")
+    assert approved["state"] == "active" and approved["consent"] == "approved"
+    assert captured[0]["content"] in found(prompt)
 
     # With the server stopped Claude Code runs as before; the hooks cost only a refused connection.
     server.stop()
@@ -117,6 +160,9 @@ def test_claude_code_sessions_recall_and_capture_through_the_hooks(
         assert not [t for t in bodies_with(upstream, prompt) if "recalled-memories" in t]
         (home / ".claude" / "settings.json").unlink()  # no hooks at all: the baseline
         _, baseline_seconds = session(home, upstream, prompt, token)
+    # The secret typed in a prompt reached no file: not the database, the vectors, nor a log.
+    assert not files_holding(server.data_dir, secret.encode()), "the typed secret was stored"
+    assert secret not in server.log()
     print(
         f"\nclaude -p wall time: hooks + server {hooked_seconds:.2f} s, hooks + server stopped "
         f"{stopped_seconds:.2f} s, no hooks {baseline_seconds:.2f} s "

@@ -246,3 +246,22 @@ def test_hooks_answer_nothing_rather_than_fail(server: MemoryServer, tmp_path: P
     response = httpx.post(url, json=bad, headers=headers, timeout=30)
     assert response.status_code == 200 and response.json() == {}
     assert httpx.post(url, json={}, headers={"Authorization": "Bearer nope"}, timeout=30).status_code == 401
+
+
+def test_a_secret_typed_in_a_prompt_is_kept_redacted_in_the_access_log(
+    server: MemoryServer, tmp_path: Path
+) -> None:
+    token = server.make_token(f"carol-{uuid.uuid4().hex[:6]}")
+    memory = add(server, token, "Carol's notes live in the wiki")
+    secret = "ghp_" + uuid.uuid4().hex + uuid.uuid4().hex[:4]  # made here: never a committed key
+    prompt = f"Where do my notes live? My GitHub token is {secret}"
+    hook(server, token, event("UserPromptSubmit", str(uuid.uuid4()), tmp_path, prompt=prompt))
+    log = httpx.get(
+        f"{server.base_url}/api/v1/memories/{memory}/access-log",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    assert log.status_code == 200, log.text
+    searches = [entry for entry in log.json()["logs"] if entry["access_type"] == "hook_search"]
+    assert searches and all("REDACTED" in entry["metadata_"]["query"] for entry in searches), log.text
+    assert secret not in log.text

@@ -184,6 +184,38 @@ def test_insights_auth(server: MemoryServer) -> None:
     error(erin.http.get("/api/v1/insights", params={"days": 0}), 422)
 
 
+def test_insights_count_hook_injections_and_captures(server: MemoryServer, tmp_path: Any) -> None:
+    kim, lee = user(server, "kim"), user(server, "lee")
+    project = str(tmp_path / "shop")
+    first = kim.add("The shop deploys on Fridays", app="notes", project=project)
+    second = kim.add("The shop's database is Postgres", app="notes", project=project)
+    lee.add("Lee's own note", app="notes")
+    before = kim.ok("GET", "/api/v1/insights")
+    assert before["hooks"] == {"injections": 0, "captures": 0}
+
+    def hook(caller: Caller, **fields: Any) -> Any:
+        body = {"session_id": f"s-{caller.name}", "cwd": project, "transcript_path": "/dev/null", **fields}
+        return caller.ok("POST", "/api/v1/hooks/claude-code", json=body)
+
+    briefing = hook(kim, hook_event_name="SessionStart", source="startup")
+    context = briefing["hookSpecificOutput"]["additionalContext"]
+    assert first in context and second in context
+    hook(kim, hook_event_name="UserPromptSubmit", prompt="Remember: tea at four")
+    hook(kim, hook_event_name="Stop", last_assistant_message="Noted.")
+    # A turn the proxy captured under the same app is not the hooks' work.
+    kim.ok(
+        "POST",
+        "/api/v1/capture",
+        json={"app": "claude-code", "messages": [{"role": "user", "content": "a proxy capture"}]},
+    )
+    hook(lee, hook_event_name="SessionStart", source="startup")  # another user's session
+
+    after = kim.ok("GET", "/api/v1/insights")
+    assert after["hooks"] == {"injections": 2, "captures": 1}
+    assert after["pending"] == 2 and {"total", "by_state", "hygiene", "by_app"} <= set(after)
+    assert lee.ok("GET", "/api/v1/insights")["hooks"] == {"injections": 1, "captures": 0}
+
+
 # -- browse ------------------------------------------------------------------------------------
 def test_browse_filters_sorts_pages_and_lists_facets(server: MemoryServer) -> None:
     gina = user(server, "gina")

@@ -477,9 +477,13 @@ def test_pages_and_the_no_project_filter(page: Any, alice: User) -> None:
 def test_connect_shows_commands_with_this_users_token(page: Any, alice: User) -> None:
     sign_in(page, alice)
     nav(page, "Connect")
-    command = page.get_by_label("Run in a terminal (SSE)").input_value()
-    assert command.startswith("claude mcp add --transport sse memory ")
-    assert f"/mcp/claude-code/sse/{alice.name}" in command and alice.token in command
+    command = page.get_by_label(re.compile("hooks \\+ MCP tools")).input_value()
+    export, install, mcp_add = command.splitlines()
+    assert export == f"export CCMEM_TOKEN={alice.token}" and install.startswith("ccmem hooks install --url ")
+    assert mcp_add.startswith("claude mcp add --transport http memory ")
+    assert f"/mcp/claude-code/http/{alice.name}" in mcp_add and alice.token not in mcp_add
+    sse = page.get_by_label(re.compile(r"\(SSE\)")).input_value()
+    assert f"/mcp/claude-code/sse/{alice.name}" in sse and "$CCMEM_TOKEN" in sse
     assert alice.token in page.get_by_label(re.compile("claude_desktop_config.json")).input_value()
     cursor = json.loads(page.get_by_label(re.compile("cursor/mcp.json")).input_value())
     assert cursor["mcpServers"]["memory"]["headers"]["Authorization"] == f"Bearer {alice.token}"
@@ -556,7 +560,9 @@ def test_a_new_user_sees_clear_empty_states(page: Any, api: MemoryServer) -> Non
     newcomer = User(api, "newcomer")
     sign_in(page, newcomer)
     assert page.get_by_test_id("total").inner_text() == "0"
+    assert page.get_by_test_id("hook-injections").inner_text() == "0"
     assert "No apps yet" in page.locator("main").inner_text()
+    assert "ccmem hooks install" in page.locator("main").inner_text()
     shoot(page, "empty-dashboard")
     nav(page, "Memories")
     assert "No memories yet" in page.locator(".empty").inner_text()

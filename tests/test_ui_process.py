@@ -199,3 +199,39 @@ def test_a_signed_out_cookie_is_refused_even_after_a_restart(api: MemoryServer, 
         assert "stolen" not in names
     finally:
         ui.stop()
+
+
+@pytest.mark.integration
+def test_connect_leads_with_the_hooks_and_the_dashboard_counts_their_work(
+    api: MemoryServer, tmp_path: Path
+) -> None:
+    user = f"quinn-{uuid.uuid4().hex[:6]}"
+    token = api.make_token(user)
+    headers = {"Authorization": f"Bearer {token}"}
+    project = str(tmp_path / "shop")
+    for text in ("The shop deploys on Fridays", "The shop's database is Postgres"):
+        added = httpx.post(
+            f"{api.base_url}/api/v1/memories", json={"text": text, "project": project}, headers=headers
+        )
+        assert added.status_code == 200, added.text
+    for event in (
+        {"hook_event_name": "SessionStart", "source": "startup"},
+        {"hook_event_name": "UserPromptSubmit", "prompt": "Remember: tea at four"},
+        {"hook_event_name": "Stop", "last_assistant_message": "Noted."},
+    ):
+        body = {"session_id": "s1", "cwd": project, "transcript_path": "/dev/null", **event}
+        answered = httpx.post(f"{api.base_url}/api/v1/hooks/claude-code", json=body, headers=headers)
+        assert answered.status_code == 200, answered.text
+    with (
+        UiServer(tmp_path / "ui", api.base_url) as ui,
+        httpx.Client(base_url=ui.base_url, timeout=30) as client,
+    ):
+        assert sign_in(client, token).status_code == 303
+        dashboard = client.get("/").text
+        assert re.search(r'data-testid="hook-injections">2<', dashboard), dashboard
+        assert re.search(r'data-testid="hook-captures">1<', dashboard), dashboard
+        connect = client.get("/connect").text
+        setup = connect.index("ccmem hooks install --url ")
+        assert connect.index(f"export CCMEM_TOKEN={token}") < setup < connect.index("claude mcp add --")
+        assert "Authorization: Bearer $CCMEM_TOKEN" in connect
+        assert connect.index('id="cc-setup"') < connect.index('id="cd-json"')  # Claude Code first

@@ -102,10 +102,18 @@ def test_when_formats_epoch_and_iso_in_utc() -> None:
 def test_connect_snippets_carry_the_users_url_and_token_and_survive_the_shell() -> None:
     session = Session.new("alice", "ccm_tok'en$")
     snippets = connect_snippets("http://127.0.0.1:8765", "claude-code", session)
-    words = shlex.split(snippets["claude_code"])
-    assert words[:6] == ["claude", "mcp", "add", "--transport", "sse", "memory"]
-    assert words[6] == "http://127.0.0.1:8765/mcp/claude-code/sse/alice"
-    assert words[7:] == ["--header", "Authorization: Bearer ccm_tok'en$"]
+    export, install, mcp_add = snippets["claude_code_setup"].splitlines()
+    assert shlex.split(export) == ["export", "CCMEM_TOKEN=ccm_tok'en$"]
+    assert export == snippets["token_export"]
+    assert shlex.split(install) == ["ccmem", "hooks", "install", "--url", "http://127.0.0.1:8765"]
+    assert mcp_add == snippets["claude_code_http"]
+    for key, transport in (("claude_code", "sse"), ("claude_code_http", "http")):
+        words = shlex.split(snippets[key])
+        assert words[:6] == ["claude", "mcp", "add", "--transport", transport, "memory"]
+        assert words[6] == f"http://127.0.0.1:8765/mcp/claude-code/{transport}/alice"
+        # The shell fills the token in from the export: it is not in the command itself.
+        assert words[7:] == ["--header", "Authorization: Bearer $CCMEM_TOKEN"]
+        assert "ccm_tok" not in snippets[key]
     cursor = json.loads(snippets["cursor"])["mcpServers"]["memory"]
     assert cursor["url"].endswith("/mcp/cursor/http/alice")
     assert cursor["headers"]["Authorization"] == "Bearer ccm_tok'en$"

@@ -1,8 +1,10 @@
 """The access log: which app read which memory, when, and for what query.
 
 Written off the read's path by one background writer, so batches land in order and a search
-does not wait for a write transaction. Whoever reads the log first calls :meth:`AccessLog.flush`;
-:meth:`AccessLog.close` (a graceful stop) writes what is queued.
+does not wait for a write transaction. Whoever reads the log first calls
+:meth:`AccessLog.flush`; :meth:`AccessLog.close` (a graceful stop) writes what is queued.
+A query is kept redacted, like a memory's text: a prompt the hooks search with may hold a
+secret the user typed.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from sqlalchemy.exc import IntegrityError
 
 from ..db.database import Database
 from ..db.models import Memory, MemoryAccessLog, utcnow
+from ..policy.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +57,7 @@ class AccessLog:
 
     def _write(self, rows: list[dict[str, Any]]) -> None:
         try:
+            _redact_queries(rows)
             try:
                 with self.database.session() as session:
                     # One multi-row INSERT: as ORM objects these cost more than the search.
@@ -79,3 +83,14 @@ class AccessLog:
     def close(self) -> None:
         """Write what is queued and stop the writer."""
         self.writer.shutdown(wait=True)
+
+
+def _redact_queries(rows: list[dict[str, Any]]) -> None:
+    """Redact each row's ``metadata_["query"]`` in place (a batch shares one query: redacted once)."""
+    redacted: dict[str, str] = {}
+    for row in rows:
+        query = row["metadata_"].get("query")
+        if isinstance(query, str) and query:
+            if query not in redacted:
+                redacted[query] = redact(query).text
+            row["metadata_"] = {**row["metadata_"], "query": redacted[query]}

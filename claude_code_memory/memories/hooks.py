@@ -38,6 +38,8 @@ ROLE_LABELS = {"user": "User", "assistant": "Assistant"}
 MAX_SESSION_ID = 128
 MAX_PROJECT = 512
 MAX_MODEL = 128
+#: ``metadata.source`` of a turn captured at Stop (the proxy captures under the same app).
+CAPTURE_SOURCE = "claude-code-hook"
 #: Events whose output can carry ``additionalContext``.
 CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")
 #: How ``Recall.briefing`` is asked for (``source`` values that empty the context).
@@ -135,7 +137,7 @@ class ClaudeCodeHooks:
             user_id=user_id,
             app_name=HOOK_APP,
             text=turn_text([("user", prompt), ("assistant", reply)]),
-            metadata={"source": "claude-code-hook"},
+            metadata={"source": CAPTURE_SOURCE},
             channel="capture",
             project=project,
             conversation_id=session_id or None,

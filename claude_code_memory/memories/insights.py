@@ -1,6 +1,10 @@
 """Dashboard figures and hygiene for one user, computed in the database: totals by state, app
 and project, memories per day, the pending count, and hygiene.
 
+The Claude Code hooks' work is two counts: memories injected into sessions (access-log
+entries of type ``injected``, one per memory per session) and turns captured at Stop (memories
+the hooks wrote, pending ones included).
+
 Hygiene is four lists a person may want to act on: exact duplicates (same normalised text
 stored more than once, e.g. under different states), memories that had secrets redacted,
 memories no client has ever recalled (reads by the web UI itself do not count), and memories
@@ -15,6 +19,8 @@ from typing import Any
 from sqlalchemy import Select, func, select
 
 from ..db.models import App, Memory, MemoryAccessLog, MemoryState, utcnow
+from .hooks import CAPTURE_SOURCE
+from .recall import HOOK_APP, INJECTED
 from .service import MemoryService
 from .shapes import iso
 
@@ -97,6 +103,7 @@ def insights(service: MemoryService, user_id: str, days: int, expiring_within_da
             "never_recalled": _never_recalled(session, user.id),
             "expiring_soon": _expiring(session, user.id, now, expiring_within_days),
         }
+        hooks = _hooks(session, user.id)
     return {
         "user_id": user_id,
         "total": sum(by_state[s.value] for s in KEPT_STATES),
@@ -106,8 +113,30 @@ def insights(service: MemoryService, user_id: str, days: int, expiring_within_da
         "over_time": over_time,
         "pending": by_state[MemoryState.pending.value],
         "hygiene": hygiene,
+        "hooks": hooks,
         "generated_at": iso(now),
     }
+
+
+def _hooks(session: Any, user_pk: Any) -> dict[str, int]:
+    injections = session.scalar(
+        select(func.count())
+        .select_from(MemoryAccessLog)
+        .join(Memory, Memory.id == MemoryAccessLog.memory_id)
+        .where(Memory.user_id == user_pk, MemoryAccessLog.access_type == INJECTED)
+    )
+    captures = session.scalar(
+        select(func.count())
+        .select_from(Memory)
+        .join(App, Memory.app_id == App.id)
+        .where(
+            Memory.user_id == user_pk,
+            Memory.state != MemoryState.deleted,
+            App.name == HOOK_APP,
+            Memory.metadata_["source"].as_string() == CAPTURE_SOURCE,
+        )
+    )
+    return {"injections": int(injections or 0), "captures": int(captures or 0)}
 
 
 def _examples(session: Any, query: Select[Any], **extra: Any) -> list[dict[str, Any]]:

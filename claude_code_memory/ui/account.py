@@ -29,6 +29,8 @@ router = APIRouter()
 
 SIGNIN_MAX_AGE = 1800
 SERVER_NAME = "memory"
+#: Where the hooks (and the commands on the Connect page) read the user's token.
+TOKEN_VARIABLE = "CCMEM_TOKEN"
 
 
 def _safe_next(target: str | None) -> str:
@@ -191,18 +193,20 @@ def connect(request: Request, session: SessionDep) -> Response:
 
 
 def connect_snippets(base: str, client: str, session: Session) -> dict[str, Any]:
-    """Copy-paste configuration for Claude Code, Claude Desktop and Cursor."""
-    header = f"Authorization: Bearer {session.token}"
+    """Copy-paste configuration for Claude Code, Claude Desktop and Cursor.
+
+    Claude Code's commands read the token from ``$CCMEM_TOKEN``: the hooks send it from the
+    environment Claude Code runs in, so it is exported once and written into no settings file.
+    """
     sse = f"{base}/mcp/{client}/sse/{session.user_id}"
     http = f"{base}/mcp/{client}/http/{session.user_id}"
     desktop_url = f"{base}/mcp/claude-desktop/sse/{session.user_id}"
     cursor_url = f"{base}/mcp/cursor/http/{session.user_id}"
-    claude_code = (
-        f"claude mcp add --transport sse {SERVER_NAME} {shlex.quote(sse)} --header {shlex.quote(header)}"
-    )
-    claude_code_http = (
-        f"claude mcp add --transport http {SERVER_NAME} {shlex.quote(http)} --header {shlex.quote(header)}"
-    )
+    export = f"export {TOKEN_VARIABLE}={shlex.quote(session.token)}"
+    header = f'--header "Authorization: Bearer ${TOKEN_VARIABLE}"'  # the shell fills it in
+    claude_code = f"claude mcp add --transport sse {SERVER_NAME} {shlex.quote(sse)} {header}"
+    claude_code_http = f"claude mcp add --transport http {SERVER_NAME} {shlex.quote(http)} {header}"
+    setup = "\n".join([export, f"ccmem hooks install --url {shlex.quote(base)}", claude_code_http])
     desktop = {
         "mcpServers": {
             SERVER_NAME: {
@@ -223,6 +227,8 @@ def connect_snippets(base: str, client: str, session: Session) -> dict[str, Any]
         }
     }
     return {
+        "claude_code_setup": setup,
+        "token_export": export,
         "claude_code": claude_code,
         "claude_code_http": claude_code_http,
         "desktop": json.dumps(desktop, indent=2),
