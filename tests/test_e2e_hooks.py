@@ -27,6 +27,7 @@ import pytest
 from tests.support.fake_anthropic import FakeAnthropic, always_text
 from tests.support.node_clients import ClaudeRun, run_claude
 from tests.support.server import MemoryServer, ccmem_bin
+from tests.support.server import add_memory as add
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(400)]
 
@@ -47,16 +48,6 @@ def install_hooks(home: Path, url: str) -> None:
         check=False,
     )
     assert completed.returncode == 0, completed.stderr + completed.stdout
-
-
-def add(server: MemoryServer, token: str, text: str, project: str) -> None:
-    response = httpx.post(
-        f"{server.base_url}/api/v1/memories",
-        json={"text": text, "project": project, "app": "notes"},
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=30,
-    )
-    assert response.status_code == 200, response.text
 
 
 def fake_github_token() -> str:

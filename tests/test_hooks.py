@@ -22,6 +22,7 @@ from claude_code_memory.config import ConfigError, load_settings
 from claude_code_memory.memories.hooks import context_output, project_of, turn_text
 from claude_code_memory.memories.recall import NOTICE, TAG, Recalled, Sessions, render
 from tests.support.server import MemoryServer
+from tests.support.server import add_memory as add
 
 WHEN = datetime(2026, 11, 2, 9, 30)
 
@@ -125,18 +126,6 @@ def hook(server: MemoryServer, token: str, body: dict[str, Any]) -> dict[str, An
     )
     assert response.status_code == 200, f"{response.status_code} {response.text}\n{server.log()}"
     return response.json()
-
-
-def add(server: MemoryServer, token: str, text: str, project: str | None = None) -> str:
-    response = httpx.post(
-        f"{server.base_url}/api/v1/memories",
-        json={"text": text, "project": project, "app": "notes"},
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=30,
-    )
-    assert response.status_code == 200, response.text
-    body = response.json()
-    return str(body.get("id") or body["results"][0]["id"])
 
 
 def context(answer: dict[str, Any], event: str) -> str:

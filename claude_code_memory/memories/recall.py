@@ -235,6 +235,7 @@ class Recall:
         floor = self.settings.recall_min_similarity
         already = self.sessions.injected(session_id)
         query = prompt[:MAX_QUERY_CHARS]
+        _, app_pk = self.owners.own_app(user_id, HOOK_APP, "read memories")  # the search logs through it
         # One search over all the user's memories, deep enough for both scopes, then the
         # project's memories first: two searches (project, then the rest) cost twice the time.
         hits = self.pipeline.search_hits(
@@ -259,7 +260,6 @@ class Recall:
         }
         if not chosen:
             return ""
-        _, app_pk = self.owners.own_app(user_id, HOOK_APP, "read memories")
         return self._give(session_id, app_pk, "recall", list(chosen.values())[:wanted], budget)
 
     def _give(

@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
+
 from .processes import ChildProcess, free_port, http_answers, http_ok, require_tool, tail
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -152,3 +154,18 @@ class MemoryServer(ChildProcess):
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+def add_memory(
+    server: MemoryServer, token: str, text: str, project: str | None = None, app: str = "notes"
+) -> str:
+    """Store ``text`` for the token's user over REST; returns the memory's id."""
+    response = httpx.post(
+        f"{server.base_url}/api/v1/memories",
+        json={"text": text, "project": project, "app": app},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    return str(body.get("id") or body["results"][0]["id"])
