@@ -12,6 +12,7 @@ from tests.support.kill9 import OPERATIONS, Kill9
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.integration  # starts and kills its own server
 def test_a_killed_server_restarts_consistent_after_every_operation(tmp_path: Path) -> None:
     with Kill9(tmp_path, seed=7) as fault:
         for operation in OPERATIONS:

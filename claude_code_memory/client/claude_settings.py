@@ -22,9 +22,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .remote import TOKEN_ENV
+
 HOOK_PATH = "/api/v1/hooks/claude-code"
 COMMAND_SCRIPT = "hook_command.py"
-TOKEN_ENV = "CCMEM_TOKEN"
 #: Events an http hook reaches in the pinned Claude Code; SessionStart needs a command hook.
 HTTP_EVENTS = ("UserPromptSubmit", "Stop", "SubagentStop", "SessionEnd", "PostCompact")
 COMMAND_EVENTS = ("SessionStart",)

@@ -30,7 +30,7 @@ router = APIRouter()
 SIGNIN_MAX_AGE = 1800
 SERVER_NAME = "memory"
 #: Where the hooks (and the commands on the Connect page) read the user's token.
-TOKEN_VARIABLE = "CCMEM_TOKEN"
+TOKEN_VARIABLE = "CCMEM_TOKEN"  # shown in commands to paste; the UI never reads it
 
 
 def _safe_next(target: str | None) -> str:
