@@ -28,6 +28,8 @@ from pydantic_core import ErrorDetails
 from .errors import ConfigError
 
 ENV_PREFIX = "CCMEM_"
+#: A user token for the clients (CLI, Claude Code's hooks); the server never reads it.
+TOKEN_ENV = "CCMEM_TOKEN"
 
 #: Conventional environment variables and the dotted key each one sets.
 WELL_KNOWN_ENV: dict[str, str] = {

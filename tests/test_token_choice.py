@@ -40,7 +40,6 @@ def test_only_client_remote_reads_the_variable() -> None:
         for node in ast.walk(ast.parse(path.read_text()))
         if isinstance(node, ast.Constant) and node.value == TOKEN_ENV
     )
-    # Two modules name it without reading the precedence: the SessionStart hook's script runs as
-    # `python -I -S FILE` (the standard library only, it cannot import the package), and the web
-    # UI (which may import only its own modules and config) shows it in commands to paste.
-    assert readers == ["client/hook_command.py", "client/remote.py", "ui/account.py"]
+    # config.py names it once for everyone; the SessionStart hook's script runs as
+    # `python -I -S FILE` (the standard library only: it cannot import the package).
+    assert readers == ["client/hook_command.py", "config.py"]

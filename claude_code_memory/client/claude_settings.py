@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .remote import TOKEN_ENV
+from ..config import TOKEN_ENV
 
 HOOK_PATH = "/api/v1/hooks/claude-code"
 COMMAND_SCRIPT = "hook_command.py"

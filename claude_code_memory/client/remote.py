@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from ..config import Settings
+from ..config import TOKEN_ENV, Settings
 from ..errors import (
     Unauthorised,
     Unavailable,
@@ -21,7 +21,6 @@ from ..errors import (
 )
 
 #: The environment variable that holds a client's token.
-TOKEN_ENV = "CCMEM_TOKEN"
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, Form, Request, UploadFile
 from fastapi.responses import Response
 
+from ..config import TOKEN_ENV
 from .api import IMPORT_TIMEOUT, ApiError
 from .session import SESSION_COOKIE, SIGNIN_COOKIE, Session, same_token
 from .web import (
@@ -30,7 +31,7 @@ router = APIRouter()
 SIGNIN_MAX_AGE = 1800
 SERVER_NAME = "memory"
 #: Where the hooks (and the commands on the Connect page) read the user's token.
-TOKEN_VARIABLE = "CCMEM_TOKEN"  # shown in commands to paste; the UI never reads it
+TOKEN_VARIABLE = TOKEN_ENV  # shown in commands to paste; the UI never reads it
 
 
 def _safe_next(target: str | None) -> str:
