@@ -196,18 +196,21 @@ class ConsentQueue:
             redactions=memory.redactions or 0,
         )
 
-    def reject(self, principal: Principal, memory_id: object) -> str:
+    def reject(self, principal: Principal, memory_id: object, *, erase: bool = True) -> str:
         """Reject a pending item: its text is deleted for good. Returns its id."""
         mid = parse_memory_id(memory_id)
         owner = self._owner(principal, mid)
-        self.service.reject(mid, user_id=owner, decided_by=decider(principal))
+        self.service.reject(mid, user_id=owner, decided_by=decider(principal), erase=erase)
         return str(mid)
 
     def approve_many(self, principal: Principal, ids: list[str]) -> list[Outcome]:
         return self._each(ids, lambda mid: self.approve(principal, mid))
 
     def reject_many(self, principal: Principal, ids: list[str]) -> list[Outcome]:
-        return self._each(ids, lambda mid: self.reject(principal, mid))
+        outcomes = self._each(ids, lambda mid: self.reject(principal, mid, erase=False))
+        if any(outcome.error is None for outcome in outcomes):
+            self.service.erasure.erase()  # once for the batch, as a delete request does
+        return outcomes
 
     @staticmethod
     def _each(ids: list[str], decide: Callable[[str], Approval | str]) -> list[Outcome]:

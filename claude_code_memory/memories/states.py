@@ -115,8 +115,9 @@ class States:
             ids = list(session.scalars(query))
         return self.delete_memories(ids, user_id=user_id, changed_by=user_id, app_name=app_name)
 
-    def reject(self, memory_id: object, *, user_id: str, decided_by: str) -> None:
-        """Reject a pending item: its text is gone for good; the decision is recorded."""
+    def reject(self, memory_id: object, *, user_id: str, decided_by: str, erase: bool = True) -> None:
+        """Reject a pending item: its text is gone for good; the decision is recorded. A bulk
+        rejection passes ``erase=False`` and erases once for the whole batch."""
         mid = parse_memory_id(memory_id)
         with self.database.session() as session:
             pending = owned(session, mid, user_id)
@@ -129,7 +130,8 @@ class States:
             )
             self.usage.forget(pending.user_id)
             session.delete(pending)
-        self.erasure.erase()
+        if erase:
+            self.erasure.erase()
 
     def _rows(self, session: Session, ids: Sequence[uuid.UUID], user_id: str | None) -> list[Memory]:
         if not ids:
