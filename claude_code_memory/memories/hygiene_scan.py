@@ -76,7 +76,10 @@ def neighbours(vectors: np.ndarray, floor: float, k: int = NEIGHBOURS) -> list[l
 
 
 def scan(
-    items: Sequence[Item], vectors: Sequence[Sequence[float]] | np.ndarray, thresholds: Thresholds, now: datetime
+    items: Sequence[Item],
+    vectors: Sequence[Sequence[float]] | np.ndarray,
+    thresholds: Thresholds,
+    now: datetime,
 ) -> list[Finding]:
     """Findings over one user's active memories; ``vectors[i]`` is ``items[i]``'s embedding."""
     findings: list[Finding] = []

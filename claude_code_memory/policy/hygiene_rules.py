@@ -1,6 +1,7 @@
 """Hygiene verdicts over memory texts: junk, near-duplicates, superseded facts. Text in, verdicts out.
 
     junk(text) -> str | None                    why a text is junk ("acknowledgement", ...), or None
+    junk_capture(turn) -> str | None            the same for a captured turn: all its messages junk
     same_fact(a, b) -> bool                     two texts say the same thing (the text check that
                                                 confirms a vector match as a near-duplicate)
     supersedes(newer, older) -> bool            ``newer`` changes a value ``older`` states
@@ -18,21 +19,26 @@ import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 #: Words that carry no subject on their own (function words).
-STOPWORDS = frozenset(
+STOPWORDS = _wordset(
     """a an the and or but if of to in on at by for with from as into onto than then so that this
     these those there here it its it's is are was were be been being am do does did has have had
     i me my we our us you your he she they them their his her which who whom what when where how
     will would shall should can could may might must also just very too up out over about all any
-    some such not no nor only own same both each few more most other s t""".split()
+    some such not no nor only own same both each few more most other s t"""
 )
 #: Whole messages that say nothing but "received" (compared after normalising).
-ACKNOWLEDGEMENT_WORDS = frozenset(
+ACKNOWLEDGEMENT_WORDS = _wordset(
     """ok okay k kk thanks thank thx ty you much so very great good nice cool perfect awesome
     sure yes yeah yep yup no nope got it done lgtm sounds will do alright right fine hi hello hey
     bye cheers np problem welcome appreciated appreciate that works wonderful excellent amazing
     understood noted roger makes sense agreed indeed absolutely totally exactly correct oh ah
-    hmm alrighty gotcha lol haha please go ahead continue proceed thing""".split()
+    hmm alrighty gotcha lol haha please go ahead continue proceed thing"""
 )
 #: Phrases assistants (and people) wrap content in; a text made only of them is boilerplate.
 BOILERPLATE = tuple(
@@ -40,7 +46,8 @@ BOILERPLATE = tuple(
     for pattern in (
         r"\bas an ai( language model)?\b",
         r"\bi(?:'| a)m an ai( assistant)?\b",
-        r"\b(?:i'?ll|i will|let me) (?:help|take a look|look into|check)(?: you)?(?: with)?(?: (?:that|this|it))?\b",
+        r"\b(?:i'?ll|i will|let me) (?:help|take a look|look into|check)"
+        r"(?: you)?(?: with)?(?: (?:that|this|it))?\b",
         r"\blet me know if (?:you )?(?:have|need) any (?:other |more |further )?(?:questions|help)\b",
         r"\b(?:is there )?anything else (?:i can help (?:you )?with|you need)\b",
         r"\bhappy to help\b",
@@ -81,8 +88,8 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+#-]*[A-Za-z0-9+#]|[A-Za-z0-9]")
 _NUMBERISH = re.compile(r"^v?\d[\d.,:x/-]*[a-z]{0,3}$", re.IGNORECASE)
 #: Words that flip a statement: texts that differ in them are not the same fact.
-NEGATIONS = frozenset(
-    "not no never don't doesn't didn't won't isn't aren't wasn't cannot can't shouldn't avoid stop".split()
+NEGATIONS = _wordset(
+    "not no never don't doesn't didn't won't isn't aren't wasn't cannot can't shouldn't avoid stop"
 )
 #: Words that announce a change of value: "we moved to", "now uses", "switched".
 CHANGE_CUES = re.compile(
@@ -93,10 +100,10 @@ CHANGE_CUES = re.compile(
 )
 #: Common verbs and quantifiers a paraphrase swaps freely ("prefers" / "likes"): swapping one of
 #: them is rewording, not another fact, unlike swapping a name ("billing" / "payments").
-SOFT_WORDS = frozenset(
+SOFT_WORDS = _wordset(
     """like likes prefer prefers want wants love loves enjoy enjoys need needs require requires use
     uses keep keeps stay stays remain remains get gets make makes every each all always usually
-    often live lives based located work works working run runs say says tell tells show shows""".split()
+    often live lives based located work works working run runs say says tell tells show shows"""
 )
 #: Fewer content words than this and no specific token: a fragment that means nothing alone.
 MIN_CONTENT_WORDS = 2
@@ -159,9 +166,9 @@ def junk(text: str) -> str | None:
         if pattern.fullmatch(stripped):
             return "tool_noise"
     all_words = words(stripped)
-    if all_words and all(w in ACKNOWLEDGEMENT_WORDS or w in STOPWORDS for w in all_words):
-        if not specifics(stripped) or len(all_words) <= 3:
-            return "acknowledgement"
+    only_thanks = all_words and all(w in ACKNOWLEDGEMENT_WORDS or w in STOPWORDS for w in all_words)
+    if only_thanks and (not specifics(stripped) or len(all_words) <= 3):
+        return "acknowledgement"
     residue = stripped
     hits = 0
     for pattern in BOILERPLATE:
@@ -202,6 +209,19 @@ def tokens(text: str) -> tuple[str, ...]:
             continue
         out.append(stem(token))
     return tuple(out)
+
+
+_SPEAKER = re.compile(r"\n\s*\n(?=[A-Z][A-Za-z]{0,19}: )")
+_LABEL = re.compile(r"^[A-Z][A-Za-z]{0,19}: ")
+
+
+def junk_capture(text: str) -> str | None:
+    """Why a captured turn (``User: …`` / ``Assistant: …`` paragraphs) is junk: every one of its
+    messages is; the first one's reason. None when any message says something."""
+    reasons = [junk(_LABEL.sub("", part.strip(), count=1)) for part in _SPEAKER.split(text)]
+    if reasons and all(reasons):
+        return reasons[0]
+    return None
 
 
 @dataclass(frozen=True)
