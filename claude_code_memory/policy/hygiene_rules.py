@@ -166,7 +166,9 @@ def junk(text: str) -> str | None:
         if pattern.fullmatch(stripped):
             return "tool_noise"
     all_words = words(stripped)
-    only_thanks = all_words and all(w in ACKNOWLEDGEMENT_WORDS or w in STOPWORDS for w in all_words)
+    only_thanks = any(w in ACKNOWLEDGEMENT_WORDS for w in all_words) and all(
+        w in ACKNOWLEDGEMENT_WORDS or w in STOPWORDS for w in all_words
+    )
     if only_thanks and (not specifics(stripped) or len(all_words) <= 3):
         return "acknowledgement"
     residue = stripped
@@ -309,9 +311,9 @@ def supersedes(newer: Facts | str, older: Facts | str) -> bool:
     Without a word of change, only numbers may differ (a version, a port, a size) and every
     other word must be the same: "the sync job runs every 5 minutes" -> "... every 30 minutes".
     With one ("moved", "now", "switched", "instead"), ``newer`` must name ``older``'s subject
-    (its first two words) and drop or replace ``older``'s value (its last word, or name it
-    after "from"). Two facts about different things that look alike ("service foo on port
-    8080", "service bar on port 9090") keep both."""
+    (its first two words that are not values or common verbs) and drop or replace ``older``'s
+    value (its last word, or name it after "from"). Two facts about different things that look
+    alike ("service foo on port 8080", "service bar on port 9090") keep both."""
     fn = newer if isinstance(newer, Facts) else Facts.of(newer)
     fo = older if isinstance(older, Facts) else Facts.of(older)
     cue = CHANGE_CUES.search(fn.text)
@@ -328,7 +330,7 @@ def supersedes(newer: Facts | str, older: Facts | str) -> bool:
             and len(added) <= 2
             and len(dropped) <= 2
         )
-    subject = [t for t in fo.tokens if not _is_value(t)][:2]
+    subject = [t for t in fo.tokens if not _is_value(t) and t not in SOFT][:2]
     if len(subject) < 2 or not all(t in new_words for t in subject):
         return False
     value = fo.tokens[-1]
