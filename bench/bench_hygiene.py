@@ -117,7 +117,8 @@ def synthetic(count: int, seed: int = 7) -> list[Item]:
         base = rng.choice(texts)
         roll = rng.random()
         if roll < 0.85:  # a distinct fact: the template's text with its own numbers and names
-            text = f"{base.rstrip('.!')} (ticket {rng.randint(1000, 99999)}, {rng.choice(hygiene_corpus.SERVICES)})."
+            ticket, service = rng.randint(1000, 99999), rng.choice(hygiene_corpus.SERVICES)
+            text = f"{base.rstrip('.!')} (ticket {ticket}, {service})."
         else:
             text = base
         items.append(
