@@ -15,6 +15,17 @@ depends_on = None
 
 
 def upgrade() -> None:
+    # Idempotent: a database set back to an older revision runs this again over its tables.
+    existing = set(sa.inspect(op.get_bind()).get_table_names())
+    if "hygiene_proposals" not in existing:
+        _proposals()
+    if "hygiene_rules" not in existing:
+        _rules()
+    if "capture_filter_counts" not in existing:
+        _filter_counts()
+
+
+def _proposals() -> None:
     op.create_table(
         "hygiene_proposals",
         sa.Column("id", sa.Uuid(), primary_key=True),
@@ -37,6 +48,9 @@ def upgrade() -> None:
     op.create_index("ix_hygiene_proposals_signature", "hygiene_proposals", ["signature"])
     op.create_index("ix_hygiene_proposals_created_at", "hygiene_proposals", ["created_at"])
     op.create_index("idx_hygiene_user_status", "hygiene_proposals", ["user_id", "status"])
+
+
+def _rules() -> None:
     op.create_table(
         "hygiene_rules",
         sa.Column("id", sa.Uuid(), primary_key=True),
@@ -47,6 +61,9 @@ def upgrade() -> None:
         sa.UniqueConstraint("user_id", "kind", name="idx_hygiene_rule_user_kind"),
     )
     op.create_index("ix_hygiene_rules_user_id", "hygiene_rules", ["user_id"])
+
+
+def _filter_counts() -> None:
     op.create_table(
         "capture_filter_counts",
         sa.Column("user_id", sa.Uuid(), sa.ForeignKey("users.id", ondelete="CASCADE"), primary_key=True),
