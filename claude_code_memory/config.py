@@ -153,6 +153,26 @@ class SearchSettings(_Section):
     recall_weight: float = Field(0.0, ge=0, le=1)
 
 
+class HygieneSettings(_Section):
+    """The hygiene job (``memories/hygiene.py``, see docs/hygiene.md): proposals to merge
+    near-duplicates and archive superseded, junk and stale memories, decided by their owner."""
+
+    #: How often the job runs over every user's memories; 0: only on demand.
+    schedule_hours: float = Field(24, ge=0, le=24 * 365)
+    #: Cosine similarity two memories need to be checked as near-duplicates.
+    duplicate_similarity: float = Field(0.85, ge=0.5, le=1)
+    #: Cosine similarity a newer memory needs to be checked as superseding an older one.
+    supersede_similarity: float = Field(0.7, ge=0.3, le=1)
+    #: A memory older than this that no search or recall returned within it is proposed as
+    #: stale; 0 turns the rule off.
+    stale_days: int = Field(90, ge=0)
+    #: How long an applied proposal can be undone (its archived memories are kept meanwhile).
+    undo_days: int = Field(30, ge=1)
+    #: Junk captures (acknowledgements, boilerplate, tool noise, fragments) never reach the
+    #: consent queue; they are counted instead.
+    filter_captures: bool = True
+
+
 #: Where Claude Code starts truncating a hook's ``additionalContext``: no budget may pass it.
 HOOK_CONTEXT_CEILING = 10_000
 
@@ -216,6 +236,7 @@ class Settings(_Section):
     claude_code: ClaudeCodeSettings = Field(default_factory=ClaudeCodeSettings)
     proxy: ProxySettings = Field(default_factory=ProxySettings)
     ui: UiSettings = Field(default_factory=UiSettings)
+    hygiene: HygieneSettings = Field(default_factory=HygieneSettings)
 
     # -- derived values -------------------------------------------------------------------
     @property

@@ -15,6 +15,7 @@ from .. import __version__
 from ..config import Settings
 from ..mcp import create_mcp_endpoint
 from ..memories.components import Components
+from ..memories.hygiene import Hygiene, HygieneScheduler
 from ..memories.reconcile import Reconciler
 from ..memories.retention import Retention, Sweeper
 from . import errors
@@ -35,6 +36,7 @@ from .routes import (
     stats,
     tokens,
 )
+from .routes import hygiene as hygiene_routes
 from .routes import retention as retention_routes
 
 log = logging.getLogger(__name__)
@@ -57,6 +59,7 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
     )
 
     reconciler = Reconciler(parts.service)
+    hygiene = Hygiene(parts.service)
 
     @asynccontextmanager
     async def lifespan(application: FastAPI) -> AsyncIterator[None]:
@@ -66,6 +69,7 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
             async with (
                 reconciler.running(),
                 Sweeper(retention, settings.privacy.purge_interval_minutes).running(),
+                HygieneScheduler(hygiene, settings.hygiene.schedule_hours).running(),
             ):
                 if mcp is None:
                     yield
@@ -87,6 +91,7 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
     app.state.identity = parts.identity
     app.state.service = parts.service
     app.state.reconciler = reconciler
+    app.state.hygiene = hygiene
     errors.install(app)
 
     @app.get("/health", tags=["health"], summary="Database and vector store status (no auth)")
@@ -109,6 +114,7 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
         capture,
         hooks,
         consent,
+        hygiene_routes,
         insights,
         me,
         tokens,

@@ -22,11 +22,11 @@ import sys
 import typer
 
 from ..errors import MemoryError_
-from . import connect, consent, hooks, memories, proxy, retention, server, stack, tokens, ui
+from . import connect, consent, hooks, hygiene, memories, proxy, retention, server, stack, tokens, ui
 from .common import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_UNREACHABLE, err, unreachable
 
 # One module per noun: server (serve, status, doctor), tokens, memories (add, search, list, get,
-# export, import), retention (purge, forget), consent, connect (mcp-config); common holds the
+# export, import), retention (purge, forget), consent, hygiene, connect (mcp-config); common holds the
 # shared options, settings loading, the Remote and the output helpers.
 app = typer.Typer(help="claude-code-memory: a self-hosted memory server for Claude Code and MCP clients.")
 
@@ -43,6 +43,7 @@ app.command("import")(memories.import_)
 app.command()(retention.purge)
 app.command()(retention.forget)
 app.add_typer(consent.app, name="consent")
+app.add_typer(hygiene.app, name="hygiene")
 app.command("mcp-config")(connect.mcp_config)
 app.add_typer(hooks.app, name="hooks")
 # Extra arguments after `--` go to mitmdump.

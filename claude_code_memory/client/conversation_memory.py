@@ -39,7 +39,7 @@ CONTEXT_HEADING = "Relevant memories:"
 MOST_USED = 5
 CAPTURE_PATH = "/api/v1/capture"
 
-CaptureStatus = Literal["stored", "pending", "duplicate", "refused"]
+CaptureStatus = Literal["stored", "pending", "duplicate", "filtered", "refused"]
 Message = Mapping[str, Any]
 """A chat message: ``{"role": "user" | "assistant" | ..., "content": str | [blocks]}``."""
 
@@ -50,6 +50,7 @@ class CaptureResult:
 
     ``stored``: now a searchable memory (``id``). ``pending``: queued for the user's approval
     (``id`` is the pending item's). ``duplicate``: the same text was already stored or queued.
+    ``filtered``: the server's capture filter took it for junk and kept nothing (docs/hygiene.md).
     ``refused``: the gate said no (a paused app, an oversize turn with
     ``capture_oversize: reject``, an invalid field); ``detail`` has the server's reason.
     """
@@ -237,7 +238,7 @@ class ClaudeCodeMemoryManager:
                 status = answer["status"]
             except (ValueError, KeyError, TypeError):
                 status = None
-            if status not in ("stored", "pending", "duplicate"):
+            if status not in ("stored", "pending", "duplicate", "filtered"):
                 shown = response.text[:200]
                 raise Unavailable(f"{self.capture_url} answered with no capture status: {shown!r}")
             return CaptureResult(status=status, id=answer.get("id"))

@@ -236,3 +236,55 @@ class ConsentDecision(Base):
     rule_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
     edited: Mapped[bool] = mapped_column(Boolean, default=False)
     decided_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, index=True)
+
+
+class HygieneProposal(Base):
+    """A change the hygiene job proposes (merge duplicates, archive a superseded, junk or stale
+    memory), its decision, and what undoing it needs: memory ids, states and metadata, never
+    text beyond the preview the owner reviews."""
+
+    __tablename__ = "hygiene_proposals"
+    __table_args__ = (Index("idx_hygiene_user_status", "user_id", "status"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    #: open, applied, rejected, undone, void (its memories changed before a decision)
+    status: Mapped[str] = mapped_column(String(16), default="open")
+    reason: Mapped[str] = mapped_column(Text)
+    memory_ids: Mapped[list[str]] = mapped_column(JSON)
+    keep_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    preview: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    score: Mapped[float] = mapped_column(default=1.0)
+    #: kind and sorted memory ids, hashed: a decided proposal is not proposed again.
+    signature: Mapped[str] = mapped_column(String(64), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, index=True)
+    decided_at: Mapped[datetime | None] = mapped_column(DateTime)
+    decided_by: Mapped[str | None] = mapped_column(String(100))
+    undo_until: Mapped[datetime | None] = mapped_column(DateTime)
+    undo: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class HygieneRule(Base):
+    """A standing hygiene decision of a user: proposals of ``kind`` are applied without asking
+    (and, for junk, junk captures never reach the consent queue)."""
+
+    __tablename__ = "hygiene_rules"
+    __table_args__ = (UniqueConstraint("user_id", "kind", name="idx_hygiene_rule_user_kind"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    created_by: Mapped[str | None] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class CaptureFilterCount(Base):
+    """How many captures the junk filter kept out of the consent queue, per user and reason."""
+
+    __tablename__ = "capture_filter_counts"
+
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    reason: Mapped[str] = mapped_column(String(32), primary_key=True)
+    count: Mapped[int] = mapped_column(default=0)
+    last_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)

@@ -4,7 +4,8 @@ REST routes, MCP tools, consent and retention are thin edges over :class:`Memory
 composes one part per noun and answers with their methods:
 
     owners.py      users and their apps, the paused-app check
-    writes.py      every write, through the policy gate (quota: usage.py)
+    writes.py      every write, through the policy gate (quota: usage.py; junk captures:
+                   capture_filter.py)
     states.py      archive, pause, delete; reject a pending item
     erasure.py     after deletes, the deleted text leaves the files
     reads.py       one memory, a user's list, search results in mem0's shape
@@ -30,6 +31,7 @@ from ..db.models import utcnow
 from ..errors import Unavailable
 from ..search.pipeline import Search
 from .access_log import AccessLog
+from .capture_filter import CaptureFilter
 from .erasure import Erasure
 from .hooks import ClaudeCodeHooks
 from .owners import Owners
@@ -57,7 +59,10 @@ class MemoryService:
         self.owners = Owners(database)
         self.usage = Usage()
         self.access_log = AccessLog(database)
-        self.writes = Writes(database, settings, self.owners, self.vectors, self.usage, self._now)
+        self.capture_filter = CaptureFilter(settings.hygiene.filter_captures)
+        self.writes = Writes(
+            database, settings, self.owners, self.vectors, self.usage, self._now, self.capture_filter
+        )
         self.erasure = Erasure(database, engine)
         self.states = States(database, self.owners, self.vectors, self.usage, self.erasure)
         self.pipeline = Search(database, settings, self.owners, self.vectors, self.access_log, self._now)

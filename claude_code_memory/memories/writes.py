@@ -40,6 +40,7 @@ from ..errors import BadInput, Conflict, MemoryError_, NotFound
 from ..policy.gate import Admitted, Facts, Policy, Rule, Write, admit, approved, content_hash
 from ..policy.redact import redact
 from ..search.categories import Categoriser
+from .capture_filter import CaptureFilter
 from .owners import Owners, owned
 from .usage import Usage
 from .values import already_existed, epoch_seconds, parse_memory_id, validate_app_name, validate_text
@@ -55,8 +56,10 @@ class Writes:
         vectors: Vectors,
         usage: Usage,
         clock: Callable[[], datetime],
+        capture_filter: CaptureFilter | None = None,
     ) -> None:
         self.database = database
+        self.capture_filter = capture_filter
         self.settings = settings
         self.owners = owners
         self.vectors = vectors
@@ -84,7 +87,8 @@ class Writes:
         """Store ``text`` for the user through ``app_name`` after the policy gate.
 
         Returns mem0-style results: ``event`` is ``ADD`` for stored memories, ``PENDING`` for
-        a capture waiting for consent, ``NONE`` with ``already_existed`` for a duplicate.
+        a capture waiting for consent, ``NONE`` with ``already_existed`` for a duplicate,
+        ``FILTERED`` (with ``reason``, no id) for a junk capture the capture filter dropped.
         """
         self.vectors.require_room()
         text = validate_text(text)
@@ -106,6 +110,12 @@ class Writes:
             with self.database.session() as session:
                 user, app = self.owners.user_app(session, user_id, app_name)
                 self.owners.require_active(app, "create new memories")
+                if self.capture_filter is not None:
+                    reason = self.capture_filter.check(session, user.id, text, channel)
+                    if reason is not None:
+                        return [
+                            {"id": None, "memory": None, "event": "FILTERED", "reason": f"junk: {reason}"}
+                        ]
                 admitted = admit(write, self.policy, self._facts(session, user))
                 user_pk, app_pk = user.id, app.id
                 existing = self._stored(session, user_pk, admitted.content_hash)

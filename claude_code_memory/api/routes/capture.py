@@ -69,12 +69,15 @@ def capture(body: CaptureRequest, service: ServiceDep, principal: PrincipalDep) 
         redacted_upstream=body.redactions,
     )
     first = results[0] if results else {}
-    status = {"ADD": "stored", "PENDING": "pending", "NONE": "duplicate"}.get(
+    status = {"ADD": "stored", "PENDING": "pending", "NONE": "duplicate", "FILTERED": "filtered"}.get(
         first.get("event", ""), "stored"
     )
-    return {
+    answer: dict[str, Any] = {
         "status": status,
         "id": first.get("id"),
-        "ids": [r["id"] for r in results],
+        "ids": [r["id"] for r in results if r.get("id")],
         "state": first.get("state"),
     }
+    if first.get("reason"):
+        answer["reason"] = first["reason"]  # why the capture filter dropped it (docs/hygiene.md)
+    return answer

@@ -1,0 +1,292 @@
+"""Hygiene proposals: the pure rules, then end to end over REST and the CLI against the real server.
+
+Approve a merge and undo it (the original memories come back with their ids, text and state
+history), reject changes nothing and is not proposed again, the capture filter keeps junk out of
+the consent queue and counts it, and the scheduled job runs inside the server.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from claude_code_memory.policy import hygiene_rules as rules
+from tests.support.server import MemoryServer
+
+
+# -- the pure rules ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("Thanks!", "acknowledgement"),
+        ("ok go ahead", "acknowledgement"),
+        ("Let me know if you have any other questions!", "boilerplate"),
+        ("Exit code 0", "tool_noise"),
+        ("[Request interrupted by user]", "tool_noise"),
+        ("and then", "fragment"),
+    ],
+)
+def test_junk_is_named(text: str, reason: str) -> None:
+    assert rules.junk(text) == reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Use pnpm.",
+        "Thanks to the retry fix, deploys no longer flake.",
+        "Exit code 137 means the container was OOM-killed.",
+        "Port 5432 is reserved for Postgres.",
+    ],
+)
+def test_what_only_looks_like_junk_is_kept(text: str) -> None:
+    assert rules.junk(text) is None
+
+
+def test_a_captured_turn_is_junk_only_when_every_message_is() -> None:
+    assert rules.junk_capture("User: ok thanks\n\nAssistant: Happy to help!") == "acknowledgement"
+    assert rules.junk_capture("User: ok\n\nAssistant: I moved the API to Postgres 16.") is None
+
+
+def test_same_fact_and_its_look_alikes() -> None:
+    assert rules.same_fact(
+        "Nightly backups are kept for thirty days.", "Backups taken nightly are retained for thirty days."
+    )
+    assert not rules.same_fact("The API listens on port 8080.", "The API listens on port 9090.")
+    assert not rules.same_fact("The user prefers tabs.", "The user does not want tabs.")
+    assert not rules.same_fact(
+        "Chen is the go-to person for questions about billing.",
+        "Chen is the go-to person for questions about payments.",
+    )
+
+
+def test_supersedes_needs_the_same_subject() -> None:
+    assert rules.supersedes("We moved the API to Postgres 16.", "The API runs on Postgres 14.")
+    assert rules.supersedes("The sync job runs every 30 minutes.", "The sync job runs every 5 minutes.")
+    assert not rules.supersedes(
+        "The search service listens on port 9090.", "The billing service listens on port 8080."
+    )
+    assert not rules.supersedes("The API runs on Postgres 14.", "The API runs on Postgres 14 in production.")
+
+
+# -- over REST ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def memory_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
+    # Only on demand here: the scheduled run has its own server below.
+    env = {"CCMEM_HYGIENE__SCHEDULE_HOURS": "0"}
+    with MemoryServer(tmp_path_factory.mktemp("hygiene-server"), env=env) as server:
+        yield server
+
+
+class User:
+    def __init__(self, server: MemoryServer, name: str) -> None:
+        self.id = f"{name}-{uuid.uuid4().hex[:8]}"
+        self.token = server.make_token(self.id)
+        self.http = httpx.Client(
+            base_url=server.base_url, headers={"Authorization": f"Bearer {self.token}"}, timeout=120
+        )
+
+    def add(self, text: str) -> str:
+        response = self.http.post("/api/v1/memories", json={"text": text, "app": "notes", "infer": False})
+        assert response.status_code == 200, response.text
+        body = response.json()
+        return str(body.get("id") or body["results"][0]["id"])
+
+    def memory(self, memory_id: str) -> dict[str, Any]:
+        response = self.http.get(f"/api/v1/memories/{memory_id}")
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def run(self) -> dict[str, Any]:
+        response = self.http.post("/api/v1/hygiene/run", json={})
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def proposals(self, **params: Any) -> list[dict[str, Any]]:
+        response = self.http.get("/api/v1/hygiene/proposals", params=params)
+        assert response.status_code == 200, response.text
+        return response.json()["items"]
+
+
+def history(server: MemoryServer, memory_id: str) -> list[tuple[str, str]]:
+    """The memory's state changes, oldest first, read from the server's SQLite file."""
+    with sqlite3.connect(f"file:{server.data_dir / 'memory.db'}?mode=ro", uri=True) as db:
+        rows = db.execute(
+            "SELECT old_state, new_state FROM memory_status_history WHERE memory_id = ? ORDER BY changed_at",
+            (uuid.UUID(memory_id).hex,),
+        ).fetchall()
+    return [(old, new) for old, new in rows]
+
+
+DUPLICATES = (
+    "Nightly backups of the orders database are kept for thirty days.",
+    "Backups of the orders database taken nightly are retained for thirty days.",
+)
+
+
+def test_approve_a_merge_then_undo_it(memory_server: MemoryServer) -> None:
+    alice = User(memory_server, "alice")
+    first, second = (alice.add(text) for text in DUPLICATES)
+    other = alice.add("The orders service is written in Go and deployed with Helm.")
+    before = {mid: alice.memory(mid) for mid in (first, second)}
+
+    report = alice.run()
+    assert report["proposed"]["duplicate"] == 1, report
+    (merge,) = alice.proposals(kind="duplicate")
+    assert set(merge["memory_ids"]) == {first, second} and other not in merge["memory_ids"]
+    assert merge["reason"] and merge["preview"]["result"] in DUPLICATES
+    keep = merge["keep_id"]
+    (gone,) = {first, second} - {keep}
+
+    reads_before = alice.http.get(f"/api/v1/memories/{gone}/access-log").json()["total"]
+    applied = alice.http.post(f"/api/v1/hygiene/proposals/{merge['id']}/approve")
+    assert applied.status_code == 200, applied.text
+    assert applied.json()["status"] == "applied" and applied.json()["undo_until"]
+    assert alice.memory(gone)["state"] == "archived"
+    kept = alice.memory(keep)
+    assert kept["state"] == "active"
+    assert [entry["id"] for entry in kept["metadata_"]["merged_from"]] == [gone]
+    hits = alice.http.post("/api/v1/memories/search", json={"query": "orders backups", "limit": 5}).json()
+    assert gone not in {hit["id"] for hit in hits["results"]}
+
+    # Applied once only.
+    again = alice.http.post(f"/api/v1/hygiene/proposals/{merge['id']}/approve")
+    assert again.status_code == 409, again.text
+
+    undone = alice.http.post(f"/api/v1/hygiene/proposals/{merge['id']}/undo")
+    assert undone.status_code == 200, undone.text
+    assert undone.json()["status"] == "undone"
+    for mid in (first, second):
+        now = alice.memory(mid)
+        assert now["state"] == "active"
+        assert now["text"] == before[mid]["text"]
+        assert now["created_at"] == before[mid]["created_at"]
+        assert "merged_from" not in (now["metadata_"] or {})
+    assert history(memory_server, gone) == [("active", "archived"), ("archived", "active")]
+    log = alice.http.get(f"/api/v1/memories/{gone}/access-log")
+    assert log.status_code == 200 and log.json()["total"] >= reads_before, log.text
+    hits = alice.http.post("/api/v1/memories/search", json={"query": "orders backups", "limit": 5}).json()
+    assert gone in {hit["id"] for hit in hits["results"]}
+    assert alice.http.post(f"/api/v1/hygiene/proposals/{merge['id']}/undo").status_code == 409
+
+
+def test_reject_changes_nothing_and_is_not_proposed_again(memory_server: MemoryServer) -> None:
+    bob = User(memory_server, "bob")
+    junk = bob.add("ok thanks")
+    fact = bob.add("The billing API runs on Postgres 14.")
+    newer = bob.add("We moved the billing API to Postgres 16.")
+    bob.run()
+    proposals = {p["kind"]: p for p in bob.proposals()}
+    assert proposals["junk"]["memory_ids"] == [junk]
+    assert proposals["superseded"]["memory_ids"] == [fact, newer]
+    before = bob.memory(junk)
+
+    rejected = bob.http.post(f"/api/v1/hygiene/proposals/{proposals['junk']['id']}/reject")
+    assert rejected.status_code == 200 and rejected.json()["status"] == "rejected"
+    after = bob.memory(junk)
+    assert after == before
+    assert history(memory_server, junk) == []
+    bob.run()
+    assert [p for p in bob.proposals() if p["kind"] == "junk"] == []
+
+    # Superseded: the older is archived and linked to the newer.
+    bob.http.post(f"/api/v1/hygiene/proposals/{proposals['superseded']['id']}/approve").raise_for_status()
+    assert bob.memory(fact)["state"] == "archived"
+    assert bob.memory(fact)["metadata_"]["superseded_by"] == newer
+    assert bob.memory(newer)["metadata_"]["supersedes"] == [fact]
+
+
+def test_bad_input_and_other_users(memory_server: MemoryServer) -> None:
+    carol, dave = User(memory_server, "carol"), User(memory_server, "dave")
+    carol.add("thanks!")
+    carol.run()
+    (proposal,) = carol.proposals()
+    assert carol.http.post("/api/v1/hygiene/proposals/not-a-uuid/approve").status_code == 422
+    assert carol.http.post(f"/api/v1/hygiene/proposals/{uuid.uuid4()}/approve").status_code == 404
+    # Another user's proposal is not found, and stays open.
+    assert dave.http.post(f"/api/v1/hygiene/proposals/{proposal['id']}/approve").status_code == 404
+    assert carol.http.post(f"/api/v1/hygiene/proposals/{proposal['id']}/undo").status_code == 409
+    # A junk proposal keeps no memory whose text could be edited.
+    edit = carol.http.post(f"/api/v1/hygiene/proposals/{proposal['id']}/approve", json={"text": "x y z"})
+    assert edit.status_code == 422, edit.text
+    assert carol.proposals()[0]["status"] == "open"
+    assert carol.http.get("/api/v1/hygiene/proposals", params={"kind": "nonsense"}).status_code == 422
+    admin = httpx.Client(base_url=memory_server.base_url, headers=memory_server.admin_headers(), timeout=30)
+    assert admin.get("/api/v1/hygiene/proposals").status_code == 403
+    assert admin.get("/api/v1/hygiene", params={"user_id": carol.id}).json()["open_by_kind"]["junk"] == 1
+
+
+def test_the_capture_filter_keeps_junk_out_of_the_consent_queue(memory_server: MemoryServer) -> None:
+    erin = User(memory_server, "erin")
+
+    def capture(user: str, assistant: str) -> dict[str, Any]:
+        messages = [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
+        response = erin.http.post("/api/v1/capture", json={"app": "claude-code", "messages": messages})
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    assert capture("ok thanks", "Happy to help!") == {
+        "status": "filtered",
+        "id": None,
+        "ids": [],
+        "state": None,
+        "reason": "junk: acknowledgement",
+    }
+    assert capture("Exit code 0", "(no output)")["status"] == "filtered"
+    assert capture("Which port does the API use?", "The API listens on port 8443.")["status"] == "pending"
+    pending = erin.http.get("/api/v1/consent/pending").json()
+    assert pending["total"] == 1
+    status = erin.http.get("/api/v1/hygiene").json()
+    assert status["captures_filtered"] == 2
+    assert status["captures_filtered_by_reason"] == {"acknowledgement": 1, "tool_noise": 1}
+
+
+def test_the_cli_lists_and_decides(memory_server: MemoryServer) -> None:
+    frank = User(memory_server, "frank")
+    junk = frank.add("lgtm")
+    frank.run()
+    env = {"CCMEM_TOKEN": frank.token}
+    listed = memory_server.ccmem(
+        "hygiene", "list", "--json", "--url", memory_server.base_url, "--token", frank.token
+    )
+    (proposal,) = json.loads(listed.stdout)["items"]
+    assert proposal["memory_ids"] == [junk]
+    shown = memory_server.ccmem("hygiene", "list", "--url", memory_server.base_url, "--token", frank.token)
+    assert "junk" in shown.stdout and proposal["id"] in shown.stdout
+    approved = memory_server.ccmem(
+        "hygiene", "approve", proposal["id"], "--url", memory_server.base_url, "--token", env["CCMEM_TOKEN"]
+    )
+    assert "applied" in approved.stdout
+    assert frank.memory(junk)["state"] == "archived"
+    failed = memory_server.ccmem(
+        "hygiene",
+        "reject",
+        proposal["id"],
+        "--url",
+        memory_server.base_url,
+        "--token",
+        frank.token,
+        check=False,
+    )
+    assert failed.returncode == 1 and "not open" in failed.stderr
+
+
+def test_the_scheduled_job_runs_in_the_server(start_server: Any) -> None:
+    # 0.0005 hours: a run every 1.8 seconds.
+    server = start_server(env={"CCMEM_HYGIENE__SCHEDULE_HOURS": "0.0005"})
+    gina = User(server, "gina")
+    gina.add("sounds good")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not gina.proposals():
+        time.sleep(0.5)
+    (proposal,) = gina.proposals()
+    assert proposal["kind"] == "junk"
+    status = gina.http.get("/api/v1/hygiene").json()
+    assert status["next_run_at"] is not None and status["schedule_hours"] == 0.0005
