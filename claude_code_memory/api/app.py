@@ -30,6 +30,7 @@ from .routes import (
     config,
     consent,
     hooks,
+    imports,
     insights,
     me,
     memories,
@@ -63,6 +64,9 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
     )
 
     reconciler = Reconciler(parts.service)
+    if local_mode is not None:  # the local user exists from the start, as OpenMemory's default user did
+        with parts.database.session() as session:
+            parts.service.user(session, local_mode.user)
 
     @asynccontextmanager
     async def lifespan(application: FastAPI) -> AsyncIterator[None]:
@@ -121,6 +125,7 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
         insights,
         me,
         tokens,
+        imports,
     ):
         app.include_router(module.router)
     app.include_router(retention_routes.router)

@@ -80,8 +80,12 @@ class Writes:
         model: str | None = None,
         captured_at: datetime | None = None,
         redacted_upstream: int = 0,
+        into_paused_app: bool = False,
     ) -> list[dict[str, Any]]:
         """Store ``text`` for the user through ``app_name`` after the policy gate.
+
+        ``into_paused_app``: an import restores memories into an app as it was, paused or not
+        (the app is not the one writing).
 
         Returns mem0-style results: ``event`` is ``ADD`` for stored memories, ``PENDING`` for
         a capture waiting for consent, ``NONE`` with ``already_existed`` for a duplicate.
@@ -105,7 +109,8 @@ class Writes:
         try:
             with self.database.session() as session:
                 user, app = self.owners.user_app(session, user_id, app_name)
-                self.owners.require_active(app, "create new memories")
+                if not into_paused_app:
+                    self.owners.require_active(app, "create new memories")
                 admitted = admit(write, self.policy, self._facts(session, user))
                 user_pk, app_pk = user.id, app.id
                 existing = self._stored(session, user_pk, admitted.content_hash)
