@@ -460,3 +460,15 @@ def test_npx_openmemory_install_mcp_config_works_in_the_local_mode(local_server:
     )
     assert response.status_code == 200, response.text
     assert response.json()["result"]["protocolVersion"] == "2025-03-26"
+
+
+def test_doctor_warns_while_the_local_mode_is_on(local_server: MemoryServer) -> None:
+    report = json.loads(
+        local_server.ccmem("doctor", "--json", "--port", str(local_server.port), check=False).stdout
+    )
+    check = next(c for c in report["checks"] if c["name"] == "local mode")
+    assert check["status"] == "warn" and "'localme'" in check["detail"]
+    off_loopback = local_server.ccmem("doctor", "--json", "--host", "0.0.0.0", check=False)
+    check = next(c for c in json.loads(off_loopback.stdout)["checks"] if c["name"] == "local mode")
+    assert check["status"] == "fail" and "refuses to start" in check["detail"]
+    assert off_loopback.returncode == 1
