@@ -17,6 +17,7 @@ what they look like.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -223,8 +224,35 @@ class UiSettings(_Section):
     secure_cookies: bool = False
 
 
+#: OpenMemory's default user names: its UI's ``NEXT_PUBLIC_USER_ID`` and its server's ``USER``.
+OPENMEMORY_DEFAULT_USERS = ["user", "default_user"]
+_USER_ID = r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$"
+
+
+class LocalModeSettings(_Section):
+    """Requests without a token act as one user, on loopback only (docs/openmemory.md): for
+    clients that cannot send a token (the stock OpenMemory UI, ``npx @openmemory/install``)."""
+
+    enabled: bool = False
+    user: str = Field("default_user", pattern=_USER_ID)
+    aliases: list[str] = Field(default_factory=lambda: list(OPENMEMORY_DEFAULT_USERS))
+
+    @field_validator("aliases")
+    @classmethod
+    def _user_ids(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not re.match(_USER_ID, name):
+                raise ValueError(f"{name!r} is not a user id (1-64 letters, digits, '.', '_', '@' or '-')")
+        return value
+
+
+class AuthSettings(_Section):
+    local_mode: LocalModeSettings = Field(default_factory=LocalModeSettings)
+
+
 class Settings(_Section):
     server: ServerSettings = Field(default_factory=ServerSettings)
+    auth: AuthSettings = Field(default_factory=AuthSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     llm: LlmSettings = Field(default_factory=LlmSettings)

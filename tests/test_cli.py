@@ -27,6 +27,7 @@ import sys
 import uuid
 import zipfile
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ import typer
 from claude_code_memory.cli import app as cli_app
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.node_clients import claude_bin, claude_env, run_claude
+from tests.support.openmemory_db import OpenMemoryDb
 from tests.support.processes import free_port
 from tests.support.server import REPO_ROOT, MemoryServer
 
@@ -151,6 +153,8 @@ NEEDS_THE_SERVER = [
     ("get", str(uuid.UUID(int=1))),
     ("export", "--user", "u", "--output", "out.zip"),
     ("import", "{archive}", "--user", "u"),
+    ("import", "archive", "{archive}", "--user", "u"),
+    ("import", "openmemory", "{openmemory}", "--user", "u"),
     ("purge", "--dry-run"),
     ("forget", "--user", "u", "--everything", "--dry-run"),
     ("consent", "list"),
@@ -172,6 +176,12 @@ def test_no_server_exits_3_with_one_line(
     archive = tmp_path / "export.zip"
     archive.write_bytes(b"PK\x05\x06" + b"\0" * 18)  # an empty zip
     args = tuple(str(archive) if a == "{archive}" else a for a in args)
+    if "{openmemory}" in args:
+        database = OpenMemoryDb(tmp_path / "openmemory.db")
+        owner = database.user("default_user")
+        database.memory(owner, database.app(owner, "openmemory"), "a memory", created_at=datetime(2024, 1, 1))
+        database.close()
+        args = tuple(str(database.path) if a == "{openmemory}" else a for a in args)
     dead = f"http://127.0.0.1:{free_port()}"
 
     completed = ccmem(memory_server, *args, "--url", dead, check=False)
@@ -429,6 +439,7 @@ def test_doctor_on_a_fresh_data_dir(memory_server: MemoryServer, tmp_path: Path)
         "admin token",
         ".env",
         "user tokens",
+        "local mode",
         "proxy CA",
         "reconciliation",
     ]
@@ -437,6 +448,12 @@ def test_doctor_on_a_fresh_data_dir(memory_server: MemoryServer, tmp_path: Path)
     assert "sha256 matches the pin" in checks["embedding model"]["detail"]
     assert checks["embedding model"]["detail"].startswith(str(Path(sys.prefix) / "share"))
     assert checks["user tokens"]["status"] == "fail" and "ccmem token create" in checks["user tokens"]["hint"]
+    assert checks["local mode"] == {
+        "name": "local mode",
+        "status": "ok",
+        "detail": "off: every request needs a token",
+        "hint": "",
+    }
     assert checks["proxy CA"]["status"] == "warn" and "not set up" in checks["proxy CA"]["detail"]
     assert checks["proxy CA"]["hint"]
     assert checks["reconciliation"]["status"] == "ok" and "next start" in checks["reconciliation"]["detail"]
@@ -445,7 +462,7 @@ def test_doctor_on_a_fresh_data_dir(memory_server: MemoryServer, tmp_path: Path)
     ccmem(memory_server, "token", "create", "--user", "doc", "--data-dir", str(fresh))
     healthy = ccmem(memory_server, "doctor", *where)
     lines = healthy.stdout.splitlines()
-    assert sum(line.startswith("✓") for line in lines) == 10 and any(
+    assert sum(line.startswith("✓") for line in lines) == 11 and any(
         line.startswith("! proxy CA") for line in lines
     )
     assert "→ only the capture proxy needs it" in healthy.stdout and "0 failed, 1 warning" in healthy.stdout

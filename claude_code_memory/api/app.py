@@ -12,6 +12,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
 from .. import __version__
+from ..auth.local_mode import LocalMode, require_loopback
 from ..config import Settings
 from ..mcp import create_mcp_endpoint
 from ..memories.components import Components
@@ -30,6 +31,7 @@ from .routes import (
     config,
     consent,
     hooks,
+    imports,
     insights,
     me,
     memories,
@@ -45,7 +47,12 @@ log = logging.getLogger(__name__)
 IMPORT_BODY_FACTOR = 50
 
 
+#: Pages on this machine, whatever their port: the stock OpenMemory UI calls from :3000.
+LOOPBACK_ORIGIN = r"https?://(localhost|127\.0\.0\.1|\[::1\])(:[0-9]+)?"
+
+
 def create_app(settings: Settings, components: Components | None = None) -> FastAPI:
+    local_mode = _local_mode(settings)  # before anything opens: a refusal leaves nothing behind
     parts = components or Components(settings)
 
     mcp = (
@@ -60,6 +67,9 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
 
     reconciler = Reconciler(parts.service)
     hygiene = Hygiene(parts.service)
+    if local_mode is not None:  # the local user exists from the start, as OpenMemory's default user did
+        with parts.database.session() as session:
+            parts.service.user(session, local_mode.user)
 
     @asynccontextmanager
     async def lifespan(application: FastAPI) -> AsyncIterator[None]:
@@ -92,6 +102,7 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
     app.state.service = parts.service
     app.state.reconciler = reconciler
     app.state.hygiene = hygiene
+    app.state.local_mode = local_mode
     errors.install(app)
 
     @app.get("/health", tags=["health"], summary="Database and vector store status (no auth)")
@@ -101,6 +112,8 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
         body: dict[str, Any] = {"status": "ok" if healthy else "degraded", "version": __version__, **status}
         body["disk"] = parts.engine.disk.status()  # writes_refused: true while the disk is low (507)
         body["reconciliation"] = reconciler.status()  # the last pass (memories/reconcile.py), or null
+        # The web UI shows a banner and `ccmem doctor` a warning while it is on.
+        body["local_mode"] = {"enabled": local_mode is not None, "user": local_mode and local_mode.user}
         return JSONResponse(body, status_code=200 if healthy else 503)
 
     # browse, insights, me and tokens serve the web UI (and anyone else): see docs/ui.md.
@@ -118,6 +131,7 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
         insights,
         me,
         tokens,
+        imports,
     ):
         app.include_router(module.router)
     app.include_router(retention_routes.router)
@@ -125,10 +139,11 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
     if mcp is not None:
         app.router.routes.extend(mcp.routes)
 
-    if settings.server.cors_origins:
+    if settings.server.cors_origins or local_mode is not None:
         app.add_middleware(
             CORSMiddleware,
             allow_origins=settings.server.cors_origins,
+            allow_origin_regex=LOOPBACK_ORIGIN if local_mode is not None else None,
             allow_methods=["*"],
             allow_headers=["Authorization", "Content-Type", "Accept", "Mcp-Session-Id"],
         )
@@ -142,3 +157,18 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
         exempt_max_bytes=settings.server.max_body_bytes * IMPORT_BODY_FACTOR,
     )
     return app
+
+
+def _local_mode(settings: Settings) -> LocalMode | None:
+    """``auth.local_mode`` when it is on; a ConfigError when the server would bind elsewhere."""
+    local = settings.auth.local_mode
+    if not local.enabled:
+        return None
+    require_loopback(settings.server.host)
+    log.warning(
+        "LOCAL MODE IS ON: requests without a token act as user %r (names %s), from this machine "
+        "only (auth.local_mode; see docs/openmemory.md)",
+        local.user,
+        ", ".join(local.aliases) or "none",
+    )
+    return LocalMode(user=local.user, aliases=frozenset(local.aliases), port=settings.server.port)

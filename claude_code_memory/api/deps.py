@@ -9,6 +9,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ..auth.identity import Identity, Principal
 from ..auth.identity import acting_user as acting_user  # the routes import it from here
+from ..auth.local_mode import LocalMode
 from ..memories.service import MemoryService
 
 
@@ -29,10 +30,18 @@ _bearer = HTTPBearer(
 
 
 def authenticate(request: Request) -> Principal:
-    """The request's principal; raises Unauthorised. Cached on the request."""
+    """The request's principal; raises Unauthorised (Forbidden: a local-mode request that is not
+    from this machine). Cached on the request."""
     principal = getattr(request.state, "principal", None)
     if principal is None:
-        principal = request.app.state.identity.authenticate(request.headers.get("authorization"))
+        authorization = request.headers.get("authorization")
+        local: LocalMode | None = request.app.state.local_mode
+        if local is not None and not authorization:  # auth.local_mode: no token, this machine only
+            headers = request.headers
+            origin, fetch_site = headers.get("origin"), headers.get("sec-fetch-site")
+            principal = local.principal(headers.get("host"), origin, fetch_site)
+        else:
+            principal = request.app.state.identity.authenticate(authorization)
         request.state.principal = principal
     return principal
 

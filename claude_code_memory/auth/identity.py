@@ -41,11 +41,29 @@ _TOKEN_LOOKUP = (
 class Principal:
     user_id: str | None
     is_admin: bool = False
+    #: Other names that mean this principal's user (the local mode's OpenMemory default names).
+    aliases: frozenset[str] = frozenset()
+    #: A request without a token, let in by ``auth.local_mode`` (auth/local_mode.py).
+    local: bool = False
+
+    def resolve(self, user_id: str) -> str:
+        """The user ``user_id`` names for this principal (an alias is its own user); raise
+        Forbidden unless this principal may act for it."""
+        if self.is_admin:
+            return user_id
+        if self.user_id is not None and (user_id == self.user_id or user_id in self.aliases):
+            return self.user_id
+        if self.local:
+            names = ", ".join(repr(name) for name in sorted({self.user_id or "", *self.aliases}))
+            raise Forbidden(
+                f"the local mode acts only for user {self.user_id!r} (named {names}), not {user_id!r}: "
+                "add the name to auth.local_mode.aliases, or send a token"
+            )
+        raise Forbidden(f"this token cannot access the memories of user {user_id!r}")
 
     def require_user(self, user_id: str) -> None:
         """Raise Forbidden unless this principal may act for ``user_id``."""
-        if not self.is_admin and self.user_id != user_id:
-            raise Forbidden(f"this token cannot access the memories of user {user_id!r}")
+        self.resolve(user_id)
 
 
 def acting_user(principal: Principal, user_id: str | None) -> str:
@@ -56,8 +74,7 @@ def acting_user(principal: Principal, user_id: str | None) -> str:
             raise BadInput("user_id is required with the admin token")
         return principal.user_id
     validate_user_id(user_id)
-    principal.require_user(user_id)
-    return user_id
+    return principal.resolve(user_id)
 
 
 def validate_user_id(user_id: object) -> str:

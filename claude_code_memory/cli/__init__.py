@@ -22,12 +22,13 @@ import sys
 import typer
 
 from ..errors import MemoryError_
-from . import connect, consent, hooks, hygiene, memories, proxy, retention, server, stack, tokens, ui
+from . import connect, consent, hooks, hygiene, imports, memories, proxy, retention, server, stack, tokens, ui
 from .common import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_UNREACHABLE, err, unreachable
 
 # One module per noun: server (serve, status, doctor), tokens, memories (add, search, list, get,
-# export, import), retention (purge, forget), consent, hygiene, connect (mcp-config); common holds the
-# shared options, settings loading, the Remote and the output helpers.
+# export), imports (import: an export, an OpenMemory database), retention (purge, forget),
+# consent, hygiene, connect (mcp-config); common holds the shared options, settings loading, the
+# Remote and the output helpers.
 app = typer.Typer(help="claude-code-memory: a self-hosted memory server for Claude Code and MCP clients.")
 
 app.command()(server.serve)
@@ -39,7 +40,7 @@ app.command()(memories.search)
 app.command("list")(memories.list_memories)
 app.command()(memories.get)
 app.command()(memories.export)
-app.command("import")(memories.import_)
+app.add_typer(imports.app, name="import")
 app.command()(retention.purge)
 app.command()(retention.forget)
 app.add_typer(consent.app, name="consent")

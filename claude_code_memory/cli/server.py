@@ -49,7 +49,14 @@ def serve(
     )
     if not settings.server.admin_token:
         err.print("[yellow]warning:[/] no admin token (CCMEM_ADMIN_TOKEN); only user tokens will work")
-    application = create_app(settings)
+    application = create_app(settings)  # refuses the local mode on a non-loopback address
+    local = settings.auth.local_mode
+    if local.enabled:
+        err.print(
+            f"[bold yellow]warning: LOCAL MODE IS ON[/]: requests without a token from this machine act "
+            f"as user {local.user!r} (auth.local_mode; see docs/openmemory.md)",
+            highlight=False,
+        )
     err.print(
         f"claude-code-memory listening on http://{settings.server.host}:{settings.server.port} "
         f"(data: {settings.data_path})"
@@ -133,6 +140,8 @@ def status(
         grid.add_row("server", f"{mark} {base}", style=None)
         grid.add_row("version", str(health.get("version", "?")))
         for part, state in health.items():
+            if part == "local_mode" and isinstance(state, dict):
+                state = f"ON (no token acts as user {state.get('user')!r})" if state.get("enabled") else "off"
             if part not in ("status", "version"):
                 grid.add_row(part.replace("_", " "), common.text(str(state)))
         if counts is not None:
@@ -289,6 +298,29 @@ def _check_user_tokens(settings: Settings) -> Check:
     return Check("user tokens", "ok", f"{len(tokens)} active for {users} user{'s' * (users != 1)}")
 
 
+def _check_local_mode(settings: Settings) -> Check:
+    from ..auth.local_mode import is_loopback
+
+    local = settings.auth.local_mode
+    if not local.enabled:
+        return Check("local mode", "ok", "off: every request needs a token")
+    if not is_loopback(settings.server.host):
+        return Check(
+            "local mode",
+            "fail",
+            f"on, but server.host = {settings.server.host!r} is not loopback: the server refuses to start",
+            "bind to 127.0.0.1, or set auth.local_mode.enabled: false",
+        )
+    names = ", ".join([local.user, *local.aliases])
+    return Check(
+        "local mode",
+        "warn",
+        f"ON: requests without a token from this machine act as user {local.user!r} (names: {names})",
+        "only for clients that cannot send a token; turn it off (auth.local_mode.enabled: false) "
+        "when they have moved to tokens",
+    )
+
+
 def _check_proxy_ca(settings: Settings) -> Check:
     path = settings.data_path / PROXY_CA
     if path.is_file():
@@ -391,6 +423,7 @@ def doctor(
         *_check_models(settings),
         *_check_secrets(settings, config),
         _check_user_tokens(settings),
+        _check_local_mode(settings),
         _check_proxy_ca(settings),
         _check_reconciliation(settings, reconcile),
     ]

@@ -66,6 +66,8 @@ class MalformedMessage(BadInput):
 class _SseSession:
     caller: Caller
     owner: str
+    #: The user named in the GET's path (an alias of ``caller.user_id`` in the local mode).
+    path_user: str
 
 
 class McpEndpoint:
@@ -136,9 +138,8 @@ class McpEndpoint:
                 f"invalid client name {client_name!r}: use 1-64 letters, digits, '.', '_', '@' or '-', "
                 "starting with a letter or digit"
             )
-        if not principal.is_admin and principal.user_id != user_id:
-            raise Forbidden(f"this token cannot access the memories of user {user_id!r}")
-        return Caller(user_id=user_id, client_name=client_name), _owner(principal)
+        # An alias (the local mode's OpenMemory default names) acts as the principal's user.
+        return Caller(user_id=principal.resolve(user_id), client_name=client_name), _owner(principal)
 
     # -- SSE --------------------------------------------------------------------------------
     async def _sse_connect(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -166,7 +167,9 @@ class McpEndpoint:
                     if found:
                         session_id = found.group(1).decode()
                         session_ids.append(session_id)
-                        self._sse_sessions[session_id] = _SseSession(caller, owner)
+                        self._sse_sessions[session_id] = _SseSession(
+                            caller, owner, request.path_params["user_id"]
+                        )
             await send(message)
 
         try:
@@ -210,7 +213,7 @@ class McpEndpoint:
         path = request.path_params
         if session is None or (
             "user_id" in path
-            and (path["user_id"], path["client_name"]) != (session.caller.user_id, session.caller.client_name)
+            and (path["user_id"], path["client_name"]) != (session.path_user, session.caller.client_name)
         ):
             raise NotFound(f"no open SSE session {session_id}: connect to GET {SSE_PATH} first")
         return session

@@ -83,8 +83,12 @@ class Writes:
         model: str | None = None,
         captured_at: datetime | None = None,
         redacted_upstream: int = 0,
+        into_paused_app: bool = False,
     ) -> list[dict[str, Any]]:
         """Store ``text`` for the user through ``app_name`` after the policy gate.
+
+        ``into_paused_app``: an import restores memories into an app as it was, paused or not
+        (the app is not the one writing).
 
         Returns mem0-style results: ``event`` is ``ADD`` for stored memories, ``PENDING`` for
         a capture waiting for consent, ``NONE`` with ``already_existed`` for a duplicate,
@@ -109,7 +113,8 @@ class Writes:
         try:
             with self.database.session() as session:
                 user, app = self.owners.user_app(session, user_id, app_name)
-                self.owners.require_active(app, "create new memories")
+                if not into_paused_app:
+                    self.owners.require_active(app, "create new memories")
                 if self.capture_filter is not None:
                     reason = self.capture_filter.check(session, user.id, text, channel)
                     if reason is not None:

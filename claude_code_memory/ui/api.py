@@ -60,6 +60,14 @@ class Api:
         except ValueError:
             raise ApiUnavailable(f"the memory server sent something that is not JSON for {path}") from None
 
+    def health(self) -> dict[str, Any] | None:
+        """The API's ``/health`` report (no token), or None when it does not answer with one."""
+        try:
+            body = self._client.get("/health", timeout=3).json()
+        except (httpx.HTTPError, ValueError):
+            return None
+        return body if isinstance(body, dict) else None
+
     def get(self, path: str, token: str, **kwargs: Any) -> Any:
         return self.call("GET", path, token, **kwargs)
 

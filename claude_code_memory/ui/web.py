@@ -4,6 +4,7 @@ the one translation of failures into pages (never a traceback)."""
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -24,6 +25,8 @@ log = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
 FLASH_MAX_AGE = 120
+#: Seconds between two looks at the API's local mode (``/health``), for the pages' banner.
+LOCAL_MODE_RECHECK = 30.0
 
 
 @dataclass
@@ -34,6 +37,18 @@ class Ui:
     api: Api
     sealer: Sealer
     signed_out: SignedOut
+    #: The API's ``local_mode`` report when it is on (None: off or unknown), and when it was read.
+    local_mode: dict[str, Any] | None = None
+    local_mode_read_at: float = -LOCAL_MODE_RECHECK
+
+    def local_mode_notice(self) -> dict[str, Any] | None:
+        """The API's local mode while it is on: every page shows a banner then."""
+        now = time.monotonic()
+        if now - self.local_mode_read_at >= LOCAL_MODE_RECHECK:
+            report = (self.api.health() or {}).get("local_mode")
+            self.local_mode = report if isinstance(report, dict) and report.get("enabled") else None
+            self.local_mode_read_at = now
+        return self.local_mode
 
     @property
     def max_age(self) -> int:
@@ -124,7 +139,13 @@ def render(request: Request, template: str, status: int = 200, **context: Any) -
     response = templates.TemplateResponse(
         request,
         template,
-        {"session": session, "csrf": session.csrf if session else "", "flash": notice, **context},
+        {
+            "session": session,
+            "csrf": session.csrf if session else "",
+            "flash": notice,
+            "local_mode": ui.local_mode_notice(),
+            **context,
+        },
         status_code=status,
     )
     if notice is not None:

@@ -1,0 +1,155 @@
+"""``ccmem import``: bring memories in, from our own export (``archive``, the default) or from
+an OpenMemory database (``openmemory``).
+
+``ccmem import FILE.zip`` keeps working as before: a first argument that is not a subcommand
+goes to ``archive``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from ..errors import BadInput
+from . import common, memories
+from .common import ConfigOpt, JsonOpt, TokenOpt, UrlOpt, out
+
+
+class _ArchiveByDefault(TyperGroup):
+    """``ccmem import FILE.zip`` (or ``--mode skip FILE.zip``) means ``ccmem import archive …``."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # ctx: typer's vendored click
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["archive", *args]
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(
+    cls=_ArchiveByDefault,
+    help="Bring memories in: `ccmem import FILE.zip` (an export) or `ccmem import openmemory openmemory.db`.",
+    no_args_is_help=True,
+)
+app.command("archive")(memories.import_)
+
+
+def _user_map(pairs: list[str]) -> dict[str, str]:
+    mapping: dict[str, str] = {}
+    for pair in pairs:
+        theirs, sep, ours = pair.partition("=")
+        if not sep or not theirs.strip() or not ours.strip():
+            raise BadInput(f"--user-map {pair!r}: expected THEIRS=OURS, e.g. default_user=alice")
+        mapping[theirs.strip()] = ours.strip()
+    return mapping
+
+
+@app.command("openmemory")
+def openmemory(
+    path: Annotated[
+        Path, typer.Argument(dir_okay=False, help="OpenMemory's SQLite database (openmemory.db)")
+    ],
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user", help="the local user every OpenMemory user goes to (default: the token's user)"
+        ),
+    ] = None,
+    user_map: Annotated[
+        list[str] | None,
+        typer.Option("--user-map", help="THEIRS=OURS: one OpenMemory user to a local user (repeatable)"),
+    ] = None,
+    keep_user_ids: Annotated[
+        bool,
+        typer.Option(
+            "--keep-user-ids",
+            help="each OpenMemory user to the local user of the same name (created if new; admin token)",
+        ),
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="read and count; import nothing")] = False,
+    url: UrlOpt = None,
+    token: TokenOpt = None,
+    as_json: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Move in from OpenMemory: its memories, apps, categories, states, dates and access logs.
+
+    Reads the database here and sends its memories to the server in batches. Every memory passes
+    the policy gate (redaction, caps) and is embedded again; deleted ones stay behind; duplicates
+    and memories imported before are skipped, so running it twice imports nothing new.
+    """
+    from ..client.openmemory_db import batches, map_users, read_openmemory
+
+    data = read_openmemory(path)
+    targets = map_users(data, _user_map(user_map or []), user, keep_user_ids)
+    totals: Counter[str] = Counter()
+    by_state: Counter[str] = Counter()
+    refusals: list[dict[str, str]] = []
+    if not dry_run and data.memories:
+        with common.remote(config, url, token) as client:
+            for batch in batches(data.memories, targets):
+                answer = client.post(
+                    "/api/v1/import/openmemory", json={"memories": batch}, timeout=memories.IMPORT_TIMEOUT
+                )
+                for key in (
+                    "imported",
+                    "skipped_duplicate",
+                    "skipped_already_imported",
+                    "refused",
+                    "pending_consent",
+                    "access_logs",
+                ):
+                    totals[key] += answer[key]
+                by_state.update(answer["imported_by_state"])
+                refusals += answer["refusals"]
+    report: dict[str, Any] = {
+        "path": str(path),
+        "dry_run": dry_run,
+        "users": {theirs: ours or "(the token's user)" for theirs, ours in targets.items()},
+        "read": data.read,
+        "read_by_state": dict(data.read_by_state),
+        "skipped_deleted": data.read_by_state["deleted"],
+        "imported": totals["imported"],
+        "imported_by_state": dict(by_state),
+        "skipped_duplicate": totals["skipped_duplicate"],
+        "skipped_already_imported": totals["skipped_already_imported"],
+        "refused": totals["refused"],
+        "pending_consent": totals["pending_consent"],
+        "access_logs": totals["access_logs"],
+        "access_logs_dropped": data.access_logs_dropped,
+        "refusals": refusals,
+    }
+    if as_json:
+        common.print_json(report)
+        return
+    _print(report)
+
+
+def _print(report: dict[str, Any]) -> None:
+    states = ", ".join(f"{count} {state}" for state, count in sorted(report["read_by_state"].items()))
+    out.print(common.text(f"read {report['read']} memories from {report['path']} ({states or 'none'})"))
+    for theirs, ours in report["users"].items():
+        out.print(common.text(f"  OpenMemory user {theirs} → {ours}"))
+    if report["dry_run"]:
+        out.print("dry run: nothing imported")
+        return
+    imported = ", ".join(f"{count} {state}" for state, count in sorted(report["imported_by_state"].items()))
+    lines = [
+        f"imported {report['imported']}" + (f" ({imported})" if imported else ""),
+        f"skipped: {report['skipped_deleted']} deleted in OpenMemory, "
+        f"{report['skipped_duplicate']} duplicates, {report['skipped_already_imported']} imported before",
+        f"refused by the policy gate: {report['refused']}",
+        f"access-log rows: {report['access_logs']}",
+    ]
+    if report["pending_consent"]:
+        lines.append(
+            f"waiting for consent (privacy.consent_channels names import): {report['pending_consent']}"
+        )
+    if report["access_logs_dropped"]:
+        lines.append(f"older access-log rows left behind: {report['access_logs_dropped']}")
+    for line in lines:
+        out.print(common.text(line))
+    for refusal in report["refusals"]:
+        out.print(common.text(f"  refused {refusal['openmemory_id']}: {refusal['reason']}"))
