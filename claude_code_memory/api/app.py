@@ -28,12 +28,15 @@ from .routes import (
     capture,
     config,
     consent,
+    entities,
     hooks,
     insights,
     me,
     memories,
+    scopes,
     stats,
     tokens,
+    trash,
 )
 from .routes import retention as retention_routes
 
@@ -112,6 +115,9 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
         insights,
         me,
         tokens,
+        scopes,
+        entities,
+        trash,
     ):
         app.include_router(module.router)
     app.include_router(retention_routes.router)
