@@ -21,13 +21,25 @@ depends_on = None
 
 
 def upgrade() -> None:
+    # Re-runnable, as the migrations before it: a database stamped older may hold these already.
+    inspector = sa.inspect(op.get_bind())
+    columns = {column["name"] for column in inspector.get_columns("memories")}
+    tables = set(inspector.get_table_names())
     # Plain column adds (no batch copy): a table copy on SQLite would drop the keyword index's triggers.
-    op.add_column("memories", sa.Column("task", sa.String(256), nullable=True))
-    op.add_column(
-        "memories",
-        sa.Column("entities_indexed", sa.Boolean(), nullable=False, server_default=sa.false()),
-    )
-    op.create_index("ix_memories_scope", "memories", ["user_id", "project", "task"])
+    if "task" not in columns:
+        op.add_column("memories", sa.Column("task", sa.String(256), nullable=True))
+    if "entities_indexed" not in columns:
+        op.add_column(
+            "memories",
+            sa.Column("entities_indexed", sa.Boolean(), nullable=False, server_default=sa.false()),
+        )
+    if "ix_memories_scope" not in {index["name"] for index in inspector.get_indexes("memories")}:
+        op.create_index("ix_memories_scope", "memories", ["user_id", "project", "task"])
+    if "memory_links" not in tables:
+        _create_tables()
+
+
+def _create_tables() -> None:
     op.create_table(
         "memory_links",
         sa.Column("id", sa.Uuid(), primary_key=True),
