@@ -22,7 +22,9 @@ from claude_code_memory.memories.entity_rules import KINDS, extract  # noqa: E40
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", type=Path, default=ROOT / "bench" / "data" / "entities_labelled.json")
     args = parser.parse_args()
     cases = json.loads(args.data.read_text())

@@ -40,7 +40,10 @@ TOPICS: dict[str, tuple[str, list[str]]] = {
     "logging": ("Where do the logs go?", ["Loki", "Datadog", "CloudWatch", "a rotating file"]),
     "ci": ("Which CI do we use?", ["GitHub Actions", "GitLab CI", "Buildkite", "Jenkins"]),
     "frontend": ("Which frontend framework do we use?", ["React", "Vue", "Svelte", "server-side templates"]),
-    "monitoring": ("What alerts us when something breaks?", ["Prometheus alerts", "Sentry", "PagerDuty", "Grafana"]),
+    "monitoring": (
+        "What alerts us when something breaks?",
+        ["Prometheus alerts", "Sentry", "PagerDuty", "Grafana"],
+    ),
 }
 FACT_TEMPLATES = [
     "For caching we use {choice}; the cache keys expire after ten minutes.",
@@ -53,7 +56,9 @@ GLOBAL_TEMPLATES = [
 ]
 
 
-def memories(projects: list[str], facts: int, seed: int) -> tuple[list[dict[str, str]], dict[tuple[str, str], str]]:
+def memories(
+    projects: list[str], facts: int, seed: int
+) -> tuple[list[dict[str, str]], dict[tuple[str, str], str]]:
     """The memories to store (text, project or none) and each (project, topic)'s main fact."""
     rng = random.Random(seed)
     items: list[dict[str, str]] = []
@@ -79,7 +84,9 @@ def memories(projects: list[str], facts: int, seed: int) -> tuple[list[dict[str,
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--projects", type=int, default=4, help=f"how many projects (2-{len(PROJECTS)})")
     parser.add_argument("--facts", type=int, default=3, help="memories per project and topic")
     parser.add_argument("--seed", type=int, default=5)

@@ -64,22 +64,23 @@ class Caller:
         when it is JSON, or the error text when the tool failed."""
         url = f"{self.server.base_url}/mcp/claude-code/http/{self.user}"
         results: list[Any] = []
-        async with httpx.AsyncClient(headers={"Authorization": f"Bearer {self.token}"}, timeout=60) as http:
-            async with (
-                streamable_http_client(url, http_client=http) as streams,
-                ClientSession(streams[0], streams[1]) as session,
-            ):
-                await session.initialize()
-                for name, arguments in calls:
-                    result = await session.call_tool(name, arguments)
-                    text = result.content[0].text  # type: ignore[union-attr]
-                    if result.is_error:
-                        results.append({"error": text})
-                        continue
-                    try:
-                        results.append(json.loads(text))
-                    except ValueError:
-                        results.append(text)
+        headers = {"Authorization": f"Bearer {self.token}"}
+        async with (
+            httpx.AsyncClient(headers=headers, timeout=60) as http,
+            streamable_http_client(url, http_client=http) as streams,
+            ClientSession(streams[0], streams[1]) as session,
+        ):
+            await session.initialize()
+            for name, arguments in calls:
+                result = await session.call_tool(name, arguments)
+                text = result.content[0].text  # type: ignore[union-attr]
+                if result.is_error:
+                    results.append({"error": text})
+                    continue
+                try:
+                    results.append(json.loads(text))
+                except ValueError:
+                    results.append(text)
         return results
 
 
@@ -112,8 +113,12 @@ def test_search_from_a_project_sees_its_memories_first_and_no_other_projects(cal
 
 def test_move_between_scopes_and_complete_a_task(caller: Caller) -> None:
     first = caller.create("Step one of the migration: copy the orders table", project="shop", task="migrate")
-    second = caller.create("Step two of the migration: switch reads to the copy", project="shop", task="migrate")
-    keep = caller.create("Migration lesson: always dry-run against a snapshot", project="shop", task="lessons")
+    second = caller.create(
+        "Step two of the migration: switch reads to the copy", project="shop", task="migrate"
+    )
+    keep = caller.create(
+        "Migration lesson: always dry-run against a snapshot", project="shop", task="lessons"
+    )
     assert caller.listed(project="shop", task="migrate") == {first, second}
 
     moved = caller.http.post("/api/v1/memories/actions/move", json={"memory_ids": [second], "project": None})
@@ -127,7 +132,10 @@ def test_move_between_scopes_and_complete_a_task(caller: Caller) -> None:
 
     done = caller.http.post("/api/v1/tasks/complete", json={"project": "shop", "task": "migrate"})
     assert done.status_code == 200 and done.json()["archived"] == 1
-    assert first not in caller.listed() and caller.http.get(f"/api/v1/memories/{first}").json()["state"] == "archived"
+    assert (
+        first not in caller.listed()
+        and caller.http.get(f"/api/v1/memories/{first}").json()["state"] == "archived"
+    )
     promoted = caller.http.post(
         "/api/v1/tasks/complete", json={"project": "shop", "task": "lessons", "promote": True}
     )
@@ -160,7 +168,9 @@ def test_links_are_shown_and_come_first_in_related(caller: Caller) -> None:
     again = caller.http.post(f"/api/v1/memories/{a}/links", json={"target_id": b, "relation": "Depends on"})
     assert again.json() == {**link.json(), "created": False}
     links = caller.http.get(f"/api/v1/memories/{b}/links").json()["links"]
-    assert [(x["direction"], x["relation"], x["memory"]["id"]) for x in links] == [("incoming", "depends on", a)]
+    assert [(x["direction"], x["relation"], x["memory"]["id"]) for x in links] == [
+        ("incoming", "depends on", a)
+    ]
     related = caller.http.get(f"/api/v1/memories/{a}/related").json()
     assert related["items"][0]["id"] == b and related["items"][0]["link"]["relation"] == "depends on"
     assert caller.http.post(f"/api/v1/memories/{a}/links", json={"target_id": a}).status_code == 422
