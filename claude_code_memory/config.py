@@ -132,6 +132,9 @@ class PrivacySettings(_Section):
     auto_delete_after_days: int = Field(0, ge=0)
     purge_interval_minutes: int = Field(60, ge=1)
     mask_pii: bool = False
+    #: Days a deleted memory stays restorable in the trash (text and vector kept); 0: a delete
+    #: erases at once, as it always did.
+    trash_days: int = Field(0, ge=0, le=3650)
 
 
 class PerformanceSettings(_Section):
@@ -152,6 +155,11 @@ class SearchSettings(_Section):
     recency_weight: float = Field(0.0, ge=0, le=1)
     recency_half_life_days: float = Field(30.0, gt=0)
     recall_weight: float = Field(0.0, ge=0, le=1)
+    #: Searches from a known project see that project's memories and global ones, the
+    #: project's ranked up by ``project_boost`` (a share of their score); false: every
+    #: project's memories, as before scopes.
+    scope_ranking: bool = True
+    project_boost: float = Field(0.5, ge=0, le=10)
 
 
 class HygieneSettings(_Section):

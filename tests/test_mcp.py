@@ -140,6 +140,17 @@ def fact() -> str:
 # -- tools ------------------------------------------------------------------------------------
 
 
+SCOPE_TOOLS = {
+    "set_project",
+    "complete_task",
+    "move_memories",
+    "link_memories",
+    "list_entities",
+    "search_entities",
+    "restore_memories",
+}
+
+
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_the_five_openmemory_tools_are_listed(
     memory_server: MemoryServer, alice: tuple[str, str], transport: str
@@ -147,10 +158,18 @@ def test_the_five_openmemory_tools_are_listed(
     async def scenario() -> None:
         async with connect(memory_server, transport, *alice) as session:
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-        assert set(tools) == TOOLS
+        # OpenMemory's five, and ours for scopes, links, entities and the trash (docs/scopes.md).
+        assert set(tools) == TOOLS | SCOPE_TOOLS
         assert tools["search_memory"].description == SEARCH_DESCRIPTION
-        # OpenMemory's query and limit, plus our optional neighbouring-turn context.
-        assert set(tools["search_memory"].input_schema["properties"]) == {"query", "limit", "context"}
+        # OpenMemory's query and limit, plus our optional neighbouring-turn context and scope.
+        assert set(tools["search_memory"].input_schema["properties"]) == {
+            "query",
+            "limit",
+            "context",
+            "scope",
+            "project",
+            "task",
+        }
         assert tools["search_memory"].input_schema["properties"]["context"]["default"] == 0
         assert tools["search_memory"].input_schema["required"] == ["query"]
         add_schema = tools["add_memories"].input_schema

@@ -30,13 +30,16 @@ from .routes import (
     capture,
     config,
     consent,
+    entities,
     hooks,
     imports,
     insights,
     me,
     memories,
+    scopes,
     stats,
     tokens,
+    trash,
 )
 from .routes import hygiene as hygiene_routes
 from .routes import retention as retention_routes
@@ -132,6 +135,9 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
         me,
         tokens,
         imports,
+        scopes,
+        entities,
+        trash,
     ):
         app.include_router(module.router)
     app.include_router(retention_routes.router)

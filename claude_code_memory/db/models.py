@@ -42,6 +42,8 @@ class MemoryState(enum.StrEnum):
     deleted = "deleted"
     #: Captured, waiting for the owner's consent: stored, not embedded, not searchable.
     pending = "pending"
+    #: Deleted with ``privacy.trash_days`` > 0: text and vector kept, restorable until purged.
+    trashed = "trashed"
 
 
 class User(Base):
@@ -90,6 +92,7 @@ class Memory(Base):
         # One row per user and text (deleted rows keep no hash): de-duplication the database enforces.
         Index("idx_memory_user_hash", "user_id", "content_hash", unique=True),
         Index("ix_memories_conversation_order", "user_id", "conversation_id", "captured_at"),
+        Index("ix_memories_scope", "user_id", "project", "task"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -114,6 +117,10 @@ class Memory(Base):
     consent: Mapped[str | None] = mapped_column(String(16))
     redactions: Mapped[int] = mapped_column(default=0)
     expires_at: Mapped[datetime | None] = mapped_column(DateTime, index=True)
+    # Scope: ``project`` None is global; a task belongs to the memory's project.
+    task: Mapped[str | None] = mapped_column(String(256))
+    #: Whether the entity rules have read this memory (memories/entities.py backfills the rest).
+    entities_indexed: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
 
     user: Mapped[User] = relationship()
     app: Mapped[App] = relationship()
@@ -141,6 +148,7 @@ class MemoryFields(Protocol):
     consent: str | None
     redactions: int
     expires_at: datetime | None
+    task: str | None
 
 
 #: A memory's columns under their attribute names (``metadata_`` included), for a row that
@@ -288,3 +296,42 @@ class CaptureFilterCount(Base):
     reason: Mapped[str] = mapped_column(String(32), primary_key=True)
     count: Mapped[int] = mapped_column(default=0)
     last_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class MemoryLink(Base):
+    """A typed link between two memories of one user (``link_memories``); stored once, read
+    from both ends."""
+
+    __tablename__ = "memory_links"
+    __table_args__ = (UniqueConstraint("source_id", "target_id", "relation", name="uq_memory_link"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    source_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("memories.id", ondelete="CASCADE"), index=True)
+    target_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("memories.id", ondelete="CASCADE"), index=True)
+    relation: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class Entity(Base):
+    """Something memories mention: a person, project, tool or file, found by rules."""
+
+    __tablename__ = "entities"
+    __table_args__ = (UniqueConstraint("user_id", "kind", "name", name="uq_entity_user_kind_name"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    name: Mapped[str] = mapped_column(String(256), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class MemoryEntity(Base):
+    __tablename__ = "memory_entities"
+
+    memory_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("memories.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    entity_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("entities.id", ondelete="CASCADE"), primary_key=True, index=True
+    )

@@ -19,16 +19,17 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import partial
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio.to_thread
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from .. import __version__
 from ..errors import MemoryError_
+from ..memories.scopes import search_scope
 
 #: OpenMemory's server name; some clients show it.
 SERVER_NAME = "mem0-mcp-server"
@@ -88,6 +89,8 @@ def current_caller() -> Caller:
 
 def build_server(get_service: Callable[[], Any]) -> MCPServer:
     """Build the MCP server once; every connection and request shares it."""
+    from . import scope_tools  # noqa: PLC0415 - it imports this module's helpers
+
     server = _quiet(
         lambda: MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
     )
@@ -102,13 +105,25 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
     @server.tool(description=ADD_DESCRIPTION, annotations=ADDITIVE)
     async def add_memories(
         text: Annotated[str, Field(description="The text to remember")],
+        ctx: Context,
         infer: Annotated[
             bool,
             Field(description="Extract facts with the server's LLM instead of storing the text verbatim"),
         ] = False,
+        scope: Annotated[
+            Literal["default", "global", "project", "task"],
+            Field(description="global: for every project; default: the current project's when one is set"),
+        ] = "default",
+        project: Annotated[str | None, Field(description="The project (default: the current one)")] = None,
+        task: Annotated[str | None, Field(description="A task within the project")] = None,
     ) -> str:
         caller = current_caller()
         _require_text(text, "text")
+        named = None if scope == "global" else scope_tools.resolve_project(ctx, project)
+        if scope in ("project", "task") and named is None:
+            raise ToolError(f"scope {scope!r} needs a project: pass project or call set_project first")
+        if scope == "task" and not task:
+            raise ToolError("scope 'task' needs a task")
         results = await call(
             "add_memory",
             user_id=caller.user_id,
@@ -117,12 +132,15 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
             infer=infer,
             metadata=None,
             channel=CHANNEL,
+            project=named,
+            task=task,
         )
         return json.dumps({"results": results}, default=str)
 
     @server.tool(description=SEARCH_DESCRIPTION, annotations=READ_ONLY)
     async def search_memory(
         query: Annotated[str, Field(description="The search query")],
+        ctx: Context,
         limit: Annotated[
             int,
             Field(
@@ -138,6 +156,15 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
                 json_schema_extra={"minimum": 0, "maximum": MAX_CONTEXT},
             ),
         ] = 0,
+        scope: Annotated[
+            Literal["default", "project", "task", "global", "all"],
+            Field(
+                description="default: the current project's memories first, with global ones "
+                "(everything when no project is set); project/task/global: only those; all: everything"
+            ),
+        ] = "default",
+        project: Annotated[str | None, Field(description="The project (default: the current one)")] = None,
+        task: Annotated[str | None, Field(description="A task within the project")] = None,
     ) -> str:
         caller = current_caller()
         _require_text(query, "query")
@@ -153,6 +180,7 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
             limit=limit,
             channel=CHANNEL,
             context=context,
+            scope=await _scope_filters(scope, scope_tools.resolve_project(ctx, project), task),
         )
         return json.dumps({"results": results}, indent=2, default=str)
 
@@ -183,6 +211,8 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
         caller = current_caller()
         await call("delete_all", user_id=caller.user_id, app_name=caller.client_name)
         return "Successfully deleted all memories"
+
+    scope_tools.register(server, call)
 
     async def read(method: str, /, **kwargs: Any) -> str:
         try:
@@ -217,6 +247,13 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
         return await read("list_memories", user_id=user_id, app_name=caller.client_name, channel=CHANNEL)
 
     return server
+
+
+async def _scope_filters(scope: str, project: str | None, task: str | None) -> dict[str, Any]:
+    try:
+        return search_scope(scope, project, task)
+    except MemoryError_ as error:
+        raise ToolError(error.message) from error
 
 
 def _require_text(value: str, name: str) -> None:

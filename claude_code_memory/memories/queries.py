@@ -90,6 +90,10 @@ class Listing:
     to_date: int | None = None
     sort_column: str | None = None
     sort_direction: str | None = None
+    #: Scope filters (scopes.py): one project, one task of it, or global memories only.
+    project: str | None = None
+    task: str | None = None
+    global_only: bool = False
 
 
 def _listing(user_pk: uuid.UUID, listing: Listing) -> Select[Memory, str]:
@@ -115,6 +119,12 @@ def _listing(user_pk: uuid.UUID, listing: Listing) -> Select[Memory, str]:
         query = query.where(Memory.created_at >= start)
     if (end := from_epoch(listing.to_date)) is not None:
         query = query.where(Memory.created_at <= end)
+    if listing.project is not None:
+        query = query.where(Memory.project == listing.project)
+    if listing.task is not None:
+        query = query.where(Memory.task == listing.task)
+    if listing.global_only:
+        query = query.where(Memory.project.is_(None))
     return query
 
 
@@ -171,6 +181,7 @@ class Browse:
     search_query: str | None = None
     apps: list[str] | None = None
     projects: list[str] | None = None
+    tasks: list[str] | None = None
     categories: list[str] | None = None
     states: list[str] | None = None
     from_date: date | None = None
@@ -195,6 +206,12 @@ def _browsed(user_pk: uuid.UUID, browse: Browse) -> Select[Memory, str]:
         conditions = [Memory.project.in_(named)] if named else []
         if "" in browse.projects:
             conditions.append(Memory.project.is_(None))
+        query = query.where(or_(*conditions))
+    if browse.tasks:
+        named = [t for t in browse.tasks if t]
+        conditions = [Memory.task.in_(named)] if named else []
+        if "" in browse.tasks:
+            conditions.append(Memory.task.is_(None))
         query = query.where(or_(*conditions))
     if browse.categories:
         in_category = (
@@ -226,7 +243,15 @@ def _facets(session: Session, user_pk: uuid.UUID) -> dict[str, list[str]]:
         .distinct()
         .order_by(Category.name)
     ).all()
-    return {"apps": list(apps), "projects": [p for p in projects if p is not None], "categories": list(names)}
+    tasks = session.scalars(
+        select(Memory.task).where(*kept, Memory.task.is_not(None)).distinct().order_by(Memory.task)
+    ).all()
+    return {
+        "apps": list(apps),
+        "projects": [p for p in projects if p is not None],
+        "tasks": [t for t in tasks if t is not None],
+        "categories": list(names),
+    }
 
 
 def browse_page(service: MemoryService, user_id: str, browse: Browse) -> dict[str, Any]:
@@ -244,6 +269,7 @@ def browse_page(service: MemoryService, user_id: str, browse: Browse) -> dict[st
             {
                 **memory_response(memory, app_name),
                 "project": memory.project,
+                "task": memory.task,
                 "updated_at": epoch(memory.updated_at),
                 "redactions": memory.redactions or 0,
             }
@@ -256,11 +282,21 @@ def browse_page(service: MemoryService, user_id: str, browse: Browse) -> dict[st
 
 # -- one memory's neighbours and records ----------------------------------------------------------
 def related_page(service: MemoryService, memory: Memory, page_number: int) -> dict[str, Any]:
-    """The owner's listed memories sharing a category with ``memory``, most shared first."""
+    """The memories linked to ``memory`` (links.py), newest link first, each with its ``link``;
+    then the owner's listed memories sharing a category with it, most shared first."""
     size = RELATED_PAGE_SIZE
+    linked = []
+    for link in service.links_of(None, memory.id):
+        other = service.get(link["memory"]["id"], None)
+        linked.append(
+            memory_response(other) | {"link": {k: link[k] for k in ("id", "relation", "direction")}}
+        )
+    seen = {uuid.UUID(item["id"]) for item in linked}
+    start = (page_number - 1) * size
+    shown_links = linked[start : start + size]
     category_ids = [c.id for c in memory.categories]
     if not category_ids:
-        return page([], 0, page_number, size)
+        return page(shown_links, len(linked), page_number, size)
     overlap = func.count(MemoryCategory.category_id).label("overlap")
     query = (
         select(Memory, App.name, overlap)
@@ -272,19 +308,20 @@ def related_page(service: MemoryService, memory: Memory, page_number: int) -> di
                 Memory.id != memory.id,
                 Memory.state.in_(LISTED),
                 MemoryCategory.category_id.in_(category_ids),
+                Memory.id.notin_(seen),
             )
         )
         .group_by(Memory.id, App.name)
     )
     with service.database.session() as session:
-        total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+        total = (session.scalar(select(func.count()).select_from(query.subquery())) or 0) + len(linked)
         rows = session.execute(
             query.order_by(overlap.desc(), Memory.created_at.desc())
-            .offset((page_number - 1) * size)
-            .limit(size)
+            .offset(max(0, start - len(linked)))
+            .limit(size - len(shown_links))
         )
         return {
-            "items": [memory_response(m, name) for m, name, _ in rows],
+            "items": shown_links + [memory_response(m, name) for m, name, _ in rows],
             "total": total,
             "page": page_number,
             "size": size,

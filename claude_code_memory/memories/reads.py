@@ -87,7 +87,9 @@ class Reads:
         limit: int = 10,
         channel: str = "mcp",
         context: int = 0,
+        scope: dict[str, Any] | None = None,
     ) -> list[dict[str, Any]]:
+        """``scope``: the filters :func:`.scopes.search_scope` makes of the caller's scope."""
         hits = self.pipeline.search_hits(
             user_id=user_id,
             app_name=app_name,
@@ -95,6 +97,7 @@ class Reads:
             limit=limit,
             context=context,
             with_categories=False,  # mem0's result shape has none
+            **(scope or {}),
         )
         items = []
         for hit in hits:

@@ -245,6 +245,7 @@ class Recall:
             limit=min(100, 2 * (wanted + len(already)) + 10),
             access_type=HOOK_SEARCH,
             with_categories=False,
+            current_project=project,  # another project's memories stay out (scopes.py)
         )
         eligible = [
             hit

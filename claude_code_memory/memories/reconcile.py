@@ -54,7 +54,7 @@ from .vectors import point_payload
 log = logging.getLogger(__name__)
 
 #: States whose memories have a vector point.
-LIVE = frozenset({MemoryState.active, MemoryState.paused, MemoryState.archived})
+LIVE = frozenset({MemoryState.active, MemoryState.paused, MemoryState.archived, MemoryState.trashed})
 #: A point (or history row) this process wrote more recently than this may belong to a write
 #: whose SQL row is not committed yet: it is left for the next pass.
 IN_FLIGHT_SECONDS = 300.0

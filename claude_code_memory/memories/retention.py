@@ -161,9 +161,14 @@ class Retention:
         with self._lock:
             now = self.service.clock()
             pending_cutoff = now - timedelta(days=self.privacy.pending_expire_days)
+            trash_cutoff = now - timedelta(days=self.privacy.trash_days)
             receipt = Receipt(
                 dry_run=dry_run,
-                scope={"expired_before": iso(now), "pending_created_before": iso(pending_cutoff)},
+                scope={
+                    "expired_before": iso(now),
+                    "pending_created_before": iso(pending_cutoff),
+                    "trashed_before": iso(trash_cutoff),
+                },
             )
             with self.service.database.session() as session:
                 rows = session.execute(
@@ -172,6 +177,8 @@ class Retention:
                         or_(
                             and_(Memory.expires_at.is_not(None), Memory.expires_at <= now),
                             and_(Memory.state == MemoryState.pending, Memory.created_at < pending_cutoff),
+                            # The trash's time is up (trash.py); trash_days 0 empties it.
+                            and_(Memory.state == MemoryState.trashed, Memory.deleted_at <= trash_cutoff),
                         ),
                     )
                 ).all()

@@ -7,6 +7,10 @@ composes one part per noun and answers with their methods:
     writes.py      every write, through the policy gate (quota: usage.py; junk captures:
                    capture_filter.py)
     states.py      archive, pause, delete; reject a pending item
+    trash.py       deleted memories restorable for privacy.trash_days
+    scopes.py      global, project and task scopes; moving between them, ending a task
+    links.py       typed links between two memories
+    entities.py    people, projects, tools and files the memories mention (entity_rules.py)
     erasure.py     after deletes, the deleted text leaves the files
     reads.py       one memory, a user's list, search results in mem0's shape
     recall.py      what Claude Code's hooks inject (briefing, a prompt's memories)
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from ..config import Settings
 from ..db.database import Database
@@ -32,12 +37,16 @@ from ..errors import Unavailable
 from ..search.pipeline import Search
 from .access_log import AccessLog
 from .capture_filter import CaptureFilter
+from .entities import Entities
 from .erasure import Erasure
 from .hooks import ClaudeCodeHooks
+from .links import Links
 from .owners import Owners
 from .reads import Reads
 from .recall import Recall
+from .scopes import Scopes, scope_of
 from .states import States
+from .trash import Trash
 from .usage import Usage
 from .vectors import VectorEngine, Vectors
 from .writes import Writes
@@ -64,7 +73,13 @@ class MemoryService:
             database, settings, self.owners, self.vectors, self.usage, self._now, self.capture_filter
         )
         self.erasure = Erasure(database, engine)
-        self.states = States(database, self.owners, self.vectors, self.usage, self.erasure)
+        self.states = States(
+            database, self.owners, self.vectors, self.usage, self.erasure, settings.privacy.trash_days
+        )
+        self.trash = Trash(database, self.owners, self.vectors, self.usage, self.states)
+        self.scopes = Scopes(database, self.owners, self.vectors, self.states)
+        self.links = Links(database, self.owners)
+        self.entities = Entities(database, self.owners)
         self.pipeline = Search(database, settings, self.owners, self.vectors, self.access_log, self._now)
         self.reads = Reads(database, self.owners, self.access_log, self.pipeline)
         self.recall = Recall(database, settings.claude_code, self.owners, self.pipeline, self.access_log)
@@ -101,6 +116,25 @@ class MemoryService:
         self.handle_hook = self.hooks.handle
 
         self.flush_access_log = self.access_log.flush
+
+        self.complete_task = self.scopes.complete_task
+        self.scopes_in_use = self.scopes.scopes_in_use
+        self.link_memories = self.links.link
+        self.unlink_memories = self.links.unlink
+        self.links_of = self.links.of
+        self.list_entities = self.entities.listing
+        self.search_entities = self.entities.search
+        self.list_trash = self.trash.list
+        self.purge_trash = self.trash.purge
+
+    def move_memories(
+        self, *, user_id: str, memory_ids: list[Any], project: str | None, task: str | None = None
+    ) -> int:
+        """Move memories into the scope ``project``/``task`` names (no project: global)."""
+        return self.scopes.move(memory_ids, scope_of(project, task), user_id=user_id)
+
+    def restore_memories(self, *, user_id: str, memory_ids: list[Any]) -> dict[str, Any]:
+        return self.trash.restore(memory_ids, user_id=user_id)
 
     def _now(self) -> datetime:
         # The parts ask the service, not the clock it started with: tests set ``clock`` later.

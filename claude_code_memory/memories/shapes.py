@@ -66,6 +66,7 @@ def provenance(memory: MemoryFields, app_name: str) -> dict[str, Any]:
         "channel": memory.channel,
         "app": app_name,
         "project": memory.project,
+        "task": memory.task,
         "conversation_id": memory.conversation_id,
         "model": memory.model,
         "captured_at": iso(memory.captured_at),

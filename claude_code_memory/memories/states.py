@@ -38,8 +38,16 @@ from .vectors import Vectors
 
 class States:
     def __init__(
-        self, database: Database, owners: Owners, vectors: Vectors, usage: Usage, erasure: Erasure
+        self,
+        database: Database,
+        owners: Owners,
+        vectors: Vectors,
+        usage: Usage,
+        erasure: Erasure,
+        trash_days: int = 0,
     ) -> None:
+        #: ``privacy.trash_days``: > 0 makes a delete move memories to the trash (trash.py).
+        self.trash_days = trash_days
         self.database = database
         self.owners = owners
         self.vectors = vectors
@@ -62,7 +70,7 @@ class States:
         with self.database.session() as session:
             actor = self._actor(session, changed_by)
             for memory in self._rows(session, ids, user_id):
-                if memory.state in (new_state, MemoryState.deleted):
+                if memory.state in (new_state, MemoryState.deleted, MemoryState.trashed):
                     continue
                 self._record_state(session, memory, new_state, actor)
                 self.vectors.set_payload(str(memory.id), {"state": new_state.value})
@@ -76,15 +84,18 @@ class States:
         user_id: str | None,
         changed_by: str | None = None,
         app_name: str | None = None,
+        permanent: bool = False,
     ) -> int:
         """Delete for real: the vector point and the text go; a content-less tombstone stays.
 
         ``user_id`` restricts to that owner's memories (None: any, for the admin); ids of
         other users' memories are ignored. ``app_name``, when given, must not be paused.
+        With ``trash_days`` > 0 (and not ``permanent``) memories go to the trash instead
+        (:meth:`_to_trash`); pending items, never embedded, are deleted for real all the same.
         """
         ids = [parse_memory_id(m) for m in memory_ids]
         embedded: list[str] = []
-        deleted = 0
+        deleted = tombstones = 0
         with self.database.session() as session:
             if app_name is not None and user_id is not None:
                 self.owners.require_active(
@@ -94,6 +105,9 @@ class States:
             for memory in self._rows(session, ids, user_id):
                 if memory.state == MemoryState.deleted:
                     continue
+                if self.trash_days and not permanent and memory.state != MemoryState.pending:
+                    deleted += self._to_trash(session, memory, actor)
+                    continue
                 if memory.state != MemoryState.pending:  # pending items were never embedded
                     embedded.append(str(memory.id))
                 self.usage.forget(memory.user_id)
@@ -102,16 +116,31 @@ class States:
                 memory.content_hash = None
                 session.execute(delete(MemoryCategory).where(MemoryCategory.memory_id == memory.id))
                 deleted += 1
+                tombstones += 1
         for memory_id in embedded:  # after the tombstones are committed (see the module's docstring)
             self.vectors.delete(memory_id)
-        if deleted:
+        if tombstones:
             self.erasure.erase()  # once per request: the old bytes leave the files
         return deleted
+
+    def _to_trash(self, session: Session, memory: Memory, actor: uuid.UUID | None) -> int:
+        """Move one memory to the trash: out of every search and list, text and vector kept
+        until it is restored or purged (trash.py). Its hash is cleared, so the same text can
+        be written again meanwhile; a restore checks for that twin."""
+        if memory.state == MemoryState.trashed:
+            return 0
+        self.usage.forget(memory.user_id)
+        self._record_state(session, memory, MemoryState.trashed, actor)
+        memory.deleted_at = memory.updated_at
+        memory.content_hash = None
+        self.vectors.set_payload(str(memory.id), {"state": MemoryState.trashed.value})
+        return 1
 
     def delete_all(self, *, user_id: str, app_name: str | None = None) -> int:
         with self.database.session() as session:
             user = self.owners.user(session, user_id)
-            query = select(Memory.id).where(Memory.user_id == user.id, Memory.state != MemoryState.deleted)
+            gone = [MemoryState.deleted, MemoryState.trashed]
+            query = select(Memory.id).where(Memory.user_id == user.id, Memory.state.notin_(gone))
             ids = list(session.scalars(query))
         return self.delete_memories(ids, user_id=user_id, changed_by=user_id, app_name=app_name)
 

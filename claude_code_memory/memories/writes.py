@@ -42,6 +42,7 @@ from ..policy.redact import redact
 from ..search.categories import Categoriser
 from .capture_filter import CaptureFilter
 from .owners import Owners, owned
+from .scopes import project_name, scope_of
 from .usage import Usage
 from .values import already_existed, epoch_seconds, parse_memory_id, validate_app_name, validate_text
 from .vectors import Vectors
@@ -84,6 +85,7 @@ class Writes:
         captured_at: datetime | None = None,
         redacted_upstream: int = 0,
         into_paused_app: bool = False,
+        task: str | None = None,
     ) -> list[dict[str, Any]]:
         """Store ``text`` for the user through ``app_name`` after the policy gate.
 
@@ -98,17 +100,22 @@ class Writes:
         text = validate_text(text)
         if metadata is not None and not isinstance(metadata, dict):
             raise BadInput("metadata must be a JSON object")
+        scope = scope_of(project, task)
+        # A capture names its working directory; its scope is the name the hooks give it.
+        named = project_name(scope.project) if channel == "capture" else scope.project
         write = Write(
             user_id=user_id,
             app=validate_app_name(app_name),
             text=text,
             channel=channel,
             metadata=dict(metadata or {}),
-            project=project,
+            project=named,
             conversation_id=conversation_id,
             model=model,
             captured_at=captured_at,
             redacted_upstream=redacted_upstream,
+            task=scope.task,
+            origin=scope.project if named != scope.project else None,
         )
         try:
             with self.database.session() as session:
@@ -163,6 +170,7 @@ class Writes:
                     infer=bool(item.get("infer", False)),
                     channel=channel,
                     project=item.get("project"),
+                    task=item.get("task"),
                     conversation_id=item.get("conversation_id"),
                     captured_at=item.get("captured_at"),
                 )
@@ -209,6 +217,7 @@ class Writes:
                 channel=pending.channel or "capture",
                 metadata={k: v for k, v in (pending.metadata_ or {}).items() if k != "channel"},
                 project=pending.project,
+                task=pending.task,
                 conversation_id=pending.conversation_id,
                 model=pending.model,
                 captured_at=pending.captured_at,
@@ -257,6 +266,7 @@ class Writes:
                 channel="rest",
                 metadata=dict(memory.metadata_ or {}),
                 project=memory.project,
+                task=memory.task,
                 conversation_id=memory.conversation_id,
                 model=memory.model,
             )
@@ -271,6 +281,7 @@ class Writes:
             self.usage.forget(memory.user_id)
             memory.content = admitted.text
             memory.content_hash = admitted.content_hash
+            memory.entities_indexed = False  # the entity rules read the new text next time
             memory.redactions = (memory.redactions or 0) + admitted.redactions
             memory.updated_at = utcnow()
             try:
@@ -416,6 +427,7 @@ class Writes:
             state=state,
             channel=write.channel,
             project=write.project,
+            task=write.task,
             conversation_id=write.conversation_id,
             model=write.model,
             # A turn of a conversation always has a time: conversations are ordered by it.

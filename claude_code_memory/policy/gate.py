@@ -46,6 +46,11 @@ class Write:
     #: Secrets already masked before the write arrived (the capture proxy redacts what it
     #: sends): the text holds only their markers, so the gate cannot count them itself.
     redacted_upstream: int = 0
+    #: The task (within ``project``) the memory belongs to; None: the whole project.
+    task: str | None = None
+    #: The working directory a capture came from, when ``project`` is the name made of it:
+    #: consent rules match this path (their patterns are paths) instead of the name.
+    origin: str | None = None
 
 
 @dataclass(frozen=True)
@@ -138,7 +143,8 @@ def _consent(write: Write, policy: Policy, facts: Facts) -> tuple[Literal["activ
     if not (policy.require_consent and write.channel in policy.consent_channels):
         return "active", "explicit" if write.channel in ("mcp", "rest", "ui") else "not_required", None
     for rule in facts.rules:  # the caller orders rules: deny rules first
-        if rule.matches(write.app, write.project):
+        # A rule may name the project or, for a capture, the path it came from.
+        if rule.matches(write.app, write.project) or (write.origin and rule.matches(write.app, write.origin)):
             if rule.effect == "deny":
                 raise Denied(f"a consent rule denies storing captures from {write.app!r} / {write.project!r}")
             return "active", "rule", rule.id

@@ -36,6 +36,8 @@ from .ranking import rank
 MAX_QUERY_CHARS = 10_000
 #: Candidates each retriever (dense, keyword) contributes before fusion.
 SEARCH_CANDIDATES = 20
+#: Candidates each retriever contributes when a scope leaves some out (a project, a task, global).
+SCOPE_CANDIDATES = 60
 #: When a query names a date, each retriever looks this deep for memories from that time.
 WINDOW_CANDIDATES = 200
 #: Most neighbouring turns a search result may bring on each side.
@@ -107,6 +109,9 @@ class Search:
         created_from: datetime | None = None,
         created_to: datetime | None = None,
         with_categories: bool = True,
+        current_project: str | None = None,
+        task: str | None = None,
+        global_only: bool = False,
     ) -> list[Hit]:
         """Hybrid search over the user's active memories: dense vectors and keyword relevance,
         fused by reciprocal rank; logs each hit as accessed by the app. ``score`` is the fused
@@ -125,7 +130,13 @@ class Search:
         the ``created_from``/``created_to`` range (naive UTC, inclusive) filter inside both
         retrievers (payload indexes in the vector store, SQL in the keyword index).
         ``with_categories=False`` leaves :attr:`Hit.categories` empty (one query less, for
-        callers that do not show them)."""
+        callers that do not show them).
+
+        Scopes (scopes.py): ``current_project`` is the searcher's project: with
+        ``search.scope_ranking`` on, only its memories and global ones are returned, its own
+        ranked up (:func:`.ranking.in_scope`). ``task`` keeps one task's memories (of
+        ``project`` or ``current_project``); ``global_only`` keeps memories of no project.
+        Scoped searches look deeper (:data:`SCOPE_CANDIDATES`), since they drop candidates."""
         query = validate_text(query, "query")
         if len(query) > MAX_QUERY_CHARS:
             raise TooLarge(f"query is {len(query)} characters; the maximum is {MAX_QUERY_CHARS}")
@@ -145,7 +156,10 @@ class Search:
                 "gte": epoch_seconds(created_from) if created_from is not None else 0.0,
                 "lte": epoch_seconds(created_to) if created_to is not None else 1e11,
             }
-        candidates = max(limit, SEARCH_CANDIDATES)
+        if task is not None and (project or current_project) is None:
+            raise BadInput("a task belongs to a project: name the project too")
+        scoped = current_project is not None and self.settings.search.scope_ranking
+        candidates = max(limit, SCOPE_CANDIDATES if scoped or task or global_only else SEARCH_CANDIDATES)
         named = windows(query)
         depth = max(candidates, WINDOW_CANDIDATES) if named else candidates
         # The keyword half runs beside the dense half, which starts at once in this thread:
@@ -178,6 +192,7 @@ class Search:
                 candidates=candidates,
                 settings=self.settings.search,
                 clock=self.clock,
+                project=current_project if project is None else None,
             )
             scored = fused[:limit]
             if not scored:
@@ -197,6 +212,10 @@ class Search:
                 # The SQL row decides: a vector whose row is gone, inactive or outside the
                 # filters (a neighbouring turn may be) is not returned.
                 if row is None or not _passes(row, app_filter, project, created_from, created_to):
+                    continue
+                if task is not None and (row.task, row.project) != (task, project or current_project):
+                    continue
+                if global_only and row.project is not None:
                     continue
                 hits.append(
                     Hit(

@@ -7,7 +7,9 @@ The steps, each its own module: reciprocal-rank fusion of the dense and keyword 
 (:mod:`.dates`); each candidate passes a share of its score to its neighbouring turns and
 gains a share of the best score in its conversation (:mod:`.conversation`); with
 ``search.recency_weight`` or ``search.recall_weight`` set, recent or often-recalled candidates
-are boosted (:mod:`.boosts`). This module reads from SQL only what those pure steps need.
+are boosted (:mod:`.boosts`); a search from a known project keeps that project's and global
+memories only, the project's ranked up (:func:`in_scope`, ``search.scope_ranking``). This
+module reads from SQL only what those pure steps need.
 """
 
 from __future__ import annotations
@@ -36,9 +38,11 @@ def rank(
     candidates: int,
     settings: SearchSettings,
     clock: Callable[[], datetime],
+    project: str | None = None,
 ) -> list[tuple[str, float]]:
     """The fused, re-ranked candidates of both retrievers (each best first, looked for
-    deeper than ``candidates`` when the query names a date)."""
+    deeper than ``candidates`` when the query names a date). ``project``: the searcher's
+    current project (see :func:`in_scope`)."""
     rankings = [dense[:candidates], keyword[:candidates]]
     if named:
         rankings.append(in_windows(session, fuse([dense, keyword]), named)[:candidates])
@@ -47,10 +51,35 @@ def rank(
         nearby = adjacent(session, [memory_id for memory_id, _ in fused])
         fused = propagate(fused, nearby.neighbours, settings.neighbour_share)
         fused = lift(fused, nearby.conversation, settings.conversation_share)
+    if project is not None and settings.scope_ranking and fused:
+        fused = in_scope(fused, projects_of(session, fused), project, settings.project_boost)
     weights = boost_weights(settings)
     if weights.enabled and fused:
         fused = boosted(session, fused[:candidates], weights, clock)
     return fused
+
+
+def in_scope(
+    fused: list[tuple[str, float]], projects: dict[str, str | None], project: str, boost: float
+) -> list[tuple[str, float]]:
+    """The candidates a search from ``project`` sees: that project's memories, their score
+    raised by ``boost`` (a share of it), and global memories (no project); another project's
+    are left out. ``projects``: each candidate's project (a candidate without a row is left
+    out too). Best first."""
+    kept = [
+        (memory_id, score * (1 + boost) if projects[memory_id] == project else score)
+        for memory_id, score in fused
+        if memory_id in projects and projects[memory_id] in (project, None)
+    ]
+    return sorted(kept, key=lambda item: item[1], reverse=True)
+
+
+def projects_of(session: Session, fused: list[tuple[str, float]]) -> dict[str, str | None]:
+    keys = [uuid.UUID(memory_id) for memory_id, _ in fused]
+    return {
+        str(mid): project
+        for mid, project in session.execute(select(Memory.id, Memory.project).where(Memory.id.in_(keys)))
+    }
 
 
 def boost_weights(settings: SearchSettings) -> Weights:

@@ -28,8 +28,9 @@ class BrowseRequest(BaseModel):
     search_query: str | None = Field(None, max_length=500, description="case-insensitive substring")
     apps: list[str] | None = None
     projects: list[str] | None = Field(None, description='"" selects memories without a project')
+    tasks: list[str] | None = Field(None, description='"" selects memories without a task')
     categories: list[str] | None = None
-    states: list[Literal["active", "paused", "archived"]] | None = Field(
+    states: list[Literal["active", "paused", "archived", "trashed"]] | None = Field(
         None, description="default: active and paused"
     )
     from_date: date | None = Field(None, description="created on or after this day (UTC)")

@@ -13,6 +13,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ...memories import queries
 from ...memories.queries import MAX_SUBSTRING_CHARS, from_epoch
+from ...memories.scopes import search_scope
 from ...memories.service import MemoryService
 from ...memories.shapes import epoch, memory_detail, memory_row, naive_utc, neighbour, provenance
 from ...memories.values import DEFAULT_APP, MemoryState
@@ -37,6 +38,7 @@ class _Provenance(_Body):
     when it happened (search ranks by it when a query names a date)."""
 
     project: str | None = Field(None, max_length=512)
+    task: str | None = Field(None, max_length=256, description="a task of the project (scopes)")
     conversation_id: str | None = Field(None, max_length=128)
     captured_at: datetime | None = None
 
@@ -48,6 +50,7 @@ class _Provenance(_Body):
     def provenance(self) -> dict[str, Any]:
         return {
             "project": self.project,
+            "task": self.task,
             "conversation_id": self.conversation_id,
             "captured_at": self.captured_at,
         }
@@ -82,6 +85,13 @@ class SearchRequest(_Body):
     app: str = DEFAULT_APP
     context: int = Field(0, ge=0, le=MAX_CONTEXT, description="neighbouring turns to bring on each side")
     project: str | None = Field(None, max_length=512, description="only memories of this project")
+    task: str | None = Field(None, max_length=256, description="only memories of this task (of the project)")
+    scope: Literal["default", "project", "task", "global", "all"] | None = Field(
+        None, description="with current_project: default ranks its memories first, with global ones"
+    )
+    current_project: str | None = Field(
+        None, max_length=512, description="the searcher's project: its memories and global ones, its first"
+    )
     from_date: int | None = Field(None, description="only memories created at or after (epoch seconds)")
     to_date: int | None = Field(None, description="only memories created at or before (epoch seconds)")
 
@@ -118,6 +128,9 @@ class FilterRequest(_Body):
     from_date: int | None = None
     to_date: int | None = None
     show_archived: bool = False
+    project: str | None = Field(None, max_length=512, description="only this project's memories")
+    task: str | None = Field(None, max_length=256, description="only this task's memories")
+    scope: Literal["global"] | None = Field(None, description="global: only memories of no project")
 
 
 @router.get("", summary="List memories (paginated)")
@@ -134,9 +147,15 @@ def list_memories(
     sort_direction: Literal["asc", "desc"] | None = None,
     page: PageQuery = 1,
     size: SizeQuery = 50,
+    project: str | None = Query(None, max_length=512, description="only this project's memories"),
+    task: str | None = Query(None, max_length=256, description="only this task's memories"),
+    scope: Literal["global"] | None = Query(None, description="global: only memories of no project"),
 ) -> dict[str, Any]:
     uid = acting_user(principal, user_id)
     listing = queries.Listing(
+        project=project,
+        task=task,
+        global_only=scope == "global",
         page=page,
         size=size,
         app_ids=[app_id] if app_id else None,
@@ -223,9 +242,9 @@ def _search(body: SearchRequest, request: Request, service: MemoryService) -> di
         limit=body.limit,
         app_filter=body.app_id,
         context=body.context,
-        project=body.project,
         created_from=from_epoch(body.from_date),
         created_to=from_epoch(body.to_date),
+        **_scope(body),
     )
     results = []
     for hit in hits:
@@ -263,6 +282,9 @@ def filter_memories(body: FilterRequest, service: ServiceDep, principal: Princip
         to_date=body.to_date,
         sort_column=body.sort_column,
         sort_direction=body.sort_direction,
+        project=body.project,
+        task=body.task,
+        global_only=body.scope == "global",
     )
     return queries.memory_page(service, uid, listing)
 
@@ -348,6 +370,16 @@ def related_memories(
     if user_id is not None:
         acting_user(principal, user_id)
     return queries.related_page(service, memory, page)
+
+
+def _scope(body: SearchRequest) -> dict[str, Any]:
+    """The scope filters of a search: as before scopes unless ``scope``, ``task`` or
+    ``current_project`` is given (``project`` alone keeps its old meaning: only that project)."""
+    if body.scope is None and body.task is None and body.current_project is None:
+        return {"project": body.project}
+    if body.scope in ("project", "task") or (body.scope is None and body.project is not None):
+        return search_scope(body.scope or "project", body.project or body.current_project, body.task)
+    return search_scope(body.scope, body.current_project or body.project, body.task)
 
 
 def _user_or_internal_id(service: MemoryService, principal: PrincipalDep, user_id: str | None) -> str:
