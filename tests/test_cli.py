@@ -166,6 +166,12 @@ NEEDS_THE_SERVER = [
     ("consent", "rules", "list"),
     ("consent", "rules", "add", "--effect", "allow"),
     ("consent", "rules", "remove", str(uuid.UUID(int=1))),
+    ("hygiene", "status"),
+    ("hygiene", "list"),
+    ("hygiene", "run"),
+    ("hygiene", "approve", str(uuid.UUID(int=1))),
+    ("hygiene", "reject", str(uuid.UUID(int=1))),
+    ("hygiene", "undo", str(uuid.UUID(int=1))),
 ]
 
 
