@@ -33,6 +33,7 @@ from .routes import (
     me,
     memories,
     stats,
+    storage,
     tokens,
 )
 from .routes import retention as retention_routes
@@ -112,6 +113,7 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
         insights,
         me,
         tokens,
+        storage,
     ):
         app.include_router(module.router)
     app.include_router(retention_routes.router)

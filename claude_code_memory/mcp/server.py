@@ -29,6 +29,7 @@ from pydantic import Field
 
 from .. import __version__
 from ..errors import MemoryError_
+from . import reflection_tools
 
 #: OpenMemory's server name; some clients show it.
 SERVER_NAME = "mem0-mcp-server"
@@ -216,6 +217,7 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
             raise ResourceError(f"this connection cannot read the memories of user {user_id!r}")
         return await read("list_memories", user_id=user_id, app_name=caller.client_name, channel=CHANNEL)
 
+    reflection_tools.register(server, get_service)
     return server
 
 

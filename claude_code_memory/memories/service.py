@@ -7,6 +7,7 @@ composes one part per noun and answers with their methods:
     writes.py      every write, through the policy gate (quota: usage.py)
     states.py      archive, pause, delete; reject a pending item
     erasure.py     after deletes, the deleted text leaves the files
+    reclaim.py     and the space goes back to the disk (VACUUM, vector store compaction)
     reads.py       one memory, a user's list, search results in mem0's shape
     recall.py      what Claude Code's hooks inject (briefing, a prompt's memories)
     hooks.py       Claude Code's hook events, answered (recall, and the turn captured at Stop)
@@ -35,6 +36,7 @@ from .hooks import ClaudeCodeHooks
 from .owners import Owners
 from .reads import Reads
 from .recall import Recall
+from .reclaim import Reclaim
 from .states import States
 from .usage import Usage
 from .vectors import VectorEngine, Vectors
@@ -58,7 +60,8 @@ class MemoryService:
         self.usage = Usage()
         self.access_log = AccessLog(database)
         self.writes = Writes(database, settings, self.owners, self.vectors, self.usage, self._now)
-        self.erasure = Erasure(database, engine)
+        self.reclaim = Reclaim(database, engine, settings)
+        self.erasure = Erasure(database, engine, then=self.reclaim.after_delete)
         self.states = States(database, self.owners, self.vectors, self.usage, self.erasure)
         self.pipeline = Search(database, settings, self.owners, self.vectors, self.access_log, self._now)
         self.reads = Reads(database, self.owners, self.access_log, self.pipeline)
