@@ -29,6 +29,7 @@ from pydantic import Field
 
 from .. import __version__
 from ..errors import MemoryError_
+from ..memories import storage
 from . import reflection_tools
 
 #: OpenMemory's server name; some clients show it.
@@ -119,7 +120,11 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
             metadata=None,
             channel=CHANNEL,
         )
-        return json.dumps({"results": results}, default=str)
+        answer: dict[str, Any] = {"results": results}
+        warning = await anyio.to_thread.run_sync(storage.quota_warning, get_service(), caller.user_id)
+        if warning is not None:  # near the quota: the client (and the model) hear it before a refusal
+            answer["quota_warning"] = warning
+        return json.dumps(answer, default=str)
 
     @server.tool(description=SEARCH_DESCRIPTION, annotations=READ_ONLY)
     async def search_memory(

@@ -4,7 +4,7 @@ key terms. Pure and deterministic: the same texts in the same order give the sam
     clusters(documents, threshold=0.3) -> [Cluster(label, terms, members)]
 
 TF-IDF over content words (:func:`.patterns.terms`; words in one document only, or in more than
-half of them, say nothing about a topic), then one pass in the documents' order: each joins the
+half of ten or more, say nothing about a topic), then one pass in the documents' order: each joins the
 cluster whose centroid is most similar (cosine, at least ``threshold``) or starts a new one.
 Documents are sparse, so a pass costs a few multiplications per cluster and shared term.
 """
@@ -20,6 +20,8 @@ from .patterns import terms
 
 DEFAULT_THRESHOLD = 0.3
 LABEL_TERMS = 3
+#: Below this many documents no word is too common to be a topic's.
+SMALL = 10
 
 
 @dataclass
@@ -47,7 +49,7 @@ def vectors(documents: Sequence[str]) -> list[dict[str, float]]:
     for counts in counted:
         frequency.update(counts.keys())
     total = len(documents)
-    most = max(2, total // 2)
+    most = total if total < SMALL else total // 2  # in a handful, a shared word is the topic
     idf = {term: math.log((1 + total) / (1 + df)) + 1 for term, df in frequency.items() if 2 <= df <= most}
     return [
         {term: (1 + math.log(count)) * idf[term] for term, count in counts.items() if term in idf}
