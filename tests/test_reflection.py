@@ -44,7 +44,8 @@ SESSIONS: dict[str, list[str]] = {
     "s1": [
         turn(
             f"Running `pytest tests/test_api.py` fails with {ERROR}",
-            "The test imports the PostgreSQL driver: `pip install psycopg[binary]`, and add it to requirements.txt.",
+            "The test imports the PostgreSQL driver: `pip install psycopg[binary]`, "
+            "and add it to requirements.txt.",
         ),
         turn(QUESTION, "Let's revisit that after the schema settles."),
         turn(
