@@ -431,6 +431,7 @@ def test_doctor_on_a_fresh_data_dir(memory_server: MemoryServer, tmp_path: Path)
         "user tokens",
         "proxy CA",
         "reconciliation",
+        "storage",
     ]
     for name in list(checks)[:7]:
         assert checks[name]["status"] == "ok", checks[name]
@@ -440,12 +441,13 @@ def test_doctor_on_a_fresh_data_dir(memory_server: MemoryServer, tmp_path: Path)
     assert checks["proxy CA"]["status"] == "warn" and "not set up" in checks["proxy CA"]["detail"]
     assert checks["proxy CA"]["hint"]
     assert checks["reconciliation"]["status"] == "ok" and "next start" in checks["reconciliation"]["detail"]
+    assert checks["storage"]["status"] == "ok" and "on disk" in checks["storage"]["detail"]
     assert not (fresh / "memory.db").exists()  # doctor looked, and created nothing
 
     ccmem(memory_server, "token", "create", "--user", "doc", "--data-dir", str(fresh))
     healthy = ccmem(memory_server, "doctor", *where)
     lines = healthy.stdout.splitlines()
-    assert sum(line.startswith("✓") for line in lines) == 10 and any(
+    assert sum(line.startswith("✓") for line in lines) == 11 and any(
         line.startswith("! proxy CA") for line in lines
     )
     assert "→ only the capture proxy needs it" in healthy.stdout and "0 failed, 1 warning" in healthy.stdout

@@ -197,3 +197,17 @@ def test_the_quota_warning_appears_at_the_threshold(storage_server: MemoryServer
     assert "quota" in anyio.run(over_mcp)["quota_warning"]["warning"]
     row = view(storage_server, user_id=user)["users"][0]
     assert row["warning"] and row["used_ratio"] >= 0.8
+
+    # ccmem doctor reads the running server's view with the admin token and names the user.
+    doctor = storage_server.ccmem(
+        "doctor",
+        "--port",
+        str(storage_server.port),
+        "--data-dir",
+        str(storage_server.data_dir),
+        "--json",
+        check=False,
+    )
+    checks = {check["name"]: check for check in json.loads(doctor.stdout)["checks"]}
+    assert checks["storage"]["status"] == "warn" and user in checks["storage"]["detail"], checks["storage"]
+    assert "MB on disk" in checks["storage"]["detail"]
