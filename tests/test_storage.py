@@ -2,7 +2,7 @@
 growth), reclaiming space after deletes (the SQLite file and the vector store actually shrink on
 disk), and the warning before a user's quota is hit (REST header and body, MCP result).
 
-One server for the module, with a 1 MB quota and automatic reclaiming off, so that the forced
+One server for the module, with a 0.5 MB quota and automatic reclaiming off, so that the forced
 reclaim below is what shrinks the files.
 """
 
@@ -27,13 +27,13 @@ from tests.support.server import MemoryServer
 
 pytestmark = pytest.mark.timeout(300)
 
-QUOTA = 1024 * 1024
+QUOTA = 512 * 1024
 N = 120  # memories written, half of them deleted
 
 
 @pytest.fixture(scope="module")
 def storage_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
-    env = {"CCMEM_PERFORMANCE__MAX_MEMORY_SIZE_MB": "1", "CCMEM_STORAGE__AUTO_RECLAIM": "false"}
+    env = {"CCMEM_PERFORMANCE__MAX_MEMORY_SIZE_MB": "0.5", "CCMEM_STORAGE__AUTO_RECLAIM": "false"}
     with MemoryServer(tmp_path_factory.mktemp("storage"), env=env) as server:
         yield server
 
@@ -172,13 +172,13 @@ def test_the_quota_warning_appears_at_the_threshold(storage_server: MemoryServer
     def text() -> str:
         return (words(rng, 3000) * 2)[:chunk]
 
-    quiet = add_batch(storage_server, token, [text() for _ in range(35)])  # 700 KB: 67% of 1 MB
+    quiet = add_batch(storage_server, token, [text() for _ in range(17)])  # 340 KB: 65% of 512 KB
     assert "X-Memory-Quota-Warning" not in quiet.headers and "quota_warning" not in quiet.json()
 
-    loud = add_batch(storage_server, token, [text() for _ in range(7)])  # 840 KB: 80.1%
+    loud = add_batch(storage_server, token, [text() for _ in range(4)])  # 420 KB: 80.1%
     assert "80%" in loud.headers["X-Memory-Quota-Warning"]
     warning = loud.json()["quota_warning"]
-    assert warning["quota_bytes"] == QUOTA and warning["used_bytes"] == 42 * chunk
+    assert warning["quota_bytes"] == QUOTA and warning["used_bytes"] == 21 * chunk
 
     single = httpx.post(
         f"{storage_server.base_url}/api/v1/memories",
