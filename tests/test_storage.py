@@ -211,3 +211,29 @@ def test_the_quota_warning_appears_at_the_threshold(storage_server: MemoryServer
     checks = {check["name"]: check for check in json.loads(doctor.stdout)["checks"]}
     assert checks["storage"]["status"] == "warn" and user in checks["storage"]["detail"], checks["storage"]
     assert "MB on disk" in checks["storage"]["detail"]
+
+
+@pytest.mark.postgres
+def test_on_postgresql_the_view_reports_the_database_size_and_reclaim_leaves_it_to_autovacuum(
+    postgres_url: str, tmp_path: Any
+) -> None:
+    from claude_code_memory.config import load_settings
+    from claude_code_memory.db.database import Database
+    from claude_code_memory.memories.reclaim import Reclaim
+    from claude_code_memory.memories.storage import store_bytes
+
+    settings = load_settings(
+        config_path=None,
+        environ={},
+        overrides={"server.data_dir": str(tmp_path), "storage.database_url": postgres_url},
+    )
+    database = Database(settings.database_url)
+    try:
+        database.migrate()
+        [sql] = [entry for entry in store_bytes(settings, database) if entry["store"] == "sql"]
+        assert (
+            sql["bytes"] > 1_000_000 and "pg_database_size" in sql["what"]
+        )  # an empty cluster's db is ~7 MB
+        assert Reclaim(database, None, settings)._sql(force=True)["reason"].startswith("PostgreSQL")  # type: ignore[arg-type]
+    finally:
+        database.close()
