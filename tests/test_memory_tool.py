@@ -16,6 +16,7 @@ import pytest
 
 from claude_code_memory.config import load_settings
 from claude_code_memory.errors import BadInput, Conflict, MemoryError_, NotFound, TooLarge
+from claude_code_memory.memories.backup import export_archive, import_archive, read_archive
 from claude_code_memory.memories.components import Components
 from claude_code_memory.memories.memory_files import format_size
 from claude_code_memory.memories.service import MemoryService
@@ -435,3 +436,21 @@ def test_a_file_edited_as_a_memory_stays_the_file(tool: Tool, service: MemorySer
     assert tool(command="view", path="/memories/ui.md").endswith("     1\tafter\n     2\t")
     service.delete_memories([memory_id], user_id=tool.user)
     assert tool(command="view", path="/memories") == HEADER.format("/memories") + "\n0B\t/memories"
+
+
+def test_files_are_exported_and_imported_with_their_paths(tool: Tool, service: MemoryService) -> None:
+    tool(command="create", path="/memories/exported/a.md", file_text="exported file\n")
+    service.add_memory(user_id=tool.user, app_name="test-app", text="exported plain memory")
+    archive = export_archive(service, tool.user)
+    records = read_archive(archive, 10_000_000)
+    assert sorted((r.path or "", r.content) for r in records) == [
+        ("", "exported plain memory"),
+        ("/memories/exported/a.md", "exported file\n"),
+    ]
+    other = Tool(service)
+    import_archive(service, other.user, archive, mode="skip", changed_by=other.user, max_bytes=10_000_000)
+    assert other(command="view", path="/memories/exported/a.md").endswith("     1\texported file\n     2\t")
+    again = import_archive(
+        service, other.user, archive, mode="skip", changed_by=other.user, max_bytes=10_000_000
+    )
+    assert again.skipped == 2  # the file is known by its path, the memory by its text

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -21,7 +22,9 @@ from mcp import Client
 from claude_code_memory.client.memory_tool import RemoteMemoryTool
 from tests.support.fake_anthropic import FakeAnthropic, ToolSequence
 from tests.support.server import MemoryServer
+from tests.support.web_ui import UiServer
 from tests.test_mcp import bearer, connect, failed, ok
+from tests.test_ui_process import sign_in
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -373,3 +376,23 @@ def test_the_sdk_class_with_the_tool_runner(memory_server: MemoryServer) -> None
         "The user prefers tabs, width 4.\n",
         "anthropic-sdk",
     )
+
+
+def test_the_web_ui_shows_a_files_path(memory_server: MemoryServer, tmp_path: Path) -> None:
+    _, token = new_user(memory_server, "ui")
+    made = memory_tool(
+        memory_server,
+        token,
+        {"command": "create", "path": "/memories/ui/shown.md", "file_text": "on screen\n"},
+    )
+    assert made.status_code == 200, made.text
+    [item] = httpx.get(f"{memory_server.base_url}/api/v1/memories", headers=bearer(token), timeout=30).json()[
+        "items"
+    ]
+    with (
+        UiServer(tmp_path / "ui", memory_server.base_url) as ui,
+        httpx.Client(base_url=ui.base_url, timeout=30) as client,
+    ):
+        assert sign_in(client, token).status_code == 303
+        assert "/memories/ui/shown.md" in client.get("/memories").text
+        assert "<code>/memories/ui/shown.md</code>" in client.get(f"/memories/{item['id']}").text

@@ -48,7 +48,7 @@ def category_names(memory: Memory) -> list[str]:
 
 def memory_response(memory: Memory, app_name: str | None = None) -> dict[str, Any]:
     """OpenMemory's MemoryResponse: list and filter items."""
-    return {
+    body = {
         "id": str(memory.id),
         "content": memory.content,
         "created_at": epoch(memory.created_at),
@@ -57,8 +57,10 @@ def memory_response(memory: Memory, app_name: str | None = None) -> dict[str, An
         "app_name": app_name if app_name is not None else memory.app.name,
         "categories": category_names(memory),
         "metadata_": memory.metadata_ or {},
-        "path": memory.path,  # a memory-tool file's path (/memories/...), else null
     }
+    if memory.path:  # a memory-tool file: its path (other memories keep OpenMemory's exact shape)
+        body["path"] = memory.path
+    return body
 
 
 def provenance(memory: MemoryFields, app_name: str) -> dict[str, Any]:

@@ -315,6 +315,11 @@ class Writes:
                     "(memory_tool.max_files); delete or merge files first"
                 )
             admitted = admit(write, self.policy, self._facts(session, user))
+            if admitted.state == "pending":  # a file the model cannot read back would break it
+                raise Conflict(
+                    f"Cannot create {path}: writes on the {channel} channel wait for consent "
+                    "(privacy.consent_channels), and a memory file cannot wait"
+                )
             user_pk, app_pk = user.id, app.id
         try:
             results = self._store(admitted, user_pk, app_pk)

@@ -20,9 +20,13 @@ depends_on = None
 
 def upgrade() -> None:
     # Plain column and index operations: a batch (table copy) on SQLite would drop the keyword
-    # index's triggers.
-    op.add_column("memories", sa.Column("path", sa.String(length=512), nullable=True))
-    op.create_index("idx_memory_user_path", "memories", ["user_id", "path"], unique=True)
+    # index's triggers. Each step is skipped when done already, so a database whose recorded
+    # revision is older than its schema is brought up too.
+    inspector = sa.inspect(op.get_bind())
+    if "path" not in {column["name"] for column in inspector.get_columns("memories")}:
+        op.add_column("memories", sa.Column("path", sa.String(length=512), nullable=True))
+    if "idx_memory_user_path" not in {index["name"] for index in inspector.get_indexes("memories")}:
+        op.create_index("idx_memory_user_path", "memories", ["user_id", "path"], unique=True)
 
 
 def downgrade() -> None:
