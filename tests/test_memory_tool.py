@@ -454,3 +454,36 @@ def test_files_are_exported_and_imported_with_their_paths(tool: Tool, service: M
         service, other.user, archive, mode="skip", changed_by=other.user, max_bytes=10_000_000
     )
     assert again.skipped == 2  # the file is known by its path, the memory by its text
+
+
+@pytest.mark.postgres
+def test_the_commands_on_postgresql(postgres_url: str, tmp_path: Path) -> None:
+    """The same store on PostgreSQL: sizes from the database in bytes (not characters), the
+    path index, renames and deletes."""
+    settings = load_settings(
+        config_path=None,
+        environ={},
+        overrides={"server.data_dir": str(tmp_path / "data"), "storage.database_url": postgres_url},
+    )
+    parts = Components(settings)
+    try:
+        tool = Tool(parts.service)
+        tool(command="create", path="/memories/é/ü.md", file_text="ünïcödé\n")  # 8 characters, 12 bytes
+        tool(command="create", path="/memories/b.md", file_text="b\\x\n")  # a backslash stays one byte
+        assert tool(command="view", path="/memories") == "\n".join(
+            [
+                HEADER.format("/memories"),
+                "16B\t/memories",
+                "4B\t/memories/b.md",
+                "12B\t/memories/é/",
+                "12B\t/memories/é/ü.md",
+            ]
+        )
+        assert tool.refused(Conflict, command="create", path="/memories/b.md", file_text="again") == (
+            "File /memories/b.md already exists"
+        )
+        tool(command="rename", old_path="/memories/é", new_path="/memories/e")
+        tool(command="delete", path="/memories/b.md")
+        assert [path for _, path, _ in tool.snapshot()] == ["/memories/e/ü.md"]
+    finally:
+        parts.close()

@@ -35,6 +35,15 @@ COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename", "clea
 
 
 @dataclass(frozen=True)
+class FileEntry:
+    """A file as a listing shows it: no text, its size in bytes of UTF-8."""
+
+    id: str
+    path: str  # canonical
+    size: int
+
+
+@dataclass(frozen=True)
 class StoredFile:
     id: str
     path: str  # canonical
@@ -58,17 +67,17 @@ class FileStore(Protocol):
 
     def get(self, path: str) -> StoredFile | None: ...
 
-    def files_under(self, directory: str) -> list[StoredFile]:
-        """The files strictly below ``directory``, in any order."""
+    def files_under(self, directory: str) -> list[FileEntry]:
+        """The files strictly below ``directory``, in any order (their texts are not read)."""
         ...
 
     def create(self, path: str, text: str) -> Stored: ...
 
     def rewrite(self, file: StoredFile, text: str) -> Stored: ...
 
-    def delete(self, files: Sequence[StoredFile]) -> None: ...
+    def delete(self, files: Sequence[FileEntry | StoredFile]) -> None: ...
 
-    def move(self, moves: Sequence[tuple[StoredFile, str]]) -> None: ...
+    def move(self, moves: Sequence[tuple[FileEntry | StoredFile, str]]) -> None: ...
 
 
 def run_command(command: Mapping[str, Any], store: FileStore) -> str:
@@ -187,7 +196,7 @@ def delete(store: FileStore, path: str) -> str:
     if canonical == ROOT:
         raise BadInput("Cannot delete the /memories directory itself")
     file = store.get(canonical)
-    doomed = [file] if file is not None else store.files_under(canonical)
+    doomed: Sequence[FileEntry | StoredFile] = [file] if file is not None else store.files_under(canonical)
     if not doomed:
         raise NotFound(f"The path {path} does not exist")
     store.delete(doomed)
@@ -201,7 +210,7 @@ def rename(store: FileStore, old_path: str, new_path: str) -> str:
     if new == ROOT or store.get(new) is not None or store.files_under(new):
         raise Conflict(f"The destination {new_path} already exists")
     file = store.get(old)
-    moving = [file] if file is not None else store.files_under(old)
+    moving: Sequence[FileEntry | StoredFile] = [file] if file is not None else store.files_under(old)
     if not moving:
         raise NotFound(f"The path {old_path} does not exist")
     if file is None and is_under(new, old):
@@ -246,7 +255,7 @@ def _numbered(file: StoredFile, path: str, view_range: tuple[int, int] | None) -
     return f"Here's the content of {path} with line numbers:\n" + "\n".join(numbered)
 
 
-def _listing(directory: str, files: Sequence[StoredFile]) -> list[tuple[int, str]]:
+def _listing(directory: str, files: Sequence[FileEntry]) -> list[tuple[int, str]]:
     """(size, name below ``directory``) up to two levels deep, each directory followed by its
     contents, names sorted at every level (as the reference walks)."""
     tree: dict[str, Any] = {}
