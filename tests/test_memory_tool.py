@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import select, update
 
 from claude_code_memory.config import load_settings
-from claude_code_memory.errors import BadInput, Conflict, MemoryError_, NotFound, TooLarge
+from claude_code_memory.db.models import App, User
+from claude_code_memory.errors import BadInput, Conflict, Forbidden, MemoryError_, NotFound, TooLarge
 from claude_code_memory.memories.backup import export_archive, import_archive, read_archive
 from claude_code_memory.memories.components import Components
 from claude_code_memory.memories.memory_files import format_size
@@ -170,7 +172,7 @@ class Tool:
 
     def snapshot(self) -> list[tuple[str, str, str]]:
         """Every file of the user: (memory id, path, text)."""
-        items = self.service.list_memories(user_id=self.user, app_name="test-app")
+        items = self.service.list_memories(user_id=self.user, app_name="inspector")
         by_id = {item["id"]: item["memory"] for item in items}
         return sorted(
             (
@@ -487,3 +489,29 @@ def test_the_commands_on_postgresql(postgres_url: str, tmp_path: Path) -> None:
         assert [path for _, path, _ in tool.snapshot()] == ["/memories/e/ü.md"]
     finally:
         parts.close()
+
+
+def test_a_paused_app_changes_no_file(tool: Tool, service: MemoryService) -> None:
+    tool(command="create", path="/memories/p.md", file_text="kept\n")
+    with service.database.session() as session:
+        session.execute(
+            update(App)
+            .where(
+                App.name == "test-app",
+                App.owner_id == select(User.id).where(User.user_id == tool.user).scalar_subquery(),
+            )
+            .values(is_active=False)
+        )
+    paused = "App test-app is currently paused"
+    assert paused in tool.refused(Forbidden, command="create", path="/memories/q.md", file_text="x")
+    assert paused in tool.refused(
+        Forbidden, command="str_replace", path="/memories/p.md", old_str="kept", new_str="x"
+    )
+    assert paused in tool.refused(
+        Forbidden, command="insert", path="/memories/p.md", insert_line=0, insert_text="x"
+    )
+    assert paused in tool.refused(
+        Forbidden, command="rename", old_path="/memories/p.md", new_path="/memories/r.md"
+    )
+    assert paused in tool.refused(Forbidden, command="delete", path="/memories/p.md")
+    assert paused in tool.refused(Forbidden, command="view", path="/memories/p.md")  # as every read is

@@ -80,7 +80,7 @@ class SqlFileStore:
 
     def delete(self, files: Sequence[FileEntry | StoredFile]) -> None:
         self.states.delete_memories(
-            [file.id for file in files], user_id=self.user_id, changed_by=self.user_id, app_name=None
+            [file.id for file in files], user_id=self.user_id, changed_by=self.user_id, app_name=self.app_name
         )
 
     def move(self, moves: Sequence[tuple[FileEntry | StoredFile, str]]) -> None:

@@ -102,7 +102,9 @@ class MemoryService:
         self.flush_access_log = self.access_log.flush
 
     def memory_tool(self, *, user_id: str, app_name: str, command: Mapping[str, Any]) -> str:
-        """Run one command of Anthropic's memory tool on the user's files; the result text."""
+        """Run one command of Anthropic's memory tool on the user's files; the result text.
+        A paused app is refused, for reading as for writing, as everywhere."""
+        self.owners.reader(user_id, app_name, "use memory files")
         store = SqlFileStore(
             self.database,
             self.writes,
