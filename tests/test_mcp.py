@@ -161,8 +161,9 @@ def test_the_five_openmemory_tools_are_listed(
         async with connect(memory_server, transport, *alice) as session:
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
         # OpenMemory's five, ours for scopes, links, entities and the trash (docs/scopes.md),
-        # and the reflection tools (docs/reflection.md).
-        assert set(tools) == TOOLS | SCOPE_TOOLS | REFLECTION_TOOLS
+        # and the reflection tools (docs/reflection.md), and
+        # Anthropic's memory tool (docs/memory-tool.md, test_memory_tool_server.py).
+        assert set(tools) == TOOLS | SCOPE_TOOLS | REFLECTION_TOOLS | {"memory_20250818"}
         assert all(tools[name].annotations.read_only_hint for name in REFLECTION_TOOLS)
         assert tools["search_memory"].description == SEARCH_DESCRIPTION
         # OpenMemory's query and limit, plus our optional neighbouring-turn context and scope.

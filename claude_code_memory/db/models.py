@@ -93,6 +93,8 @@ class Memory(Base):
         Index("idx_memory_user_hash", "user_id", "content_hash", unique=True),
         Index("ix_memories_conversation_order", "user_id", "conversation_id", "captured_at"),
         Index("ix_memories_scope", "user_id", "project", "task"),
+        # A memory-tool file's path names one memory of its user (deleted rows keep no path).
+        Index("idx_memory_user_path", "user_id", "path", unique=True),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -121,6 +123,8 @@ class Memory(Base):
     task: Mapped[str | None] = mapped_column(String(256))
     #: Whether the entity rules have read this memory (memories/entities.py backfills the rest).
     entities_indexed: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    # Anthropic's memory tool: the file this memory is (``/memories/...``), or none.
+    path: Mapped[str | None] = mapped_column(String(512))
 
     user: Mapped[User] = relationship()
     app: Mapped[App] = relationship()
@@ -149,6 +153,7 @@ class MemoryFields(Protocol):
     redactions: int
     expires_at: datetime | None
     task: str | None
+    path: str | None
 
 
 #: A memory's columns under their attribute names (``metadata_`` included), for a row that

@@ -219,6 +219,9 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
         return "Successfully deleted all memories"
 
     scope_tools.register(server, call)
+    from .memory_tool import register as register_memory_tool  # it imports this module
+
+    register_memory_tool(server, call)
 
     async def read(method: str, /, **kwargs: Any) -> str:
         try:

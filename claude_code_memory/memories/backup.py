@@ -42,6 +42,7 @@ from ..db.models import (
 )
 from ..errors import BadInput, Forbidden, MemoryError_, NotFound, TooLarge
 from ..policy.gate import content_hash
+from ..policy.memory_paths import ROOT, memory_path
 from .service import MemoryService
 from .shapes import iso
 from .values import DEFAULT_APP, validate_app_name, validate_text
@@ -159,6 +160,7 @@ def build_export(
                     "archived_at": iso(m.archived_at),
                     "deleted_at": iso(m.deleted_at),
                     "category_ids": [str(c.id) for c in m.categories],
+                    **({"path": m.path} if m.path else {}),
                 }
                 for m in memories
             ],
@@ -200,6 +202,7 @@ def build_export(
                     "state": m.state.value,
                     "app": app_names.get(m.app_id),
                     "categories": [c.name for c in m.categories],
+                    **({"path": m.path} if m.path else {}),
                 }
                 gz.write((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
     return document, lines.getvalue()
@@ -231,6 +234,8 @@ class ImportRecord:
     metadata: dict[str, Any] = field(default_factory=dict)
     created_at: datetime | None = None
     original_id: uuid.UUID | None = None
+    #: A memory-tool file's path (canonical), restored with the file.
+    path: str | None = None
 
 
 def _member(zf: zipfile.ZipFile, filename: str) -> zipfile.ZipInfo | None:
@@ -297,6 +302,14 @@ def _record(item: Any, where: str, app_name: Any) -> ImportRecord | None:
             original_id = uuid.UUID(str(item["id"]))
         except ValueError:
             raise BadInput(f"{where}.id: {item['id']!r} is not a UUID") from None
+    path = item.get("path")
+    if path is not None:
+        try:
+            canonical = memory_path(path)
+        except BadInput as exc:
+            raise BadInput(f"{where}.path: {exc.message}") from None
+        if canonical != path or canonical == ROOT:
+            raise BadInput(f"{where}.path: {path!r} is not a memory file's path (as an export writes it)")
     return ImportRecord(
         content=content,
         app_name=app,
@@ -304,6 +317,7 @@ def _record(item: Any, where: str, app_name: Any) -> ImportRecord | None:
         metadata=dict(metadata or {}),
         created_at=_parse_time(item.get("created_at"), f"{where}.created_at"),
         original_id=original_id,
+        path=path,
     )
 
 
@@ -392,6 +406,8 @@ def _existing(service: MemoryService, user_id: str, record: ImportRecord) -> Mem
             same = session.scalar(select(Memory).where(Memory.id == record.original_id, *alive))
             if same is not None:
                 return same
+        if record.path is not None:  # a file is its path
+            return session.scalar(select(Memory).where(Memory.path == record.path, *alive))
         return session.scalar(
             select(Memory).where(Memory.content_hash == content_hash(record.content), *alive).limit(1)
         )
@@ -435,15 +451,26 @@ def import_records(
             counts.imported += 1
             counts.overwritten += 1
             continue
-        results = service.add_memory(
-            user_id=user_id,
-            app_name=record.app_name,
-            text=record.content,
-            infer=False,
-            metadata=record.metadata,
-            channel="import",
-        )
-        ids = [uuid.UUID(r["id"]) for r in results if r.get("event") == "ADD"]
+        if record.path is not None:
+            memory_id, _ = service.writes.add_file(
+                user_id=user_id,
+                app_name=record.app_name,
+                path=record.path,
+                text=record.content,
+                max_files=service.settings.memory_tool.max_files,
+                channel="import",
+            )
+            ids = [uuid.UUID(memory_id)]
+        else:
+            results = service.add_memory(
+                user_id=user_id,
+                app_name=record.app_name,
+                text=record.content,
+                infer=False,
+                metadata=record.metadata,
+                channel="import",
+            )
+            ids = [uuid.UUID(r["id"]) for r in results if r.get("event") == "ADD"]
         if not ids:
             counts.skipped += 1
             continue

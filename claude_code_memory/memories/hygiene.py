@@ -129,7 +129,8 @@ class Hygiene:
             rows = session.execute(
                 select(Memory.id, Memory.content, Memory.created_at, last_read.c.last)
                 .outerjoin(last_read, last_read.c.memory_id == Memory.id)
-                .where(Memory.user_id == user_pk, Memory.state == MemoryState.active)
+                # A memory-tool file is the model's own notebook: its structure is not ours to merge.
+                .where(Memory.user_id == user_pk, Memory.state == MemoryState.active, Memory.path.is_(None))
                 .order_by(Memory.created_at)
             ).all()
             known = set(

@@ -16,6 +16,7 @@ composes one part per noun and answers with their methods:
     reads.py       one memory, a user's list, search results in mem0's shape
     recall.py      what Claude Code's hooks inject (briefing, a prompt's memories)
     hooks.py       Claude Code's hook events, answered (recall, and the turn captured at Stop)
+    memory_files.py  Anthropic's memory tool: its commands over memories that are files (file_store.py)
     access_log.py  which app read which memory, written in the background
     vectors.py     the only door to the engine's writes
     ../search/pipeline.py and ../search/ranking.py   how a search runs and ranks
@@ -27,7 +28,7 @@ mirrored into the vector payload so searches filter in the store.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -40,8 +41,10 @@ from .access_log import AccessLog
 from .capture_filter import CaptureFilter
 from .entities import Entities
 from .erasure import Erasure
+from .file_store import SqlFileStore
 from .hooks import ClaudeCodeHooks
 from .links import Links
+from .memory_files import run_command
 from .owners import Owners
 from .reads import Reads
 from .recall import Recall
@@ -138,6 +141,20 @@ class MemoryService:
 
     def restore_memories(self, *, user_id: str, memory_ids: list[Any]) -> dict[str, Any]:
         return self.trash.restore(memory_ids, user_id=user_id)
+
+    def memory_tool(self, *, user_id: str, app_name: str, command: Mapping[str, Any]) -> str:
+        """Run one command of Anthropic's memory tool on the user's files; the result text.
+        A paused app is refused, for reading as for writing, as everywhere."""
+        self.owners.reader(user_id, app_name, "use memory files")
+        store = SqlFileStore(
+            self.database,
+            self.writes,
+            self.states,
+            self.settings.memory_tool,
+            user_id=user_id,
+            app_name=app_name,
+        )
+        return run_command(command, store)
 
     def _now(self) -> datetime:
         # The parts ask the service, not the clock it started with: tests set ``clock`` later.

@@ -48,7 +48,7 @@ def category_names(memory: Memory) -> list[str]:
 
 def memory_response(memory: Memory, app_name: str | None = None) -> dict[str, Any]:
     """OpenMemory's MemoryResponse: list and filter items."""
-    return {
+    body = {
         "id": str(memory.id),
         "content": memory.content,
         "created_at": epoch(memory.created_at),
@@ -58,6 +58,9 @@ def memory_response(memory: Memory, app_name: str | None = None) -> dict[str, An
         "categories": category_names(memory),
         "metadata_": memory.metadata_ or {},
     }
+    if memory.path:  # a memory-tool file: its path (other memories keep OpenMemory's exact shape)
+        body["path"] = memory.path
+    return body
 
 
 def provenance(memory: MemoryFields, app_name: str) -> dict[str, Any]:
