@@ -90,6 +90,62 @@ def test_the_mcp_tool_becomes_the_native_tool_in_place_and_the_history_follows()
     assert result == expected
 
 
+def compact(value: Any) -> bytes:
+    """JSON the way Claude Code writes it (JSON.stringify: no spaces, UTF-8)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def test_the_clients_bytes_are_kept_around_the_edits() -> None:
+    body = claude_code_body()
+    # A user quoting the tool's JSON: escaped quotes, so not a name the bridge may touch.
+    quoted = f'"name":"{MCP_TOOL_NAME}"'
+    body["messages"][0]["content"].append({"type": "text", "text": quoted})
+    bridged = bridge_request(compact(body))
+    assert bridged is not None and bridged.renamed_history == 1
+    expected = json.loads(json.dumps(body))
+    expected["tools"][1] = NATIVE_TOOL
+    expected["messages"][1]["content"][1]["name"] = "memory"
+    assert bridged.body == compact(expected)  # byte for byte
+    assert json.loads(bridged.body)["messages"][0]["content"][-1]["text"] == quoted
+
+
+def test_unusual_spacing_between_members_is_kept() -> None:
+    tools = compact([BASH, MCP_DEFINITION])
+    history = compact(claude_code_body()["messages"])
+    raw = (
+        b'  {\n "model" : "claude-opus-5-5" ,\n\t"tools":' + tools + b' ,"messages" :' + history + b"\r\n}\n"
+    )
+    bridged = bridge_request(raw)
+    assert bridged is not None
+    expected = raw.replace(compact(MCP_DEFINITION), compact(NATIVE_TOOL)).replace(
+        f'"name":"{MCP_TOOL_NAME}"'.encode(), b'"name":"memory"'
+    )
+    assert bridged.body == expected
+
+
+def test_a_tool_choice_naming_the_mcp_tool_names_the_native_one() -> None:
+    body = claude_code_body() | {"tool_choice": {"type": "tool", "name": MCP_TOOL_NAME}}
+    for raw in (compact(body), json.dumps(body, indent=2).encode()):
+        bridged = bridge_request(raw)
+        assert bridged is not None
+        assert json.loads(bridged.body)["tool_choice"] == {"type": "tool", "name": "memory"}
+
+
+def test_spaced_or_escaped_names_are_serialised_afresh_with_the_same_meaning() -> None:
+    body = claude_code_body()
+    body["messages"][1]["content"].append(
+        {"type": "tool_use", "id": "toolu_3", "name": "Write", "input": {"name": MCP_TOOL_NAME}}
+    )
+    expected = json.loads(json.dumps(body))
+    expected["tools"][1] = NATIVE_TOOL
+    expected["messages"][1]["content"][1]["name"] = "memory"
+    escaped = compact(body).replace(b'"name":"mcp__memory', b'"name":"\\u006dcp__memory')
+    for raw in (json.dumps(body, indent=1).encode(), compact(body), escaped):
+        bridged = bridge_request(raw)
+        assert bridged is not None
+        assert json.loads(bridged.body) == expected  # the Write tool's input keeps its text
+
+
 def test_the_prompt_cache_breakpoint_of_the_definition_is_kept() -> None:
     definition = MCP_DEFINITION | {"cache_control": {"type": "ephemeral"}}
     bridged = bridge_request(json.dumps(claude_code_body(tools=[BASH, definition])).encode())
@@ -104,6 +160,9 @@ def test_the_prompt_cache_breakpoint_of_the_definition_is_kept() -> None:
         b"not json",
         b"\xff\xfe",
         b"[1, 2]",
+        compact(claude_code_body()) + b" trailing",
+        b'{"tools":[{"name":"' + MCP_TOOL_NAME.encode() + b'"}],}',
+        b'{"tools":[{"name":"' + MCP_TOOL_NAME.encode() + b'"}] "messages":[]}',
         json.dumps({"messages": [], "tools": "nope"}).encode(),
         json.dumps({"messages": []}).encode(),  # no tools (a title request)
         json.dumps(claude_code_body(tools=[BASH])).encode(),  # the history alone does not bridge

@@ -88,29 +88,156 @@ def bridge_request(body: bytes) -> BridgedRequest | None:
     ``None`` for a body that is not a JSON object, has no ``tools`` list offering
     ``mcp__memory__memory_20250818``, or already has a tool named ``memory``. The replacement
     keeps the MCP definition's ``cache_control`` (a prompt-cache breakpoint), nothing else of it.
+    The history's ``tool_use`` blocks (and a ``tool_choice`` naming the tool) are renamed.
+
+    The rest of the body keeps its bytes: the edits are spliced into the client's text, which
+    also saves serialising the ~80 KB Claude Code sends; a body whose names are written in a
+    way the splice does not recognise (escaped, spaced) is serialised afresh instead.
     """
+    if MCP_TOOL_NAME.encode() not in body:
+        return None
     try:
-        request = json.loads(body)
+        text = body.decode("utf-8")
+        members = _top_level(text)
     except (ValueError, UnicodeDecodeError):
         return None
-    if not isinstance(request, dict) or not isinstance(request.get("tools"), list):
+    tools = members.get("tools")
+    if tools is None or not isinstance(tools[0], list):
         return None
-    tools: list[Any] = request["tools"]
-    position = next((i for i, tool in enumerate(tools) if _is_tool(tool, MCP_TOOL_NAME)), None)
-    if position is None or any(_is_tool(tool, NATIVE_TOOL_NAME) for tool in tools):
+    position = next((i for i, tool in enumerate(tools[0]) if _is_tool(tool, MCP_TOOL_NAME)), None)
+    if position is None or any(_is_tool(tool, NATIVE_TOOL_NAME) for tool in tools[0]):
         return None
+    definition = tools[0][position]
     native = dict(NATIVE_TOOL)
-    if "cache_control" in tools[position]:
-        native["cache_control"] = tools[position]["cache_control"]
-    tools[position] = native
+    if "cache_control" in definition:
+        native["cache_control"] = definition["cache_control"]
     renamed = 0
-    for message in request.get("messages") or []:
+    messages = members.get("messages")
+    for message in messages[0] if messages and isinstance(messages[0], list) else []:
         if not isinstance(message, dict) or message.get("role") != "assistant":
             continue
         content = message.get("content")
         for block in content if isinstance(content, list) else []:
             renamed += _rename_tool_use(block, MCP_TOOL_NAME, NATIVE_TOOL_NAME)
-    return BridgedRequest(_dumps(request), renamed)
+    choice = members.get("tool_choice", (None, 0, 0))[0]
+    chosen = isinstance(choice, dict) and choice.get("name") == MCP_TOOL_NAME
+    if chosen:
+        choice["name"] = NATIVE_TOOL_NAME
+    spliced = _splice(
+        text, tools, position, native, {"messages": renamed, "tool_choice": int(chosen)}, members
+    )
+    if spliced is None:
+        request = {key: value for key, (value, _, _) in members.items()}
+        request["tools"] = [*tools[0][:position], native, *tools[0][position + 1 :]]
+        return BridgedRequest(_dumps(request), renamed)
+    return BridgedRequest(spliced.encode("utf-8"), renamed)
+
+
+#: A top-level member: its parsed value and where its text starts and ends.
+_Member = tuple[Any, int, int]
+_DECODER = json.JSONDecoder()
+
+
+def _skip(text: str, index: int) -> int:
+    """The index of the first character at or after ``index`` that is not JSON whitespace."""
+    while index < len(text) and text[index] in " \t\n\r":
+        index += 1
+    return index
+
+
+def _top_level(text: str) -> dict[str, _Member]:
+    """The members of the JSON object ``text`` is, with their spans; ``ValueError`` if it is not one."""
+    index = _skip(text, 0)
+    if text[index : index + 1] != "{":
+        raise ValueError("not a JSON object")
+    index = _skip(text, index + 1)
+    members: dict[str, _Member] = {}
+    if text[index : index + 1] == "}":
+        return members
+    while True:
+        if text[index : index + 1] != '"':
+            raise ValueError("expected a key")
+        key, index = _DECODER.raw_decode(text, index)
+        index = _skip(text, index)
+        if text[index : index + 1] != ":":
+            raise ValueError("expected a colon")
+        start = _skip(text, index + 1)
+        if key == "tools" and text[start : start + 1] == "[":
+            value, end = _array(text, start)  # each element's span kept, for the splice
+        else:
+            value, end = _DECODER.raw_decode(text, start)
+        members[key] = (value, start, end)
+        index = _skip(text, end)
+        if text[index : index + 1] == "}":
+            break
+        if text[index : index + 1] != ",":
+            raise ValueError("expected a comma")
+        index = _skip(text, index + 1)
+    if _skip(text, index + 1) != len(text):
+        raise ValueError("text after the object")
+    return members
+
+
+class _Elements(list[Any]):
+    """A parsed JSON array that knows where each element's text begins and ends."""
+
+    spans: list[tuple[int, int]]
+
+
+def _array(text: str, start: int) -> tuple[_Elements, int]:
+    """The JSON array at ``start``, element by element, and where it ends."""
+    elements = _Elements()
+    elements.spans = []
+    index = _skip(text, start + 1)
+    if text[index : index + 1] == "]":
+        return elements, index + 1
+    while True:
+        value, end = _DECODER.raw_decode(text, index)
+        elements.append(value)
+        elements.spans.append((index, end))
+        index = _skip(text, end)
+        if text[index : index + 1] == "]":
+            return elements, index + 1
+        if text[index : index + 1] != ",":
+            raise ValueError("expected a comma")
+        index = _skip(text, index + 1)
+
+
+_MCP_NAME_TEXT = re.compile(r'"name":"' + MCP_TOOL_NAME + '"')
+
+
+def _splice(
+    text: str,
+    tools: _Member,
+    position: int,
+    native: dict[str, Any],
+    renames: dict[str, int],
+    members: dict[str, _Member],
+) -> str | None:
+    """``text`` with the definition replaced and the names renamed in place, or ``None``.
+
+    Names are found as ``"name":"mcp__memory__memory_20250818"``: unescaped quotes only occur
+    in JSON's structure, never inside a string, so this cannot match text the user wrote. The
+    count must equal the renames the parsed body calls for, else ``None``.
+    """
+    edits: list[tuple[int, int, str]] = []
+    tool_start, tool_end = tools[0].spans[position]
+    edits.append((tool_start, tool_end, json.dumps(native, separators=(",", ":"))))
+    for key, expected in renames.items():
+        if key not in members:
+            continue
+        _, start, end = members[key]
+        found = list(_MCP_NAME_TEXT.finditer(text, start, end))
+        if len(found) != expected:
+            return None
+        edits += [(m.start(), m.end(), f'"name":"{NATIVE_TOOL_NAME}"') for m in found]
+    pieces: list[str] = []
+    cursor = 0
+    for start, end, replacement in sorted(edits):
+        pieces += [text[cursor:start], replacement]
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
 
 
 def merge_beta(values: Iterable[str]) -> str:
