@@ -195,6 +195,14 @@ class ProxySettings(_Section):
     memory_tool_bridge: bool = False
 
 
+class MemoryToolSettings(_Section):
+    """Anthropic's memory tool (``memory_20250818``) on our store: its files are memories
+    (docs/memory-tool.md). Caps per user; a write over one is refused and changes nothing."""
+
+    max_file_bytes: int = Field(100_000, ge=1_000, le=10_000_000)
+    max_files: int = Field(1_000, ge=1, le=1_000_000)
+
+
 class UiSettings(_Section):
     """The management web UI (its own process; talks to the API over HTTP)."""
 
@@ -218,6 +226,7 @@ class Settings(_Section):
     search: SearchSettings = Field(default_factory=SearchSettings)
     claude_code: ClaudeCodeSettings = Field(default_factory=ClaudeCodeSettings)
     proxy: ProxySettings = Field(default_factory=ProxySettings)
+    memory_tool: MemoryToolSettings = Field(default_factory=MemoryToolSettings)
     ui: UiSettings = Field(default_factory=UiSettings)
 
     # -- derived values -------------------------------------------------------------------

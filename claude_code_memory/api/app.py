@@ -32,6 +32,7 @@ from .routes import (
     insights,
     me,
     memories,
+    memory_tool,
     stats,
     tokens,
 )
@@ -108,6 +109,7 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
         backup,
         capture,
         hooks,
+        memory_tool,
         consent,
         insights,
         me,

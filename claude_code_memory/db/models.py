@@ -90,6 +90,8 @@ class Memory(Base):
         # One row per user and text (deleted rows keep no hash): de-duplication the database enforces.
         Index("idx_memory_user_hash", "user_id", "content_hash", unique=True),
         Index("ix_memories_conversation_order", "user_id", "conversation_id", "captured_at"),
+        # A memory-tool file's path names one memory of its user (deleted rows keep no path).
+        Index("idx_memory_user_path", "user_id", "path", unique=True),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -114,6 +116,8 @@ class Memory(Base):
     consent: Mapped[str | None] = mapped_column(String(16))
     redactions: Mapped[int] = mapped_column(default=0)
     expires_at: Mapped[datetime | None] = mapped_column(DateTime, index=True)
+    # Anthropic's memory tool: the file this memory is (``/memories/...``), or none.
+    path: Mapped[str | None] = mapped_column(String(512))
 
     user: Mapped[User] = relationship()
     app: Mapped[App] = relationship()
@@ -141,6 +145,7 @@ class MemoryFields(Protocol):
     consent: str | None
     redactions: int
     expires_at: datetime | None
+    path: str | None
 
 
 #: A memory's columns under their attribute names (``metadata_`` included), for a row that

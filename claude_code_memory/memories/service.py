@@ -10,6 +10,7 @@ composes one part per noun and answers with their methods:
     reads.py       one memory, a user's list, search results in mem0's shape
     recall.py      what Claude Code's hooks inject (briefing, a prompt's memories)
     hooks.py       Claude Code's hook events, answered (recall, and the turn captured at Stop)
+    memory_files.py  Anthropic's memory tool: its commands over memories that are files (file_store.py)
     access_log.py  which app read which memory, written in the background
     vectors.py     the only door to the engine's writes
     ../search/pipeline.py and ../search/ranking.py   how a search runs and ranks
@@ -21,8 +22,9 @@ mirrored into the vector payload so searches filter in the store.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
+from typing import Any
 
 from ..config import Settings
 from ..db.database import Database
@@ -31,7 +33,9 @@ from ..errors import Unavailable
 from ..search.pipeline import Search
 from .access_log import AccessLog
 from .erasure import Erasure
+from .file_store import SqlFileStore
 from .hooks import ClaudeCodeHooks
+from .memory_files import run_command
 from .owners import Owners
 from .reads import Reads
 from .recall import Recall
@@ -96,6 +100,18 @@ class MemoryService:
         self.handle_hook = self.hooks.handle
 
         self.flush_access_log = self.access_log.flush
+
+    def memory_tool(self, *, user_id: str, app_name: str, command: Mapping[str, Any]) -> str:
+        """Run one command of Anthropic's memory tool on the user's files; the result text."""
+        store = SqlFileStore(
+            self.database,
+            self.writes,
+            self.states,
+            self.settings.memory_tool,
+            user_id=user_id,
+            app_name=app_name,
+        )
+        return run_command(command, store)
 
     def _now(self) -> datetime:
         # The parts ask the service, not the clock it started with: tests set ``clock`` later.

@@ -57,6 +57,7 @@ def memory_response(memory: Memory, app_name: str | None = None) -> dict[str, An
         "app_name": app_name if app_name is not None else memory.app.name,
         "categories": category_names(memory),
         "metadata_": memory.metadata_ or {},
+        "path": memory.path,  # a memory-tool file's path (/memories/...), else null
     }
 
 

@@ -100,6 +100,7 @@ class States:
                 self._record_state(session, memory, MemoryState.deleted, actor)
                 memory.content = ""
                 memory.content_hash = None
+                memory.path = None  # a file's name may say what it held
                 session.execute(delete(MemoryCategory).where(MemoryCategory.memory_id == memory.id))
                 deleted += 1
         for memory_id in embedded:  # after the tombstones are committed (see the module's docstring)

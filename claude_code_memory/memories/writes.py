@@ -19,7 +19,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -36,8 +36,18 @@ from ..db.models import (
     User,
     utcnow,
 )
-from ..errors import BadInput, Conflict, MemoryError_, NotFound
-from ..policy.gate import Admitted, Facts, Policy, Rule, Write, admit, approved, content_hash
+from ..errors import BadInput, Conflict, MemoryError_, NotFound, TooLarge
+from ..policy.gate import (
+    Admitted,
+    Facts,
+    Policy,
+    Rule,
+    Write,
+    admit,
+    approved,
+    check_path,
+    content_hash,
+)
 from ..policy.redact import redact
 from ..search.categories import Categoriser
 from .owners import Owners, owned
@@ -222,8 +232,17 @@ class Writes:
                 return [already_existed(existing)]
         return self._store(admitted, user_pk, app_pk, decided_by=decided_by)
 
-    def update_memory(self, principal_user: str | None, memory_id: object, text: str) -> Memory:
+    def update_memory(
+        self, principal_user: str | None, memory_id: object, text: str, *, channel: str = "rest"
+    ) -> Memory:
         """Replace a memory's text through the gate: SQL and the vector (re-embedded) both change."""
+        return self.rewrite(principal_user, memory_id, text, channel=channel)[0]
+
+    def rewrite(
+        self, principal_user: str | None, memory_id: object, text: str, *, channel: str = "rest"
+    ) -> tuple[Memory, Admitted]:
+        """:meth:`update_memory`, answering also what the gate admitted (its redactions). A
+        memory-tool file keeps its path: the gate checks the text against the file's caps."""
         self.vectors.require_room()
         text = validate_text(text, "memory_content")
         mid = parse_memory_id(memory_id)
@@ -239,11 +258,12 @@ class Writes:
                 user_id=memory.user.user_id,
                 app=memory.app.name,
                 text=text,
-                channel="rest",
+                channel=channel,
                 metadata=dict(memory.metadata_ or {}),
                 project=memory.project,
                 conversation_id=memory.conversation_id,
                 model=memory.model,
+                path=memory.path,
             )
             facts = self._facts(session, memory.user)
             facts = Facts(
@@ -273,7 +293,69 @@ class Writes:
                 memory.user.user_id,
                 [c.name for c in memory.categories],
             )  # load before detaching
-            return memory
+            return memory, admitted
+
+    def add_file(
+        self, *, user_id: str, app_name: str, path: str, text: str, max_files: int, channel: str
+    ) -> tuple[str, Admitted]:
+        """A new memory-tool file (``path`` canonical, see ``policy.memory_paths``) through the
+        gate; answers the new memory's id and what was admitted. ``max_files`` caps the user's
+        files; a path taken meanwhile by another writer is a :class:`Conflict`."""
+        self.vectors.require_room()
+        write = Write(user_id=user_id, app=validate_app_name(app_name), text=text, channel=channel, path=path)
+        with self.database.session() as session:
+            user, app = self.owners.user_app(session, user_id, app_name)
+            self.owners.require_active(app, "write memory files")
+            files = session.scalar(
+                select(func.count()).where(Memory.user_id == user.id, Memory.path.is_not(None))
+            )
+            if (files or 0) >= max_files:
+                raise TooLarge(
+                    f"Cannot create {path}: the memory directory holds {files} files, the maximum "
+                    "(memory_tool.max_files); delete or merge files first"
+                )
+            admitted = admit(write, self.policy, self._facts(session, user))
+            user_pk, app_pk = user.id, app.id
+        try:
+            results = self._store(admitted, user_pk, app_pk)
+        except IntegrityError:
+            raise Conflict(f"File {path} already exists") from None
+        added = [result for result in results if result.get("event") == "ADD"]
+        if not added:  # the same path and text: only a racing writer of this very file
+            raise Conflict(f"File {path} already exists")
+        return str(added[0]["id"]), admitted
+
+    def move_files(self, *, user_id: str, moves: Sequence[tuple[str, str]]) -> None:
+        """Give memory-tool files new paths, all in one transaction: ``(memory id, new canonical
+        path)`` pairs. The text is not touched, so nothing is embedded again; the paths pass
+        the gate's path check. A new path another file holds is a :class:`Conflict`."""
+        for _, new_path in moves:
+            check_path(new_path)
+        try:
+            with self.database.session() as session:
+                user = self.owners.user(session, user_id)
+                rows = {
+                    str(row.id): row
+                    for row in session.scalars(
+                        select(Memory).where(
+                            Memory.user_id == user.id,
+                            Memory.id.in_([parse_memory_id(memory_id) for memory_id, _ in moves]),
+                        )
+                    )
+                }
+                for memory_id, _ in moves:  # free the old names first: a swap in one go is fine
+                    rows[memory_id].path = None
+                session.flush()
+                for memory_id, new_path in moves:
+                    row = rows[memory_id]
+                    row.path = new_path
+                    row.content_hash = content_hash(row.content, new_path)
+                    row.updated_at = utcnow()
+                session.flush()
+        except IntegrityError:
+            raise Conflict("The destination already exists") from None
+        except KeyError as exc:
+            raise NotFound(f"memory {exc.args[0]} not found") from None
 
     def backdate(self, ids: Sequence[uuid.UUID], created_at: datetime) -> None:
         """Give imported memories their original creation time, in SQL and in the vector
@@ -328,7 +410,7 @@ class Writes:
             except IntegrityError as exc:
                 if _same_text(exc):
                     self.vectors.delete(result["id"])
-                    return self._already_stored(user_pk, content_hash(text))
+                    return self._already_stored(user_pk, content_hash(text, admitted.write.path))
                 if attempt == 2:  # another constraint twice (a category two writers made): give up
                     raise
         self.usage.add(user_pk, text)
@@ -346,7 +428,7 @@ class Writes:
         text = result["memory"]
         memory_id = uuid.UUID(result["id"])
         memory = self._new_row(admitted, memory_id, user_pk, app_pk, MemoryState.active, now=now)
-        memory.content, memory.content_hash = text, content_hash(text)
+        memory.content, memory.content_hash = text, content_hash(text, admitted.write.path)
         with self.database.session() as session:
             session.add(memory)
             session.flush()  # a racing writer of the same text fails here, on the index
@@ -408,6 +490,7 @@ class Writes:
             consent=admitted.consent,
             redactions=admitted.redactions,
             expires_at=admitted.expires_at,
+            path=write.path,
         )
 
     def _facts(self, session: Session, user: User) -> Facts:

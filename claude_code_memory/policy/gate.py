@@ -2,9 +2,9 @@
 
     admit(write, policy, facts) -> Admitted      (pure; raises TooLarge / BadInput / Denied)
 
-In order: size caps (per memory; per-user quota), redaction of secrets (always) and PII (by
-config) in the text and the metadata, the consent decision, the retention date, and the hash
-that de-duplication compares. The engine accepts only an :class:`Admitted`, and only this
+In order: size caps (per memory, per memory-tool file; per-user quota), redaction of secrets
+(always) and PII (by config) in the text and the metadata, the consent decision, the retention
+date, and the hash that de-duplication compares. The engine accepts only an :class:`Admitted`, and only this
 module can make one, so a write path that skips the gate cannot reach a store.
 """
 
@@ -17,10 +17,13 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from ..errors import BadInput, Forbidden, TooLarge
+from .memory_paths import memory_path
 from .redact import redact, redact_value
 
-Channel = Literal["mcp", "rest", "capture", "import", "ui"]
-CHANNELS: frozenset[str] = frozenset({"mcp", "rest", "capture", "import", "ui"})
+Channel = Literal["mcp", "rest", "capture", "import", "ui", "memory_tool"]
+CHANNELS: frozenset[str] = frozenset({"mcp", "rest", "capture", "import", "ui", "memory_tool"})
+#: Channels whose writes the user (or the model at their request) made on purpose.
+EXPLICIT_CHANNELS = frozenset({"mcp", "rest", "ui", "memory_tool"})
 TRUNCATION_MARKER = "\n[…truncated by claude-code-memory: over the size cap]"
 
 
@@ -46,6 +49,8 @@ class Write:
     #: Secrets already masked before the write arrived (the capture proxy redacts what it
     #: sends): the text holds only their markers, so the gate cannot count them itself.
     redacted_upstream: int = 0
+    #: A memory-tool file's canonical path (``policy.memory_paths``); part of its identity.
+    path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,7 @@ class Policy:
     oversize: Literal["truncate", "reject"]
     mask_pii: bool
     retention_days: int
+    max_file_bytes: int = 100_000
 
     @classmethod
     def from_settings(cls, settings: Any) -> Policy:
@@ -81,6 +87,7 @@ class Policy:
             oversize=settings.performance.capture_oversize,
             mask_pii=settings.privacy.mask_pii,
             retention_days=settings.privacy.auto_delete_after_days,
+            max_file_bytes=settings.memory_tool.max_file_bytes,
         )
 
 
@@ -117,13 +124,35 @@ class Admitted:
             raise TypeError("only policy.gate.admit() makes an Admitted write")
 
 
-def content_hash(text: str) -> str:
-    """Hash of the normalised text: case and whitespace do not make a new memory."""
-    return hashlib.sha256(" ".join(text.split()).casefold().encode("utf-8")).hexdigest()
+def content_hash(text: str, path: str | None = None) -> str:
+    """Hash of the normalised text: case and whitespace do not make a new memory. A memory-tool
+    file's path is part of it: two files may say the same thing, and neither is a duplicate of
+    a memory written elsewhere."""
+    normalised = " ".join(text.split()).casefold()
+    if path is not None:
+        normalised = f"{path}\0{normalised}"
+    return hashlib.sha256(normalised.encode("utf-8")).hexdigest()
+
+
+def check_path(path: str) -> None:
+    """A memory-tool file's path as it may be stored: canonical (``policy.memory_paths``) and
+    free of secrets, which are masked in text but would be a file's name here."""
+    if memory_path(path) != path:
+        raise BadInput(f"a memory file's path must be canonical, not {path!r}")
+    if redact(path).findings:
+        raise BadInput(f"The path {path} looks like it holds a secret; name the file differently")
 
 
 def _cap(write: Write, policy: Policy) -> tuple[str, bool]:
     text = write.text
+    if write.path is not None:
+        check_path(write.path)
+        size = len(text.encode("utf-8"))
+        if size > policy.max_file_bytes:
+            raise TooLarge(
+                f"File {write.path} would be {size} bytes; the maximum is {policy.max_file_bytes} "
+                "(memory_tool.max_file_bytes)"
+            )
     if len(text) <= policy.max_chars:
         return text, False
     if write.channel == "capture" and policy.oversize == "truncate":
@@ -136,7 +165,7 @@ def _cap(write: Write, policy: Policy) -> tuple[str, bool]:
 
 def _consent(write: Write, policy: Policy, facts: Facts) -> tuple[Literal["active", "pending"], str, Any]:
     if not (policy.require_consent and write.channel in policy.consent_channels):
-        return "active", "explicit" if write.channel in ("mcp", "rest", "ui") else "not_required", None
+        return "active", "explicit" if write.channel in EXPLICIT_CHANNELS else "not_required", None
     for rule in facts.rules:  # the caller orders rules: deny rules first
         if rule.matches(write.app, write.project):
             if rule.effect == "deny":
@@ -174,7 +203,7 @@ def admit(write: Write, policy: Policy, facts: Facts) -> Admitted:
         consent=consent,
         rule_id=rule_id,
         expires_at=expires_at,
-        content_hash=content_hash(text),
+        content_hash=content_hash(text, write.path),
         _token=_GATE,
     )
 
