@@ -146,6 +146,40 @@ def test_spaced_or_escaped_names_are_serialised_afresh_with_the_same_meaning() -
         assert json.loads(bridged.body) == expected  # the Write tool's input keeps its text
 
 
+DEFERRED_REMINDER = (
+    "<system-reminder>\nThe following deferred tools are now available via ToolSearch. Their schemas are NOT "
+    'loaded. Use ToolSearch with query "select:<name>[,<name>...]" to load tool schemas before '
+    "calling them:\nCronCreate\nmcp__memory__add_memories\n{}\nmcp__memory__search_memory\n\n"
+    "</system-reminder>"
+)
+
+
+def deferred_body(listed: str) -> dict[str, Any]:
+    body = claude_code_body(tools=[BASH, {"name": "ToolSearch"}])
+    reminder = {"role": "system", "content": [{"type": "text", "text": DEFERRED_REMINDER.format(listed)}]}
+    body["messages"].insert(0, reminder)
+    return body
+
+
+def test_a_deferred_mcp_tool_gets_the_native_tool_appended() -> None:
+    """Claude Code lists MCP tools as deferred (to load through ToolSearch) unless tool search is off."""
+    body = deferred_body(MCP_TOOL_NAME)
+    bridged = bridge_request(compact(body))
+    assert bridged is not None and bridged.renamed_history == 1
+    expected = json.loads(json.dumps(body))
+    expected["tools"].append(NATIVE_TOOL)
+    expected["messages"][2]["content"][1]["name"] = "memory"
+    assert bridged.body == compact(expected)
+    assert json.loads(bridge_request(json.dumps(body, indent=1).encode()).body) == expected  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("listed", ["mcp__memory__add_memories", MCP_TOOL_NAME + "_v2", "x" + MCP_TOOL_NAME])
+def test_a_deferred_list_without_the_tool_is_left_alone(listed: str) -> None:
+    body = deferred_body(listed)
+    body["messages"][1]["content"][0]["text"] += f" {MCP_TOOL_NAME}"  # named, but not a deferred tool
+    assert bridge_request(compact(body)) is None
+
+
 def test_the_prompt_cache_breakpoint_of_the_definition_is_kept() -> None:
     definition = MCP_DEFINITION | {"cache_control": {"type": "ephemeral"}}
     bridged = bridge_request(json.dumps(claude_code_body(tools=[BASH, definition])).encode())

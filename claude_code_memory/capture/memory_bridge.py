@@ -85,9 +85,12 @@ def _rename_tool_use(block: Any, old: str, new: str) -> bool:
 def bridge_request(body: bytes) -> BridgedRequest | None:
     """The body with the native memory tool in place of the MCP one, or ``None`` to leave it alone.
 
-    ``None`` for a body that is not a JSON object, has no ``tools`` list offering
-    ``mcp__memory__memory_20250818``, or already has a tool named ``memory``. The replacement
-    keeps the MCP definition's ``cache_control`` (a prompt-cache breakpoint), nothing else of it.
+    ``None`` for a body that is not a JSON object, has no ``tools`` list, already has a tool
+    named ``memory``, or neither offers ``mcp__memory__memory_20250818`` in its tools nor names
+    it among Claude Code's *deferred* tools (MCP tools are by default only listed in a system
+    reminder, to be loaded with ToolSearch; the native tool is then appended to the tools, and
+    Claude Code runs a call of the deferred tool all the same). The replacement keeps the MCP
+    definition's ``cache_control`` (a prompt-cache breakpoint), nothing else of it.
     The history's ``tool_use`` blocks (and a ``tool_choice`` naming the tool) are renamed.
 
     The rest of the body keeps its bytes: the edits are spliced into the client's text, which
@@ -104,13 +107,15 @@ def bridge_request(body: bytes) -> BridgedRequest | None:
     tools = members.get("tools")
     if tools is None or not isinstance(tools[0], list):
         return None
-    position = next((i for i, tool in enumerate(tools[0]) if _is_tool(tool, MCP_TOOL_NAME)), None)
-    if position is None or any(_is_tool(tool, NATIVE_TOOL_NAME) for tool in tools[0]):
+    if any(_is_tool(tool, NATIVE_TOOL_NAME) for tool in tools[0]):
         return None
-    definition = tools[0][position]
+    position = next((i for i, tool in enumerate(tools[0]) if _is_tool(tool, MCP_TOOL_NAME)), None)
     native = dict(NATIVE_TOOL)
-    if "cache_control" in definition:
-        native["cache_control"] = definition["cache_control"]
+    if position is not None:
+        if "cache_control" in tools[0][position]:
+            native["cache_control"] = tools[0][position]["cache_control"]
+    elif _DEFERRED.search(text) is None:
+        return None
     renamed = 0
     messages = members.get("messages")
     for message in messages[0] if messages and isinstance(messages[0], list) else []:
@@ -128,11 +133,21 @@ def bridge_request(body: bytes) -> BridgedRequest | None:
     )
     if spliced is None:
         request = {key: value for key, (value, _, _) in members.items()}
-        request["tools"] = [*tools[0][:position], native, *tools[0][position + 1 :]]
+        if position is None:
+            request["tools"] = [*tools[0], native]
+        else:
+            request["tools"] = [*tools[0][:position], native, *tools[0][position + 1 :]]
         return BridgedRequest(_dumps(request), renamed)
     return BridgedRequest(spliced.encode("utf-8"), renamed)
 
 
+#: Claude Code's system reminder listing the deferred tools (loaded through ToolSearch), with
+#: ours among them, as JSON text: a string whose newlines are written ``\\n``.
+_DEFERRED = re.compile(
+    r"deferred tools are now available via ToolSearch(?:[^\"\\]|\\.)*?\\n"
+    + re.escape(MCP_TOOL_NAME)
+    + r"(?:\\n|\")"
+)
 #: A top-level member: its parsed value and where its text starts and ends.
 _Member = tuple[Any, int, int]
 _DECODER = json.JSONDecoder()
@@ -209,7 +224,7 @@ _MCP_NAME_TEXT = re.compile(r'"name":"' + MCP_TOOL_NAME + '"')
 def _splice(
     text: str,
     tools: _Member,
-    position: int,
+    position: int | None,
     native: dict[str, Any],
     renames: dict[str, int],
     members: dict[str, _Member],
@@ -221,8 +236,12 @@ def _splice(
     count must equal the renames the parsed body calls for, else ``None``.
     """
     edits: list[tuple[int, int, str]] = []
-    tool_start, tool_end = tools[0].spans[position]
-    edits.append((tool_start, tool_end, json.dumps(native, separators=(",", ":"))))
+    definition = json.dumps(native, separators=(",", ":"))
+    if position is not None:
+        tool_start, tool_end = tools[0].spans[position]
+        edits.append((tool_start, tool_end, definition))
+    else:  # appended, after the last tool (the array ends with its "]")
+        edits.append((tools[2] - 1, tools[2] - 1, ("," if tools[0] else "") + definition))
     for key, expected in renames.items():
         if key not in members:
             continue
