@@ -12,25 +12,41 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import anthropic
 import anyio
 import httpx
 import pytest
 from mcp import Client
 
+from claude_code_memory.client.memory_tool import RemoteMemoryTool
+from tests.support.fake_anthropic import FakeAnthropic, ToolSequence
 from tests.support.server import MemoryServer
-from tests.test_mcp import bearer, connect, failed, new_user, ok
+from tests.test_mcp import bearer, connect, failed, ok
 
 pytestmark = pytest.mark.timeout(300)
 
 TOOL = "memory_20250818"
 HEADER = "Here're the files and directories up to 2 levels deep in {}, excluding hidden items:"
 SECRET = "sk-ant-api03-" + "Q7x" * 30
+MAX_FILE_BYTES = 2000
 
 
 @pytest.fixture(scope="module")
 def memory_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
-    with MemoryServer(tmp_path_factory.mktemp("memory-tool-server")) as server:
+    caps = {"CCMEM_MEMORY_TOOL__MAX_FILE_BYTES": str(MAX_FILE_BYTES), "CCMEM_MEMORY_TOOL__MAX_FILES": "5"}
+    with MemoryServer(tmp_path_factory.mktemp("memory-tool-server"), env=caps) as server:
         yield server
+
+
+def new_user(server: MemoryServer, name: str) -> tuple[str, str]:
+    """A fresh user and a token of theirs, made with the admin token over REST (quicker than
+    ``ccmem token create``)."""
+    user = f"{name}-{uuid.uuid4().hex[:8]}"
+    made = httpx.post(
+        f"{server.base_url}/api/v1/tokens", json={"user_id": user}, headers=server.admin_headers(), timeout=30
+    )
+    assert made.status_code == 201, made.text
+    return user, made.json()["token"]
 
 
 def memory_tool(server: MemoryServer, token: str, command: dict[str, Any]) -> httpx.Response:
@@ -211,3 +227,149 @@ def test_another_users_token_never_sees_the_files(memory_server: MemoryServer) -
         timeout=30,
     )
     assert forged.status_code == 403, forged.text
+
+
+# -- REST ---------------------------------------------------------------------------------------
+
+
+def test_rest_answers_the_result_text_and_refusals_with_their_status(memory_server: MemoryServer) -> None:
+    _, token = new_user(memory_server, "rest")
+
+    def send(**command: Any) -> httpx.Response:
+        return memory_tool(memory_server, token, command)
+
+    created = send(command="create", path="/memories/a.md", file_text="one\n")
+    assert created.status_code == 200 and created.json() == {
+        "result": "File created successfully at: /memories/a.md"
+    }
+    refusals = [
+        (
+            send(command="view", path="/memories/b.md"),
+            404,
+            "The path /memories/b.md does not exist. Please provide a valid path.",
+        ),
+        (
+            send(command="create", path="/memories/a.md", file_text="x"),
+            409,
+            "File /memories/a.md already exists",
+        ),
+        (
+            send(command="view", path="/memories/%2e%2e/x"),
+            422,
+            "Path /memories/%2e%2e/x would escape /memories directory",
+        ),
+        (
+            send(command="create", path="/memories/big.md", file_text="x" * (MAX_FILE_BYTES + 1)),
+            413,
+            f"File /memories/big.md would be {MAX_FILE_BYTES + 1} bytes; "
+            f"the maximum is {MAX_FILE_BYTES} (memory_tool.max_file_bytes)",
+        ),
+        (send(command="frobnicate"), 422, None),
+        (
+            send(command="str_replace", path="/memories/a.md", old_str="two", new_str="2"),
+            422,
+            "No replacement was performed, old_str `two` did not appear verbatim in /memories/a.md.",
+        ),
+    ]
+    for response, status, detail in refusals:
+        assert response.status_code == status, response.text
+        if detail is not None:
+            assert response.json()["detail"] == detail
+    assert send(command="view", path="/memories").json()["result"].splitlines()[1:] == [
+        "4B\t/memories",
+        "4B\t/memories/a.md",
+    ]
+    not_an_object = httpx.post(
+        f"{memory_server.base_url}/api/v1/memory-tool", json=["view"], headers=bearer(token)
+    )
+    assert not_an_object.status_code == 422
+    assert (
+        httpx.post(
+            f"{memory_server.base_url}/api/v1/memory-tool", json={"command": "view", "path": "/memories"}
+        ).status_code
+        == 401
+    )
+
+
+def test_the_files_per_user_cap(memory_server: MemoryServer) -> None:
+    _, token = new_user(memory_server, "cap")
+    for number in range(5):
+        assert (
+            memory_tool(
+                memory_server,
+                token,
+                {"command": "create", "path": f"/memories/{number}.md", "file_text": f"n{number}"},
+            ).status_code
+            == 200
+        )
+    refused = memory_tool(
+        memory_server, token, {"command": "create", "path": "/memories/5.md", "file_text": "n5"}
+    )
+    assert refused.status_code == 413 and "memory_tool.max_files" in refused.json()["detail"]
+    assert (
+        "/memories/5.md"
+        not in memory_tool(memory_server, token, {"command": "view", "path": "/memories"}).json()["result"]
+    )
+
+
+# -- the anthropic SDK's tool runner ----------------------------------------------------------
+
+
+def test_the_sdk_class_with_the_tool_runner(memory_server: MemoryServer) -> None:
+    _, token = new_user(memory_server, "sdk")
+    script = ToolSequence(
+        "memory",
+        [
+            {"command": "view", "path": "/memories"},
+            {"command": "create", "path": "/memories/prefs.md", "file_text": "The user prefers tabs.\n"},
+            {
+                "command": "str_replace",
+                "path": "/memories/prefs.md",
+                "old_str": "tabs",
+                "new_str": "tabs, width 4",
+            },
+            {"command": "view", "path": "/memories/missing.md"},
+            {"command": "view", "path": "/memories/prefs.md"},
+        ],
+        "Noted: tabs, width 4.",
+    )
+    with (
+        FakeAnthropic(responder=script) as upstream,
+        RemoteMemoryTool(memory_server.base_url, token) as memory,
+    ):
+        client = anthropic.Anthropic(
+            api_key="sk-ant-test-not-real", base_url=upstream.base_url, max_retries=0
+        )
+        runner = client.beta.messages.tool_runner(
+            model="claude-sonnet-4-5",
+            max_tokens=512,
+            max_iterations=10,
+            tools=[memory],
+            messages=[{"role": "user", "content": "Remember that I prefer tabs, width 4."}],
+        )
+        final = runner.until_done()
+    assert final.content[0].text == "Noted: tabs, width 4."  # type: ignore[union-attr]
+    first = upstream.message_requests[0].body
+    assert {"type": "memory_20250818", "name": "memory"} in first["tools"]
+    assert script.results == [
+        (HEADER.format("/memories") + "\n0B\t/memories", False),
+        ("File created successfully at: /memories/prefs.md", False),
+        (
+            "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
+            "     1\tThe user prefers tabs, width 4.\n     2\t",
+            False,
+        ),
+        ("The path /memories/missing.md does not exist. Please provide a valid path.", True),
+        (
+            "Here's the content of /memories/prefs.md with line numbers:\n"
+            "     1\tThe user prefers tabs, width 4.\n     2\t",
+            False,
+        ),
+    ]
+    listed = httpx.get(f"{memory_server.base_url}/api/v1/memories", headers=bearer(token), timeout=30).json()
+    [item] = listed["items"]
+    assert (item["path"], item["content"], item["app_name"]) == (
+        "/memories/prefs.md",
+        "The user prefers tabs, width 4.\n",
+        "anthropic-sdk",
+    )

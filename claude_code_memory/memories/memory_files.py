@@ -106,12 +106,15 @@ def view(store: FileStore, path: str, view_range: tuple[int, int] | None = None)
     file = store.get(canonical)
     if file is not None:
         return _numbered(file, path, view_range)
-    below = store.files_under(canonical)
+    below = store.files_under(canonical)  # hidden names (a part starting with ".") are left out
     if not below and canonical != ROOT:
         raise NotFound(f"The path {path} does not exist. Please provide a valid path.")
+    visible = [
+        f for f in below if not any(part.startswith(".") for part in relative(f.path, canonical).split("/"))
+    ]
     shown = path.rstrip("/") or path
-    lines = [f"{format_size(sum(f.size for f in below))}\t{shown}"]
-    lines += [f"{format_size(size)}\t{shown}/{name}" for size, name in _listing(canonical, below)]
+    lines = [f"{format_size(sum(f.size for f in visible))}\t{shown}"]
+    lines += [f"{format_size(size)}\t{shown}/{name}" for size, name in _listing(canonical, visible)]
     header = f"Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:"
     return header + "\n" + "\n".join(lines)
 
@@ -244,13 +247,11 @@ def _numbered(file: StoredFile, path: str, view_range: tuple[int, int] | None) -
 
 
 def _listing(directory: str, files: Sequence[StoredFile]) -> list[tuple[int, str]]:
-    """(size, name below ``directory``) up to two levels deep, hidden names left out, each
-    directory followed by its contents, names sorted at every level (as the reference walks)."""
+    """(size, name below ``directory``) up to two levels deep, each directory followed by its
+    contents, names sorted at every level (as the reference walks)."""
     tree: dict[str, Any] = {}
     for file in files:
         parts = relative(file.path, directory).split("/")
-        if any(part.startswith(".") for part in parts):
-            continue
         node = tree
         for part in parts[:-1]:
             node = node.setdefault(part + "/", {})

@@ -167,6 +167,35 @@ class ToolThenAnswer:
         return Reply.text("OK.")
 
 
+class ToolSequence:
+    """Call ``tool_name`` with each of ``inputs`` in turn, one per request, then answer
+    ``final_text``: the script of a model using a client tool several times in one
+    conversation (Anthropic's memory tool, named ``memory``). The next call is made once a
+    request has carried the result of the one before; ``results`` collects their texts and
+    error flags in order. Results are remembered across requests: a client may send the whole
+    history each time, or (the SDK's ``thread``) only what is new."""
+
+    def __init__(self, tool_name: str, inputs: list[dict[str, Any]], final_text: str) -> None:
+        self.tool_name = tool_name
+        self.inputs = inputs
+        self.final_text = final_text
+        self.ids = ["toolu_" + uuid.uuid4().hex[:24] for _ in inputs]
+        self._answered: dict[str, tuple[str, bool]] = {}
+
+    @property
+    def results(self) -> list[tuple[str, bool]]:
+        return [self._answered[tool_use_id] for tool_use_id in self.ids if tool_use_id in self._answered]
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        for block in tool_results(body):
+            if block.get("tool_use_id") in self.ids:
+                self._answered[block["tool_use_id"]] = (block_text(block), bool(block.get("is_error")))
+        done = len(self.results)
+        if done < len(self.inputs):
+            return Reply.tool_use(self.tool_name, self.inputs[done], tool_use_id=self.ids[done])
+        return Reply.text(self.final_text)
+
+
 # -- the wire format ---------------------------------------------------------------------------
 
 
