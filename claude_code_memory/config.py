@@ -227,6 +227,9 @@ class ProxySettings(_Section):
     capture_tool_results: bool = False
     outbox_max_rows: int = Field(10_000, ge=10)
     retry_max_seconds: float = Field(60, gt=0)
+    #: Offer the model Anthropic's native memory tool in place of our MCP tool
+    #: ``mcp__memory__memory_20250818`` and translate the names both ways (docs/memory-tool.md).
+    memory_tool_bridge: bool = False
 
 
 class ReflectionLlmSettings(_Section):

@@ -85,6 +85,17 @@ def test_client_environment_for_each_mode(tmp_path: Path) -> None:
     assert "ccmem_upstream_hosts=api.anthropic.com" in mitmdump_command(reverse)
 
 
+def test_the_memory_tool_bridge_switch_reaches_the_addon(tmp_path: Path) -> None:
+    for value in ("false", "true"):
+        config = tmp_path / f"bridge-{value}.yaml"
+        config.write_text(f"proxy:\n  memory_tool_bridge: {value}\n")
+        settings = load_settings(config_path=config)
+        assert f"ccmem_memory_tool_bridge={value}" in mitmdump_command(settings)
+    (tmp_path / "empty.yaml").write_text("{}\n")
+    off = load_settings(config_path=tmp_path / "empty.yaml")
+    assert "ccmem_memory_tool_bridge=false" in mitmdump_command(off)  # off unless asked for
+
+
 @pytest.mark.integration
 def test_settings_from_the_config_file_reach_mitmdump_verbatim(tmp_path: Path) -> None:
     config = tmp_path / "config.yaml"

@@ -99,6 +99,7 @@ def mitmdump_command(settings: Settings, *, extra: list[str] | None = None) -> l
         "ccmem_outbox": str(directory / "outbox.db"),
         "ccmem_outbox_max_rows": str(proxy.outbox_max_rows),
         "ccmem_retry_max_seconds": str(proxy.retry_max_seconds),
+        "ccmem_memory_tool_bridge": "true" if proxy.memory_tool_bridge else "false",
     }
     for name, value in options.items():
         command += ["--set", f"{name}={value}"]

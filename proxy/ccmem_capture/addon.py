@@ -4,6 +4,9 @@ Hooks, in the order a flow meets them:
 
 * ``requestheaders``: is this flow in scope (``POST /v1/messages``, any query string, to one of
   ``ccmem_upstream_hosts``)? Only then is it marked; everything else passes untouched.
+* ``request`` (only with ``ccmem_memory_tool_bridge``): an in-scope request that offers our MCP
+  memory tool is rewritten for Anthropic's native memory tool (``capture/memory_bridge.py``);
+  the flow is marked *bridged* and the original body kept for the capture.
 * ``responseheaders``: an in-scope response gets a *tap* as ``flow.response.stream``: each
   chunk is copied aside and passed on unchanged, at once, still encoded — SSE is never held
   back and a compressed body reaches the client exactly as upstream sent it. Out-of-scope
@@ -11,6 +14,11 @@ Hooks, in the order a flow meets them:
 * ``response``: the exchange (request body, tapped bytes, status, content type and encoding,
   the session id — no other header) goes to the delivery thread, which extracts the turn,
   redacts it, stores it in the durable outbox and sends it to the memory API.
+
+A bridged response gets its ``memory`` tool uses renamed back before the tap sees them: a stream
+event by event as it passes (:class:`BridgedStream`), a JSON body in ``response`` (it is not
+streamed: it has to be whole to be rewritten). So the captured turn names the tool as Claude
+Code knows it, ``mcp__memory__memory_20250818``, and is built from the request Claude Code sent.
 
 Credentials (``x-api-key``, ``authorization``, cookies) are never read, stored or logged. An
 error in the addon is logged and the flow goes on. Options are ``--set ccmem_...=`` (see
@@ -39,6 +47,7 @@ from claude_code_memory.capture.anthropic import (
     is_messages_request,
     response_message,
 )
+from claude_code_memory.capture.memory_bridge import StreamRenamer, bridge_request, merge_beta, restore_json
 from claude_code_memory.policy.redact import redact
 
 from .outbox import Outbox
@@ -49,6 +58,8 @@ log = logging.getLogger("ccmem.capture")
 TOKEN_ENV = "CCMEM_PROXY_TOKEN"
 IN_SCOPE = "ccmem_capture"
 TAP = "ccmem_tap"
+BRIDGED = "ccmem_memory_bridge"
+ORIGINAL_REQUEST = "ccmem_original_request"
 #: A response bigger than this is passed on but not captured (a turn is never this large).
 MAX_CAPTURE_BYTES = 32 * 1024 * 1024
 
@@ -67,6 +78,7 @@ class CaptureConfig:
     outbox_max_rows: int
     retry_max_seconds: float
     mask_pii: bool = False
+    memory_tool_bridge: bool = False
 
     @classmethod
     def from_options(cls, options: Any, environ: dict[str, str]) -> CaptureConfig:
@@ -103,6 +115,7 @@ class CaptureConfig:
             outbox_max_rows=options.ccmem_outbox_max_rows,
             retry_max_seconds=retry_max_seconds,
             mask_pii=options.ccmem_mask_pii,
+            memory_tool_bridge=options.ccmem_memory_tool_bridge,
         )
 
 
@@ -131,6 +144,34 @@ class Tap:
 
     def body(self) -> bytes:
         return b"".join(self.chunks)
+
+
+class BridgedStream:
+    """``flow.response.stream`` of a bridged stream: rename ``memory`` tool uses, then tap.
+
+    Mid-stream it returns ``[]`` rather than ``b""`` while an event is incomplete: mitmproxy
+    would send an empty chunk of a chunked response, which is the end of the body. Should the
+    renamer fail, what it held back goes out and the rest of the stream passes unchanged.
+    """
+
+    def __init__(self, tap: Tap) -> None:
+        self.tap = tap
+        self.renamer: StreamRenamer | None = StreamRenamer()
+
+    def __call__(self, chunk: bytes) -> bytes | list[bytes]:
+        out = chunk
+        if self.renamer is not None:
+            held = self.renamer.held
+            try:
+                out = self.renamer(chunk)
+            except Exception:
+                log.exception("memory bridge: renaming the stream failed; the rest passes unchanged")
+                out = held + chunk
+                self.renamer = None
+        if not out:
+            return out if not chunk else []
+        self.tap(out)
+        return out
 
 
 def build_capture(exchange: Exchange, config: CaptureConfig) -> tuple[str, dict[str, Any]] | None:
@@ -206,6 +247,12 @@ class CaptureAddon:
         loader.add_option(
             "ccmem_mask_pii", bool, False, "Also mask personal data (the server's privacy.mask_pii)."
         )
+        loader.add_option(
+            "ccmem_memory_tool_bridge",
+            bool,
+            False,
+            "Offer the model Anthropic's native memory tool in place of mcp__memory__memory_20250818.",
+        )
         loader.add_option("ccmem_outbox", str, "", "SQLite outbox file (default: <confdir>/outbox.db).")
         loader.add_option("ccmem_outbox_max_rows", int, 10000, "Most undelivered turns kept; oldest dropped.")
         loader.add_option(
@@ -272,30 +319,64 @@ class CaptureAddon:
         except Exception:
             log.exception("capture: requestheaders failed; the flow goes on uncaptured")
 
+    def request(self, flow: http.HTTPFlow) -> None:
+        try:
+            config = self.config
+            if config is None or not config.memory_tool_bridge or not flow.metadata.get(IN_SCOPE):
+                return
+            original = flow.request.get_content(strict=False) or b""
+            bridged = bridge_request(original)
+            if bridged is None:
+                return
+            flow.request.set_content(bridged.body)  # and Content-Length
+            headers = flow.request.headers
+            headers["anthropic-beta"] = merge_beta(headers.get_all("anthropic-beta"))
+            # A compressed stream could not be renamed as it passes: ask for it plain.
+            headers["accept-encoding"] = "identity"
+            flow.metadata[BRIDGED] = True
+            flow.metadata[ORIGINAL_REQUEST] = original
+        except Exception:
+            log.exception("memory bridge: request failed; the flow goes on unbridged")
+
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         try:
             if flow.response is None or flow.response.stream:
                 return
-            if flow.metadata.get(IN_SCOPE):
-                tap = Tap()
-                flow.metadata[TAP] = tap
+            if not flow.metadata.get(IN_SCOPE):
+                flow.response.stream = True
+                return
+            tap = Tap()
+            flow.metadata[TAP] = tap
+            if not flow.metadata.get(BRIDGED):
+                flow.response.stream = tap
+            elif _media_type(flow.response) != "text/event-stream":
+                pass  # buffered: ``response`` renames the whole JSON body
+            elif flow.response.headers.get("content-encoding", "identity").lower() != "identity":
+                log.warning("memory bridge: a compressed stream passes with the native tool name")
                 flow.response.stream = tap
             else:
-                flow.response.stream = True
+                flow.response.stream = BridgedStream(tap)
         except Exception:
             log.exception("capture: responseheaders failed; the flow goes on uncaptured")
 
     def response(self, flow: http.HTTPFlow) -> None:
         try:
             tap = flow.metadata.pop(TAP, None)
-            if tap is None or self.delivery is None or flow.response is None:
+            if tap is None or flow.response is None:
+                return
+            if flow.metadata.get(BRIDGED) and not flow.response.stream:
+                self._restore_body(flow.response)
+                tap(flow.response.raw_content or b"")
+            if self.delivery is None:
                 return
             if tap.overflow:
                 log.warning("capture: response larger than %d bytes; not captured", MAX_CAPTURE_BYTES)
                 return
             self.delivery.submit(
                 Exchange(
-                    request_body=flow.request.get_content(strict=False) or b"",
+                    request_body=flow.metadata.get(ORIGINAL_REQUEST)
+                    or flow.request.get_content(strict=False)
+                    or b"",
                     status_code=flow.response.status_code,
                     content_type=flow.response.headers.get("content-type", ""),
                     content_encoding=flow.response.headers.get("content-encoding", ""),
@@ -307,8 +388,21 @@ class CaptureAddon:
         except Exception:
             log.exception("capture: response failed; the turn is not captured")
 
+    @staticmethod
+    def _restore_body(response: http.Response) -> None:
+        try:
+            restored = restore_json(response.get_content(strict=False) or b"")
+            if restored is not None:
+                response.set_content(restored)  # encoded again as upstream encoded it
+        except Exception:
+            log.exception("memory bridge: renaming the response failed; it passes unchanged")
+
     def error(self, flow: http.HTTPFlow) -> None:
         # A stream cut mid-way or a dropped connection: the half turn is not captured.
         if flow.metadata.pop(TAP, None) is not None:
             path = flow.request.path.split("?", 1)[0]
             log.info("capture: %s %s failed (%s); not captured", flow.request.method, path, flow.error)
+
+
+def _media_type(message: http.Message) -> str:
+    return message.headers.get("content-type", "").split(";", 1)[0].strip().lower()

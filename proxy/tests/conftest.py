@@ -7,11 +7,15 @@ API (and ``tests/support/fake_anthropic.py``) sends it.
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 PROXY_DIR = Path(__file__).resolve().parent.parent
 REPO_ROOT = PROXY_DIR.parent
@@ -92,3 +96,38 @@ def wait_for(predicate: Any, timeout: float = 10.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")
         time.sleep(0.02)
+
+
+# -- the addon, configured as ccmem proxy would (shared by the test modules) -------------------
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def outbox_path(tmp_path: Path) -> Path:
+    return tmp_path / "proxy" / "outbox.db"
+
+
+@pytest.fixture
+def addon(outbox_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Any]]:
+    from ccmem_capture.addon import CaptureAddon  # after sys.path has the addon's directory
+    from mitmproxy.test import taddons
+
+    monkeypatch.setenv("CCMEM_PROXY_TOKEN", "proxy-token-for-tests")
+    capture = CaptureAddon()
+    with taddons.context(capture) as tctx:
+        tctx.configure(
+            capture,
+            confdir=str(tmp_path / "conf"),
+            ccmem_api_url=f"http://127.0.0.1:{closed_port()}",
+            ccmem_upstream_hosts="api.anthropic.com, LOCALHOST",
+            ccmem_outbox=str(outbox_path),
+            ccmem_retry_max_seconds="30",
+        )
+        capture.running()
+        yield capture, tctx
+        capture.done()

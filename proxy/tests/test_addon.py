@@ -10,9 +10,7 @@ import gzip
 import json
 import logging
 import os
-import socket
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,41 +20,10 @@ from ccmem_capture.outbox import Outbox
 from conftest import SESSION, claude_code_request, outbox_rows, sse
 from mitmproxy import exceptions
 from mitmproxy.http import Headers, Response
-from mitmproxy.test import taddons, tflow, tutils
+from mitmproxy.test import tflow, tutils
 
 API_KEY = "sk-ant-api03-" + "Q" * 80 + "-AAAAAAAA"
 SECRET = "sk-ant-api03-" + "Zb3" * 30 + "-BBBBBBBB"
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture
-def outbox_path(tmp_path: Path) -> Path:
-    return tmp_path / "proxy" / "outbox.db"
-
-
-@pytest.fixture
-def addon(
-    outbox_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[tuple[CaptureAddon, Any]]:
-    monkeypatch.setenv("CCMEM_PROXY_TOKEN", "proxy-token-for-tests")
-    capture = CaptureAddon()
-    with taddons.context(capture) as tctx:
-        tctx.configure(
-            capture,
-            confdir=str(tmp_path / "conf"),
-            ccmem_api_url=f"http://127.0.0.1:{closed_port()}",
-            ccmem_upstream_hosts="api.anthropic.com, LOCALHOST",
-            ccmem_outbox=str(outbox_path),
-            ccmem_retry_max_seconds="30",
-        )
-        capture.running()
-        yield capture, tctx
-        capture.done()
 
 
 def messages_flow(

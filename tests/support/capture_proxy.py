@@ -102,6 +102,8 @@ class CaptureProxy(ChildProcess):
         home = self.work_dir / "home"
         home.mkdir(exist_ok=True)
         env["HOME"] = str(home)
+        # This checkout's package and addon, whichever checkout the venv's editable install names.
+        env["PYTHONPATH"] = str(REPO_ROOT)
         if self.token:
             env["CCMEM_PROXY_TOKEN"] = self.token
         return env
