@@ -97,8 +97,8 @@ class Reclaim:
         self.last_report: dict[str, Any] | None = None
 
     def after_delete(self) -> None:
-        """After a batch of deletes: a run when automatic reclaiming is on and the last check
-        is old enough. Never raises: a delete has happened whatever this does."""
+        """After a batch of deletes: a run in the background when automatic reclaiming is on and
+        the last check is old enough. Never raises: a delete has happened whatever this does."""
         storage = self.settings.storage
         now = self.clock()
         if not storage.auto_reclaim:
@@ -106,6 +106,11 @@ class Reclaim:
         if self._last_check is not None and now - self._last_check < storage.reclaim_check_minutes * 60:
             return
         self._last_check = now
+        # Off the delete's thread: the delete has answered by the time VACUUM and the vector
+        # store's compaction run (seconds on a large store), and one run at a time (the lock).
+        threading.Thread(target=self._run_quietly, name="ccmem-reclaim", daemon=True).start()
+
+    def _run_quietly(self) -> None:
         try:
             self.run()
         except Exception:
