@@ -17,7 +17,6 @@ import logging
 import os
 from typing import Any
 
-import httpx
 
 from ..config import ReflectionLlmSettings
 
@@ -69,6 +68,8 @@ class Prose:
         }
 
     def write(self, kind: str, findings: dict[str, Any]) -> tuple[str | None, str | None]:
+        import httpx  # only with an LLM configured: `ccmem serve` starts without the HTTP client
+
         headers = {"Content-Type": "application/json"}
         key = os.environ.get(self.api_key_env) if self.api_key_env else None
         if key:
