@@ -17,7 +17,6 @@ import logging
 import os
 from typing import Any
 
-
 from ..config import ReflectionLlmSettings
 
 log = logging.getLogger(__name__)
