@@ -272,7 +272,7 @@ def test_deploy_script_native_up_status_down(checkout: Checkout) -> None:
     assert upped.returncode == 0, describe(upped, checkout)
     api = f"http://127.0.0.1:{checkout.ports['api']}"
     assert f"claude mcp add --transport sse memory {api}/mcp/claude-code/sse/alice" in upped.stdout
-    assert ".venv/bin/ccmem token create --user alice" in upped.stdout
+    assert "ccmem token create --user alice" in upped.stdout and ".venv/bin/ccmem" not in upped.stdout
     assert f"HTTPS_PROXY=http://127.0.0.1:{checkout.ports['proxy']}" in upped.stdout
     supervisor = checkout.supervisor_pid()
     assert supervisor and alive(supervisor)
@@ -372,3 +372,17 @@ def test_backoff_grows_and_starts_over_after_a_stable_run() -> None:
     assert [backoff.after_exit(0.5) for _ in range(7)] == [1, 2, 4, 8, 16, 30, 30]
     assert backoff.after_exit(300) == 1
     assert backoff.after_exit(0.1) == 2
+
+
+@pytest.mark.integration
+def test_help_is_the_scripts_comment_block_only() -> None:
+    for script in ("deploy-mem0.sh", "install.sh"):
+        done = subprocess.run(
+            ["bash", str(REPO_ROOT / script), "--help"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert done.returncode == 0 and done.stdout.strip(), done.stderr
+        assert "set -euo pipefail" not in done.stdout and "Usage" not in done.stderr, script
