@@ -232,7 +232,9 @@ def test_status_mcp_config_and_list_choose_the_same_token(
         assert status.returncode == 0 and as_json(status)["counts"] == mine, status.stderr
         listed = run("list", "--json", "--url", memory_server.base_url, *flag, env_token=env_token)
         assert listed.returncode == 0 and "Every command picks the same token" in listed.stdout
-        snippet = as_json(run("mcp-config", "--user", user, "--json", *flag, env_token=env_token))
+        snippet = as_json(
+            run("mcp-config", "--user", user, "--json", "--inline-token", *flag, env_token=env_token)
+        )
         assert snippet["mcpServers"]["memory"]["headers"]["Authorization"] == f"Bearer {token}"
 
     # The admin token counts only for a user it is told about, however it was given.
@@ -521,11 +523,20 @@ def test_mcp_config_prints_the_command_and_the_snippet(memory_server: MemoryServ
     assert claude_add_line(printed) == (
         f'claude mcp add --transport sse memory {url} --header "Authorization: Bearer {token}"'
     )
+    # The .mcp.json a project may commit names the token; Claude Code expands it.
     snippet = as_json(ccmem(memory_server, "mcp-config", "--user", user, "--token", token, "--json"))
     assert snippet == {
-        "mcpServers": {"memory": {"type": "sse", "url": url, "headers": {"Authorization": f"Bearer {token}"}}}
+        "mcpServers": {
+            "memory": {"type": "sse", "url": url, "headers": {"Authorization": "Bearer ${CCMEM_TOKEN}"}}
+        }
     }
+    assert token not in json.dumps(snippet)
     assert json.loads(printed[printed.index("{") :]) == snippet
+    assert f"export CCMEM_TOKEN={token}" in printed.splitlines()
+    inline = as_json(
+        ccmem(memory_server, "mcp-config", "--user", user, "--token", token, "--json", "--inline-token")
+    )
+    assert inline["mcpServers"]["memory"]["headers"] == {"Authorization": f"Bearer {token}"}
 
     http = as_json(
         ccmem(
@@ -564,6 +575,7 @@ def test_mcp_config_create_token_makes_a_working_token(memory_server: MemoryServ
             user,
             "--create-token",
             "--json",
+            "--inline-token",
             "--data-dir",
             str(memory_server.data_dir),
         )
