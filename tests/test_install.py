@@ -142,3 +142,16 @@ def test_a_missing_node_client_fails_rather_than_skips(
         require_tool(tmp_path / "claude", "the Claude Code CLI; run ./install.sh --dev", required=True)
     with pytest.raises(pytest.skip.Exception):
         require_tool(tmp_path / "docker", "docker")
+
+
+def test_readme_and_docs_call_the_command_ccmem() -> None:
+    """One name everywhere: `ccmem` (install.sh puts it on PATH), never `.venv/bin/ccmem <command>`."""
+    root = INSTALL_SH.parent
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    invocations = [
+        f"{page.name}: {line.strip()}"
+        for page in pages
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if re.search(r"\.venv/bin/ccmem [a-z]", line)
+    ]
+    assert invocations == []
