@@ -636,23 +636,21 @@ def test_claude_code_connects_with_the_printed_command(
 
 @pytest.mark.e2e
 def test_claude_code_connects_with_the_mcp_json_snippet(memory_server: MemoryServer, tmp_path: Path) -> None:
+    """The snippet holds no token: Claude Code expands ${CCMEM_TOKEN} from its environment."""
     claude_bin()
     user = f"cli-{uuid.uuid4().hex[:8]}"
-    snippet = as_json(
-        ccmem(
-            memory_server,
-            "mcp-config",
-            "--user",
-            user,
-            "--create-token",
-            "--json",
-            "--data-dir",
-            str(memory_server.data_dir),
-        )
-    )
+    token = memory_server.make_token(user)
+    snippet = as_json(ccmem(memory_server, "mcp-config", "--user", user, "--token", token, "--json"))
+    assert token not in json.dumps(snippet)
 
     with FakeAnthropic() as upstream:
-        run = run_claude("hello", home=tmp_path, upstream_url=upstream.base_url, mcp_config=snippet)
+        run = run_claude(
+            "hello",
+            home=tmp_path,
+            upstream_url=upstream.base_url,
+            mcp_config=snippet,
+            env={"CCMEM_TOKEN": token},
+        )
 
     init = run.event("system", "init")
     statuses = {entry["name"]: entry["status"] for entry in init.get("mcp_servers", [])}
