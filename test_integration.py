@@ -34,6 +34,7 @@ from typing import Any
 
 import httpx
 
+from claude_code_memory import SERVICE_NAME
 from claude_code_memory.cli.common import server_url
 from claude_code_memory.config import Settings, load_settings
 from claude_code_memory.errors import MemoryError_
@@ -144,15 +145,34 @@ def settings_for(config: str | None) -> Settings:
 def not_running(base: str, exc: Exception) -> str:
     return (
         f"No claude-code-memory server is answering at {base} ({exc.__class__.__name__}). "
-        "Start it in another terminal with `.venv/bin/ccmem serve` (on a fresh checkout run "
+        "Start it in another terminal with `ccmem serve` (or `ccmem stack up`) (on a fresh checkout run "
         "`./install.sh` first), wait for its 'listening on' line, then run this script again. "
         "If the server runs somewhere else, pass --url or set CCMEM_SERVER__HOST and "
-        "CCMEM_SERVER__PORT in .env; `.venv/bin/ccmem doctor` checks the whole setup."
+        "CCMEM_SERVER__PORT in .env; `ccmem doctor` checks the whole setup."
+    )
+
+
+def is_ours(body: Any) -> bool:
+    """A /health body of this server: ``service`` names it (older versions: its fields)."""
+    if not isinstance(body, dict):
+        return False
+    return body.get("service") == SERVICE_NAME or {"version", "vector_store", "database"} <= set(body)
+
+
+def not_ours(base: str, response: httpx.Response) -> str:
+    kind = response.headers.get("content-type", "no content type").split(";")[0]
+    return (
+        f"Something answers at {base}, but it is not a claude-code-memory server: {base}/health "
+        f"answered HTTP {response.status_code} ({kind}) without this server's identity. Another "
+        "program holds that port, or the URL is wrong. Pass --url with the right address, or "
+        "check server.port (CCMEM_SERVER__PORT in .env; a port set only in one command's "
+        "environment does not stick); `ccmem doctor` names what holds the port."
     )
 
 
 def health(base: str) -> dict[str, Any]:
-    """``/health``; exits 3 when nothing answers, 1 when the server reports a problem."""
+    """``/health``; exits 3 when nothing (or something else) answers, 1 when the server reports
+    a problem."""
     try:
         response = httpx.get(f"{base}/health", timeout=10)
     except httpx.HTTPError as exc:
@@ -162,6 +182,9 @@ def health(base: str) -> dict[str, Any]:
         body = response.json()
     except ValueError:
         body = None
+    if not is_ours(body):
+        print(not_ours(base, response), file=sys.stderr)
+        sys.exit(EXIT_UNREACHABLE)
     if not isinstance(body, dict) or response.status_code != 200:
         print(f"✗ health: {base}/health answered HTTP {response.status_code}: {response.text[:200]}")
         sys.exit(EXIT_FAILED)
@@ -171,7 +194,7 @@ def health(base: str) -> dict[str, Any]:
 def arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description="Check a running claude-code-memory server: add, search, context, list, summary, delete.",
-        epilog="Exit codes: 0 all passed, 1 a step failed, 2 bad usage, 3 no server running.",
+        epilog="Exit codes: 0 all passed, 1 a step failed, 2 bad usage, 3 no server of ours answers.",
     )
     parser.add_argument("--url", help="server URL (default: server.host and server.port from config)")
     parser.add_argument("--token", help="a user token (default: $CCMEM_TOKEN, else the admin token)")

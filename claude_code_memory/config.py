@@ -31,6 +31,8 @@ from .errors import ConfigError
 ENV_PREFIX = "CCMEM_"
 #: A user token for the clients (CLI, Claude Code's hooks); the server never reads it.
 TOKEN_ENV = "CCMEM_TOKEN"
+#: The name `ccmem stack up` gives the capture proxy's token (the UI finds it by this name).
+PROXY_TOKEN_NAME = "capture proxy (ccmem stack up)"
 
 #: Conventional environment variables and the dotted key each one sets.
 WELL_KNOWN_ENV: dict[str, str] = {

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import socket
 import ssl
 import subprocess
 import time
@@ -445,9 +446,13 @@ def test_forward_mode_tunnels_other_hosts_without_interception(tmp_path: Path) -
             assert tunnelled.json()["content"][0]["text"] == ANSWER
             with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
                 client.post(f"https://localhost:{upstream.port}/v1/messages", json=body)
+            # A health check's bare connections (Docker's, the stack's) leave no lines behind.
+            for _ in range(3):
+                socket.create_connection(("127.0.0.1", proxy.port), timeout=5).close()
             time.sleep(0.5)
             assert proxy.outbox_count() == 0
             assert f"POST {upstream.base_url}" not in proxy.log()  # no flow: the bytes were only tunnelled
+            assert "client connect" not in proxy.log() and "client disconnect" not in proxy.log()
         assert_no_credentials(proxy)
 
 

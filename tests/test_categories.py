@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from claude_code_memory.search.categories import MAX_CATEGORIES, MIN_SIMILARITY, rank
+from claude_code_memory.search.categories import MAX_CATEGORIES, MIN_SIMILARITY, rank, with_cues
 
 
 def _unit(v: list[float]) -> np.ndarray:
@@ -21,3 +21,18 @@ def test_rank_says_nothing_when_nothing_fits() -> None:
     far = _unit([-1, -1, 0.01])
     assert rank(far, centroids, ["a", "b"]) == []
     assert MIN_SIMILARITY > 0 and MAX_CATEGORIES >= 1
+
+
+def test_a_stated_preference_is_a_preference_whatever_it_is_about() -> None:
+    ranked = ["technical support", "projects", "preferences"]
+    assert with_cues("I prefer pytest over unittest", ranked) == [
+        "preferences",
+        "technical support",
+        "projects",
+    ]
+    assert with_cues("I'd rather use tabs", ["work"]) == ["preferences", "work"]
+    assert with_cues("My favourite editor is Helix", []) == ["preferences"]
+    assert with_cues("I always use uv for virtualenvs", ranked)[0] == "preferences"
+    # No cue: the embedding's ranking stands ("likely" and "unlikely" are not "like").
+    assert with_cues("The linker fails; a fix is likely in 2.1", ranked) == ranked
+    assert with_cues("Tests fail on CI", ranked) == ranked

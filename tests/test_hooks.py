@@ -254,3 +254,59 @@ def test_a_secret_typed_in_a_prompt_is_kept_redacted_in_the_access_log(
     searches = [entry for entry in log.json()["logs"] if entry["access_type"] == "hook_search"]
     assert searches and all("REDACTED" in entry["metadata_"]["query"] for entry in searches), log.text
     assert secret not in log.text
+
+
+def test_session_start_resume_briefs_only_what_the_session_was_not_given(
+    server: MemoryServer, tmp_path: Path
+) -> None:
+    token = server.make_token("dora")
+    project = tmp_path / "atlas"
+    (project / ".git").mkdir(parents=True)
+    first = add(server, token, "Atlas releases are cut from the trunk branch on Mondays", "atlas")
+    second = add(server, token, "Atlas uses the heron linter for its Go code", "atlas")
+    session = str(uuid.uuid4())
+
+    def brief(source: str) -> str:
+        answer = hook(server, token, event("SessionStart", session, project, source=source))
+        return context(answer, "SessionStart")
+
+    startup = brief("startup")
+    assert first in startup and second in startup
+    assert brief("resume") == ""  # the resumed transcript still holds both
+    third = add(server, token, "Atlas keeps its runbooks in docs/ops", "atlas")
+    resumed = brief("resume")
+    assert third in resumed and first not in resumed and second not in resumed
+
+    # A restart forgets the sessions; the access log still says what this one was given.
+    server.stop()
+    server.start()
+    assert brief("resume") == ""
+    # clear and compact empty the context: everything may be given again.
+    for source in ("compact", "clear"):
+        again = brief(source)
+        assert first in again and second in again and third in again, source
+
+
+def test_subagent_stop_captures_nothing_and_leaves_the_turn_to_stop(
+    server: MemoryServer, tmp_path: Path
+) -> None:
+    token = server.make_token("erin")
+    session = str(uuid.uuid4())
+    prompt = f"Summarise the repository layout ({uuid.uuid4().hex[:6]})"
+    hook(server, token, event("UserPromptSubmit", session, tmp_path, prompt=prompt))
+    subagent = event(
+        "SubagentStop",
+        session,
+        tmp_path,
+        agent_id="a-1",
+        agent_type="Explore",
+        agent_transcript_path="/dev/null",
+        last_assistant_message="Found 42 files under src/",
+        stop_hook_active=False,
+    )
+    assert hook(server, token, subagent) == {}
+    assert hook(server, token, event("Stop", session, tmp_path, last_assistant_message="Two packages.")) == {}
+    pending = httpx.get(
+        f"{server.base_url}/api/v1/consent/pending", headers={"Authorization": f"Bearer {token}"}, timeout=30
+    ).json()["items"]
+    assert [item["content"] for item in pending] == [f"User: {prompt}\n\nAssistant: Two packages."]

@@ -81,10 +81,18 @@ def test_project_and_local_scopes_and_a_new_file(home: Path) -> None:
     assert set(cs.installed(json.loads(local.read_text()))) == {"UserPromptSubmit"}
     assert "CCMEM_TOKEN" in local.read_text() and "Bearer $CCMEM_TOKEN" in local.read_text()
     ccmem(
-        "hooks", "install", "--scope", "project", "--project-dir", str(project), "--events", "Stop,SessionEnd"
+        "hooks",
+        "install",
+        "--scope",
+        "project",
+        "--project-dir",
+        str(project),
+        "--events",
+        "Stop,SubagentStop,SessionEnd",
     )
     shared = json.loads((project / ".claude" / "settings.json").read_text())
-    assert set(cs.installed(shared)) == {"Stop", "SessionEnd"}
+    assert set(cs.installed(shared)) == {"Stop", "SubagentStop", "SessionEnd"}
+    assert shared["hooks"]["SubagentStop"][0]["hooks"][0]["type"] == "http"
     ccmem("hooks", "uninstall", "--scope", "local", "--project-dir", str(project))
     assert json.loads(local.read_text()) == {}
 

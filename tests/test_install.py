@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib.util
 import py_compile
 import re
+import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -68,3 +70,88 @@ def test_hash_based_bytecode_counts_as_fresh(
         doraise=True,
     )
     assert stale_modules(tmp_path) == []
+
+
+# -- the command on PATH, and the end-to-end tests' Node clients ---------------------------------
+
+
+def run_link_command(home: Path, path: str) -> tuple[str, str]:
+    """install.sh's ``link_command`` function, run alone; (shim, shim_dir) it sets."""
+    [function] = re.findall(r"\nlink_command\(\) \{\n.*?\n\}\n", install_script(), re.S)
+    checkout = home / "checkout"
+    (checkout / ".venv" / "bin").mkdir(parents=True, exist_ok=True)
+    (checkout / ".venv" / "bin" / "ccmem").touch()
+    script = f'{function}\nshim=failed\nlink_command\nprintf "%s %s" "$shim" "$shim_dir"'
+    done = subprocess.run(
+        ["/bin/bash", "-c", script],
+        cwd=checkout,
+        env={"HOME": str(home), "PATH": path},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    shim, shim_dir = done.stdout.split(" ", 1)
+    return shim, shim_dir
+
+
+@pytest.mark.integration  # runs bash
+def test_install_links_ccmem_into_the_users_bin_directory(tmp_path: Path) -> None:
+    bin_dir = tmp_path / ".local" / "bin"
+    assert run_link_command(tmp_path, f"/usr/bin:/bin:{bin_dir}") == ("on-path", str(bin_dir))
+    assert (bin_dir / "ccmem").resolve() == (tmp_path / "checkout" / ".venv" / "bin" / "ccmem").resolve()
+    home_bin = tmp_path / "bin"
+    assert run_link_command(tmp_path, f"/usr/bin:/bin:{home_bin}") == ("on-path", str(home_bin))
+    assert run_link_command(tmp_path, "/usr/bin:/bin") == ("off-path", str(bin_dir))
+    (bin_dir / "ccmem").unlink()
+    (bin_dir / "ccmem").write_text("#!/bin/sh\necho someone else's\n")
+    assert run_link_command(tmp_path, f"/usr/bin:/bin:{bin_dir}")[0] == "kept"
+    assert "someone else's" in (bin_dir / "ccmem").read_text()
+
+
+@pytest.mark.integration  # runs bash
+def test_install_dev_runs_the_node_clients_script_and_says_what_is_missing(tmp_path: Path) -> None:
+    script = install_script()
+    assert "bash tests/e2e/install.sh" in script and "3) node_clients=missing" in script
+    e2e_script = INSTALL_SH.parent / "tests" / "e2e" / "install.sh"
+    assert "npm ci --include=optional" in e2e_script.read_text()
+    assert "node install.cjs" in e2e_script.read_text()  # as .ci/run did when npm skips it
+    only_cat = tmp_path / "bin"
+    only_cat.mkdir()
+    (only_cat / "cat").symlink_to(shutil.which("cat"))
+    done = subprocess.run(
+        ["/bin/bash", str(e2e_script)],
+        env={"PATH": str(only_cat), "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 3, done.stderr
+    assert "node was not found on PATH" in done.stderr
+    assert "apt-get install nodejs npm" in done.stderr and 'pytest -m "not e2e"' in done.stderr
+
+
+def test_a_missing_node_client_fails_rather_than_skips(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.support.processes import require_tool
+
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.fail.Exception, match="install.sh --dev"):
+        require_tool(tmp_path / "claude", "the Claude Code CLI; run ./install.sh --dev", required=True)
+    with pytest.raises(pytest.skip.Exception):
+        require_tool(tmp_path / "docker", "docker")
+
+
+def test_readme_and_docs_call_the_command_ccmem() -> None:
+    """One name everywhere: `ccmem` (install.sh puts it on PATH), never `.venv/bin/ccmem <command>`."""
+    root = INSTALL_SH.parent
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    invocations = [
+        f"{page.name}: {line.strip()}"
+        for page in pages
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if re.search(r"\.venv/bin/ccmem [a-z]", line)
+    ]
+    assert invocations == []

@@ -22,7 +22,6 @@ import httpx
 import pytest
 
 from claude_code_memory.client.conversation_memory import (
-    CONTEXT_HEADING,
     ClaudeCodeMemoryManager,
     ClaudeCodeWithMemory,
     Turn,
@@ -32,6 +31,7 @@ from claude_code_memory.client.conversation_memory import (
 from claude_code_memory.client.mcp_client import TRANSPORTS, Mem0MCPClient
 from claude_code_memory.config import Settings
 from claude_code_memory.errors import BadInput, Unavailable
+from claude_code_memory.memories.recall import NOTICE, TAG
 from tests.support.server import MemoryServer
 
 pytestmark = pytest.mark.timeout(120)
@@ -176,21 +176,72 @@ def test_search_on_query_off_recalls_nothing(memory_server: MemoryServer, client
     manager.close()
 
 
-def test_context_is_formatted_and_capped(memory_server: MemoryServer, client):
+def test_context_is_the_hooks_labelled_block_above_the_floor_once(memory_server: MemoryServer, client):
+    """The manager's recall is the UserPromptSubmit hook's: the same block, floor and once-only."""
     settings = settings_for(memory_server.base_url, memory={"max_context_memories": 3})
     manager = ClaudeCodeMemoryManager(client, settings)
     assert manager.get_context_for_query("what do I drink?") == ""  # no memories yet
 
     for fact in FACTS:
         client.add(fact)
-    context = manager.get_context_for_query("What tea do I drink in the afternoon?")
+    question = "What tea do I drink in the afternoon?"
+    context = manager.get_context_for_query(question)
 
-    heading, *bullets = context.splitlines()
-    assert heading == CONTEXT_HEADING
-    assert len(bullets) == 3 and all(line.startswith("- ") for line in bullets)
-    assert bullets[0] == "- I drink oolong tea every afternoon"
-    assert {line[2:] for line in bullets} <= set(FACTS)
+    head, notice, *lines, tail = context.splitlines()
+    assert (head, tail) == (f'<{TAG} kind="recall">', f"</{TAG}>") and notice == NOTICE
+    assert 1 <= len(lines) <= 3 and all(line.startswith("- [id ") for line in lines)
+    assert lines[0].endswith("] I drink oolong tea every afternoon")
+    assert not any("peanuts" in line or "football" in line for line in lines)  # below the floor
+    assert len(context) <= settings.claude_code.prompt_budget
+    # Given once per conversation, as the hook gives a memory once per session.
+    assert manager.get_context_for_query(question) == ""
+    other = ClaudeCodeMemoryManager(client, settings, conversation_id=f"c-{uuid.uuid4().hex[:6]}")
+    assert "oolong" in other.get_context_for_query(question)
     manager.close()
+    other.close()
+
+
+def test_the_manager_and_the_hooks_share_a_session(memory_server: MemoryServer, carol, carol_client):
+    """A conversation id is a hook session: what the hook gave is not given again by the
+    manager, and a turn the manager captured is a duplicate for the Stop hook."""
+    user, token = carol
+    carol_client.add("The shop deploys with the zebrafinch build tool")
+    session = f"s-{uuid.uuid4().hex[:8]}"
+    prompt = f"Which build tool does the shop deploy with? ({uuid.uuid4().hex[:6]})"
+
+    def hook(body: dict[str, Any]) -> dict[str, Any]:
+        base = {"session_id": session, "cwd": "/nonexistent/shop", "transcript_path": "/dev/null"}
+        response = httpx.post(
+            f"{memory_server.base_url}/api/v1/hooks/claude-code",
+            json=base | body,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=30,
+        )
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    given = hook({"hook_event_name": "UserPromptSubmit", "prompt": prompt})
+    assert "zebrafinch" in given["hookSpecificOutput"]["additionalContext"]
+    manager = ClaudeCodeMemoryManager(
+        carol_client, settings_for(memory_server.base_url), conversation_id=session
+    )
+    assert manager.process_conversation(conversation(prompt, "With zebrafinch.")) == []
+    assert manager.last_capture.status == "pending"
+
+    hook({"hook_event_name": "Stop", "last_assistant_message": "With zebrafinch."})
+    queued = [text for text in pending_texts(memory_server, token) if prompt in text]
+    assert queued == [f"User: {prompt}\n\nAssistant: With zebrafinch."]
+    manager.close()
+
+
+def test_recall_route_checks_its_input(memory_server: MemoryServer, carol):
+    url = f"{memory_server.base_url}/api/v1/hooks/recall"
+    headers = {"Authorization": f"Bearer {carol[1]}"}
+    for body in ({}, {"query": ""}, {"query": "tea", "limit": 0}, {"query": "tea", "app": "bad app"}):
+        assert httpx.post(url, json=body, headers=headers, timeout=30).status_code == 422, body
+    assert httpx.post(url, json={"query": "tea"}, timeout=30).status_code == 401
+    other = {"query": "tea", "user_id": "someone-else"}
+    assert httpx.post(url, json=other, headers=headers, timeout=30).status_code == 403
 
 
 def test_summarize_session_counts_what_happened(memory_server: MemoryServer, client):
@@ -201,8 +252,8 @@ def test_summarize_session_counts_what_happened(memory_server: MemoryServer, cli
     question = f"Which tea do I drink? ({uuid.uuid4().hex[:6]})"
 
     manager.process_conversation(conversation(question, "Oolong."))  # recalls tea; pending
-    manager.process_conversation(conversation(question, "Oolong."))  # recalls tea; duplicate
-    manager.get_context_for_query("Which operating system does my laptop run?")  # recalls laptop
+    manager.process_conversation(conversation(question, "Oolong."))  # tea given already; duplicate
+    manager.get_context_for_query("Which window manager runs on my Debian laptop?")  # recalls laptop
 
     summary = manager.summarize_session()
     assert summary == {
@@ -211,7 +262,7 @@ def test_summarize_session_counts_what_happened(memory_server: MemoryServer, cli
         "memories_retrieved": 2,
         "captures": {"stored": 0, "pending": 1, "duplicate": 1, "refused": 0},
         "most_used_memories": [
-            {"id": tea, "memory": "I drink oolong tea every afternoon", "times_retrieved": 2},
+            {"id": tea, "memory": "I drink oolong tea every afternoon", "times_retrieved": 1},
             {
                 "id": laptop,
                 "memory": "My laptop runs Debian with the Sway window manager",
@@ -355,7 +406,7 @@ def test_fallback_keeps_working_while_the_server_is_down_and_picks_memory_back_u
         for memory in integrations:
             assert "oolong" in memory.get_context_for_query("What tea do I drink?")
             assert memory.available
-            assert memory.process_conversation(question, store=False)
+            assert memory.process_conversation(question, store=False) == []  # tea: given just above
             assert (
                 logged(logging.INFO, "available again").count(f"memory available again ({memory.client.url})")
                 == 1

@@ -20,12 +20,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 
 from claude_code_memory.config import Settings, load_settings
 from claude_code_memory.errors import BadInput
 from claude_code_memory.stack.services import Backoff, plan, read_state
 from claude_code_memory.stack.supervisor import alive
+from tests.support.fake_anthropic import FakeAnthropic, always_text
 from tests.support.processes import free_port, port_open, wait_until
 from tests.support.server import REPO_ROOT, ccmem_bin
 
@@ -104,12 +106,38 @@ def describe(completed: subprocess.CompletedProcess[str], where: Checkout) -> st
     return f"exit {completed.returncode}\n{completed.stdout}\n{completed.stderr}\n{logs}"
 
 
-def test_up_integration_restart_down(checkout: Checkout) -> None:
+@pytest.fixture
+def upstream() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic(always_text("Noted: the staging host is pg-staging-2.")) as fake:
+        yield fake
+
+
+def test_up_integration_restart_down(checkout: Checkout, upstream: FakeAnthropic) -> None:
+    """The newcomer's path: stack up → token → smoke test → a turn captured through the proxy
+    (its token made by `up`) → stack down, with a restart and a revoked proxy token between."""
     timings = {}
+    # Reverse mode to the fake upstream: forward mode intercepts api.anthropic.com only.
+    checkout.env |= {
+        "USER": "newcomer",
+        "LOGNAME": "newcomer",
+        "CCMEM_PROXY__MODE": "reverse",
+        "CCMEM_PROXY__REVERSE_UPSTREAM": upstream.base_url,
+    }
     started = time.monotonic()
     upped = checkout.ccmem("stack", "up", "--timeout", "180")
     timings["up"] = time.monotonic() - started
     assert upped.returncode == 0, describe(upped, checkout)
+    # The proxy's token was made for the local user and kept in .env like the admin token.
+    env_file = checkout.root / ".env"
+    assert (env_file.stat().st_mode & 0o777) == 0o600
+    [proxy_token] = [
+        line.split("=", 1)[1]
+        for line in env_file.read_text().splitlines()
+        if line.startswith("CCMEM_PROXY_TOKEN=")
+    ]
+    assert proxy_token and proxy_token not in upped.stdout + upped.stderr
+    assert "created the capture proxy's token for newcomer" in upped.stderr
+    assert "✓ proxy captures for newcomer" in upped.stderr
     api_url = f"http://127.0.0.1:{checkout.ports['api']}"
     assert api_url in upped.stdout
     assert f"{api_url}/mcp/claude-code/sse/<user>" in upped.stdout
@@ -138,6 +166,25 @@ def test_up_integration_restart_down(checkout: Checkout) -> None:
     assert smoke.returncode == 0, describe(smoke, checkout)
     assert smoke.stdout.count("✓") == 6, smoke.stdout
 
+    # A turn through the proxy reaches the newcomer's consent queue, with no token set by hand.
+    proxy_url = f"http://127.0.0.1:{checkout.ports['proxy']}"
+    turn = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 50,
+        "messages": [{"role": "user", "content": "Remember: the staging host is pg-staging-2."}],
+    }
+    answered = httpx.post(f"{proxy_url}/v1/messages", json=turn, headers={"x-api-key": "dummy"}, timeout=60)
+    assert answered.status_code == 200, answered.text
+    token = checkout.ccmem("token", "create", "--user", "newcomer")
+    assert token.returncode == 0, describe(token, checkout)
+    mine = {"Authorization": f"Bearer {token.stdout.strip()}"}
+
+    def queued() -> list[str]:
+        items = httpx.get(f"{api_url}/api/v1/consent/pending", headers=mine, timeout=30).json()["items"]
+        return [item["content"] for item in items]
+
+    wait_until(lambda: any("pg-staging-2" in text for text in queued()), timeout=60, what="the captured turn")
+
     # Every service has its log under data/logs, and status sees them all healthy.
     for name in services:
         assert (checkout.data / "logs" / f"{name}.log").stat().st_size > 0
@@ -146,6 +193,11 @@ def test_up_integration_restart_down(checkout: Checkout) -> None:
     report = json.loads(status.stdout)
     assert report["running"] and report["supervisor_pid"] == supervisor
     assert {row["name"]: row["healthy"] for row in report["services"]} == dict.fromkeys(services, True)
+    [proxy_row] = [row for row in report["services"] if row["name"] == "proxy"]
+    assert proxy_row["captures"] is True and proxy_row["capture"] == "captures for newcomer"
+    table = checkout.ccmem("stack", "status")
+    assert "capture: ok: captures for newcomer" in table.stdout
+    assert f"logs in {checkout.data / 'logs'}" in table.stdout  # whole, however narrow the terminal
 
     # A crashed API is started again, and answers again.
     old_api = services["api"]["pid"]
@@ -165,6 +217,13 @@ def test_up_integration_restart_down(checkout: Checkout) -> None:
     assert "exited with -9" in (checkout.data / "logs" / "stack.log").read_text()
     logs = checkout.ccmem("stack", "logs", "api", "-n", "5")
     assert logs.returncode == 0 and "api.log" in logs.stdout
+
+    # A proxy whose token the api refuses is not called healthy.
+    listed = json.loads(checkout.ccmem("token", "list", "--user", "newcomer", "--json").stdout)
+    [made] = [t for t in listed if t["name"] == "capture proxy (ccmem stack up)"]
+    assert checkout.ccmem("token", "revoke", made["prefix"]).returncode == 0
+    refused = checkout.ccmem("stack", "status")
+    assert refused.returncode == 1 and "capture: NOT WORKING" in refused.stdout, refused.stdout
 
     # A second `up` sees the running stack and starts nothing.
     again = checkout.ccmem("stack", "up")
@@ -213,7 +272,7 @@ def test_deploy_script_native_up_status_down(checkout: Checkout) -> None:
     assert upped.returncode == 0, describe(upped, checkout)
     api = f"http://127.0.0.1:{checkout.ports['api']}"
     assert f"claude mcp add --transport sse memory {api}/mcp/claude-code/sse/alice" in upped.stdout
-    assert ".venv/bin/ccmem token create --user alice" in upped.stdout
+    assert "ccmem token create --user alice" in upped.stdout and ".venv/bin/ccmem" not in upped.stdout
     assert f"HTTPS_PROXY=http://127.0.0.1:{checkout.ports['proxy']}" in upped.stdout
     supervisor = checkout.supervisor_pid()
     assert supervisor and alive(supervisor)
@@ -313,3 +372,17 @@ def test_backoff_grows_and_starts_over_after_a_stable_run() -> None:
     assert [backoff.after_exit(0.5) for _ in range(7)] == [1, 2, 4, 8, 16, 30, 30]
     assert backoff.after_exit(300) == 1
     assert backoff.after_exit(0.1) == 2
+
+
+@pytest.mark.integration
+def test_help_is_the_scripts_comment_block_only() -> None:
+    for script in ("deploy-mem0.sh", "install.sh"):
+        done = subprocess.run(
+            ["bash", str(REPO_ROOT / script), "--help"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert done.returncode == 0 and done.stdout.strip(), done.stderr
+        assert "set -euo pipefail" not in done.stdout and "Usage" not in done.stderr, script

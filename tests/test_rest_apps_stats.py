@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -105,6 +106,12 @@ def test_apps_list_detail_memories_and_accessed(server: MemoryServer) -> None:
     assert {"id", "content", "created_at", "state", "app_id", "categories", "metadata_"} <= set(item)
     assert item["app_id"] == cursor["id"] and item["state"] == "active"
     assert isinstance(item["created_at"], str) and isinstance(item["categories"], list)
+    # The stock OpenMemory UI shows `new Date(created_at + "Z")`: naive UTC, as the access log.
+    assert not item["created_at"].endswith("Z"), item["created_at"]
+    created = datetime.fromisoformat(item["created_at"] + "Z")
+    assert abs((datetime.now(UTC) - created).total_seconds()) < 600
+    [entry, *_] = alice.get(f"/api/v1/memories/{item['id']}/access-log").json()["logs"] or [None]
+    assert entry is None or not entry["accessed_at"].endswith("Z")
     assert {m["content"] for m in page["memories"]} == {
         "I deploy the backend with Kubernetes on Fridays",
         "My favourite editor is Neovim with the lazy.nvim plugin manager",

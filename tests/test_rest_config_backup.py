@@ -223,6 +223,35 @@ def test_config_rejects_bad_shapes_and_non_admin_writes(server: MemoryServer) ->
     assert admin.get("/api/v1/config").json() == before
 
 
+# The stock OpenMemory UI's dropdowns (its form-view.tsx), sent as each label lower-cased.
+STOCK_UI_LLMS = (
+    "openai", "anthropic", "azure openai", "ollama", "together", "groq", "litellm", "google ai",
+    "aws bedrock", "gemini", "deepseek", "xai", "lm studio", "langchain",
+)  # fmt: skip
+STOCK_UI_EMBEDDERS = (
+    "openai", "azure openai", "ollama", "hugging face", "vertexai", "gemini", "lmstudio", "together",
+    "langchain", "aws bedrock",
+)  # fmt: skip
+
+
+def test_every_provider_the_stock_ui_offers_saves_under_mem0s_name(server: MemoryServer) -> None:
+    admin = api(server, server.admin_token)
+    listed = api(server, server.make_token("ursula")).get("/api/v1/config/providers").json()
+    assert listed["ours"] == {"llm": "none", "embedder": "onnx-minilm", "vector_store": None}
+    assert (
+        "none" in listed["llm"] and "onnx-minilm" in listed["embedder"] and "qdrant" in listed["vector_store"]
+    )
+    for section, choices in (("llm", STOCK_UI_LLMS), ("embedder", STOCK_UI_EMBEDDERS)):
+        for choice in choices:
+            saved = admin.put(f"/api/v1/config/mem0/{section}", json={"provider": choice, "config": {}})
+            assert saved.status_code == 200, (choice, saved.text)
+            name = saved.json()["provider"]
+            assert name == listed["aliases"].get(choice, choice) and name in listed[section], choice
+    # mem0 2.2.1 has no Mistral LLM: refused with the list to choose from.
+    assert_error(admin.put("/api/v1/config/mem0/llm", json={"provider": "mistral ai"}), 422, "mistral ai")
+    admin.post("/api/v1/config/reset")
+
+
 # -- backup -------------------------------------------------------------------------------------
 def export(client: httpx.Client, **body: Any) -> zipfile.ZipFile:
     response = client.post("/api/v1/backup/export", json=body)

@@ -161,6 +161,10 @@ def test_filter_sort_categories_related(srv: MemoryServer) -> None:
     for hit in hits:
         assert c.get(f"/api/v1/memories/{hit['id']}").json()["categories"] == hit["categories"]
     assert "travel" in next(hit["categories"] for hit in hits if hit["id"] == a["id"])
+    # A stated preference is filed as one (the embedding alone said "technical support").
+    pytest_pref = add(c, "I prefer pytest over unittest", app="notes")
+    categories_of = c.get(f"/api/v1/memories/{pytest_pref['id']}").json()["categories"]
+    assert "preferences" in categories_of and "technical support" not in categories_of[:1], categories_of
 
 
 def test_auth_and_isolation(srv: MemoryServer) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from claude_code_memory.client.mcp_client import Mem0MCPClient
 from tests.support.server import MemoryServer
 
 pytestmark = pytest.mark.timeout(300)
@@ -147,8 +148,10 @@ def test_insights_totals_series_and_hygiene(server: MemoryServer) -> None:
         "POST", "/api/v1/memories/search", json={"query": "blue-green deploys", "limit": 1, "app": "cursor"}
     )
     assert hits["results"][0]["id"] == deploy
-    # The UI's own reads do not count as recall.
+    # The UI's own reads do not count as recall, and neither does a client listing everything.
     dana.ok("POST", "/api/v1/memories/search", json={"query": "Helix editor", "limit": 5, "app": "ui"})
+    with Mem0MCPClient(server.base_url, dana.name, dana.token, client_name="cursor") as lister:
+        assert len(lister.list()) >= 3
 
     body = dana.ok("GET", "/api/v1/insights", params={"days": 7})
     assert body["user_id"] == dana.name

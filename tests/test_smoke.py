@@ -11,8 +11,10 @@ venv's python, in a directory holding ``config.yaml`` and ``.env``, against a re
 
 from __future__ import annotations
 
+import http.server
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -175,3 +177,33 @@ def test_no_server_at_a_given_url_exits_3(memory_server: MemoryServer, tmp_path:
     dead = f"http://127.0.0.1:{free_port()}"
     completed = run_script(memory_server, stack_dir(tmp_path), "--url", dead, "--token", "t", "--user", "u")
     assert completed.returncode == 3 and dead in completed.stderr
+
+
+def test_another_program_on_the_port_is_named_not_dumped(memory_server: MemoryServer, tmp_path: Path) -> None:
+    """Another web server on the port: one clear sentence, not its HTML 404 page."""
+    page = b"<!DOCTYPE html><html><body><h1>404 Not Found</h1></body></html>"
+
+    class Stranger(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+            self.send_response(404)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    stranger = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stranger)
+    threading.Thread(target=stranger.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{stranger.server_address[1]}"
+        completed = run_script(
+            memory_server, stack_dir(tmp_path), "--url", url, "--token", "t", "--user", "u"
+        )
+    finally:
+        stranger.shutdown()
+        stranger.server_close()
+    assert completed.returncode == 3, completed.stdout + completed.stderr
+    assert f"Something answers at {url}, but it is not a claude-code-memory server" in completed.stderr
+    assert "HTTP 404 (text/html)" in completed.stderr and "DOCTYPE" not in completed.stderr + completed.stdout

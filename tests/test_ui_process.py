@@ -235,3 +235,16 @@ def test_connect_leads_with_the_hooks_and_the_dashboard_counts_their_work(
         assert connect.index(f"export CCMEM_TOKEN={token}") < setup < connect.index("claude mcp add --")
         assert "Authorization: Bearer $CCMEM_TOKEN" in connect
         assert connect.index('id="cc-setup"') < connect.index('id="cd-json"')  # Claude Code first
+        # Whether the stack's capture proxy can capture for this user: its token, by name.
+        assert "Capture does not work for you yet" in connect
+        made = httpx.post(
+            f"{api.base_url}/api/v1/tokens", json={"name": "capture proxy (ccmem stack up)"}, headers=headers
+        )
+        assert made.status_code == 201, made.text
+        assert "Capture works for you" in client.get("/connect").text
+        # What browsers and uptime checks ask for first: no 404, no 405.
+        icon = client.get("/favicon.ico")
+        assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+        assert client.head("/").status_code == 200
+        with httpx.Client(base_url=ui.base_url, timeout=30) as anonymous:
+            assert anonymous.head("/").status_code == 303  # to the sign-in page, as GET does

@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
-from .. import __version__
+from .. import SERVICE_NAME, __version__
 from ..auth.local_mode import LocalMode, require_loopback
 from ..config import Settings
 from ..mcp import create_mcp_endpoint
@@ -114,7 +114,12 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
     def health() -> JSONResponse:
         status = parts.service.health()
         healthy = all(value == "ok" for value in status.values())
-        body: dict[str, Any] = {"status": "ok" if healthy else "degraded", "version": __version__, **status}
+        body: dict[str, Any] = {
+            "service": SERVICE_NAME,  # what a client checks to know it reached this server
+            "status": "ok" if healthy else "degraded",
+            "version": __version__,
+            **status,
+        }
         body["disk"] = parts.engine.disk.status()  # writes_refused: true while the disk is low (507)
         body["reconciliation"] = reconciler.status()  # the last pass (memories/reconcile.py), or null
         # The web UI shows a banner and `ccmem doctor` a warning while it is on.

@@ -1,7 +1,9 @@
 """``ccmem mcp-config``: how to connect Claude Code (or any MCP client) to this server.
 
 It prints the ``claude mcp add`` command and the ``.mcp.json`` entry for one user, with the
-user's own token: a client config never gets the admin token.
+user's own token: a client config never gets the admin token. The ``.mcp.json`` entry names the
+token as ``${CCMEM_TOKEN}``, which Claude Code expands from its environment, so a project file
+never holds the secret (``--inline-token`` writes it in, for a private file).
 """
 
 from __future__ import annotations
@@ -44,8 +46,14 @@ def claude_command(url: str, token: str, transport: str) -> str:
 
 
 def mcp_json(url: str, token: str, transport: str) -> dict[str, Any]:
+    """The ``.mcp.json`` entry; ``token`` may be ``${VARIABLE}``, which Claude Code expands."""
     server = {"type": transport, "url": url, "headers": {"Authorization": f"Bearer {token}"}}
     return {"mcpServers": {SERVER_NAME: server}}
+
+
+def expansion(variable: str) -> str:
+    """How ``.mcp.json`` names an environment variable (Claude Code expands ``${VAR}``)."""
+    return "${" + variable + "}"
 
 
 def mcp_config(
@@ -70,6 +78,14 @@ def mcp_config(
         typer.Option("--url", help="the server's URL as clients reach it (default: mem0.mcp.base_url)"),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print only the .mcp.json snippet")] = False,
+    inline_token: Annotated[
+        bool,
+        typer.Option(
+            "--inline-token",
+            help="write the token itself into the .mcp.json snippet (default: ${CCMEM_TOKEN}, "
+            "expanded by Claude Code, so a committed file holds no secret)",
+        ),
+    ] = False,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -97,12 +113,21 @@ def mcp_config(
         )
     token = chosen.value
     address = mcp_url(url or settings.mem0.mcp.base_url, client, transport.value, user)
-    snippet = mcp_json(address, token, transport.value)
+    snippet = mcp_json(address, token if inline_token else expansion(TOKEN_ENV), transport.value)
     if as_json:
         common.print_json(snippet)
         return
     # Plain print: the lines are copied into a shell and a file, so nothing may wrap or be styled.
     out.print(f"# Register the server with Claude Code (as {user}):", style="dim", highlight=False)
     print(claude_command(address, token, transport.value))
-    out.print("\n# Or share it with a project: .mcp.json", style="dim", highlight=False)
+    if inline_token:
+        out.print("\n# Or in a private .mcp.json (it holds the token):", style="dim", highlight=False)
+    else:
+        out.print(
+            f"\n# Or share it with a project: .mcp.json (no secret in it: Claude Code reads the token "
+            f"from ${TOKEN_ENV} in the environment it runs in):",
+            style="dim",
+            highlight=False,
+        )
+        print(f"export {TOKEN_ENV}={shlex.quote(token)}")
     common.print_json(snippet)

@@ -287,13 +287,14 @@ def _check_user_tokens(settings: Settings) -> Check:
     hint = "create one: ccmem token create --user NAME (then: ccmem mcp-config --user NAME)"
     url = settings.database_url
     if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
-        return Check("user tokens", "fail", "none yet (no database: the server has not run here)", hint)
+        return Check("user tokens", "warn", "none yet (no database: the server has not run here)", hint)
     try:
         tokens = [t for t in common.identity(settings).list_tokens() if not t.revoked]
     except MemoryError_ as exc:
         return Check("user tokens", "fail", exc.message, "check storage.database_url")
     if not tokens:
-        return Check("user tokens", "fail", "none yet", hint)
+        # A fresh install has none, and nothing is broken: clients just cannot connect yet.
+        return Check("user tokens", "warn", "none yet: no client can connect until one exists", hint)
     users = len({t.user_id for t in tokens})
     return Check("user tokens", "ok", f"{len(tokens)} active for {users} user{'s' * (users != 1)}")
 

@@ -21,8 +21,8 @@ from rich.table import Table
 
 from ..config import Settings
 from ..errors import BadInput, Unavailable
+from ..stack import capture, supervisor
 from ..stack import services as stack_services
-from ..stack import supervisor
 from ..stack.services import ServiceSpec
 from . import common
 from .common import ConfigOpt, JsonOpt, err, out
@@ -117,6 +117,16 @@ def up(
                 f"port {spec.port} ({spec.name}) is taken by another program; stop it or choose "
                 f"another port in config.yaml ({_port_key(spec.name)})"
             )
+    if any(spec.name == "proxy" for spec in specs):
+        env_file = common.config_file(config).parent / ".env"
+        user = capture.provision_token(settings, env_file, common.identity(settings).create_token)
+        if user is not None:
+            err.print(
+                f"created the capture proxy's token for {user} "
+                f"({capture.PROXY_TOKEN_ENV} in {env_file}, mode 0600)",
+                highlight=False,
+            )
+            settings = common.settings(config)
     logs = stack_services.logs_dir(settings)
     logs.mkdir(parents=True, exist_ok=True)
     argv = [sys.executable, "-m", "claude_code_memory.cli", "stack", "supervise"]
@@ -128,9 +138,23 @@ def up(
         process = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
-    err.print(f"supervisor started (pid {process.pid}); logs in {logs}")
+    err.print(f"supervisor started (pid {process.pid}); logs in {logs}", highlight=False, soft_wrap=True)
     _wait_healthy(settings, specs, process, timeout)
     _print_endpoints(settings, specs)
+    if any(spec.name == "proxy" for spec in specs):
+        status = capture.capture_status(settings, _api_url(settings, specs))
+        if not status.ok:
+            raise Unavailable(
+                f"the proxy runs but cannot capture: {status.detail}. The stack keeps running; "
+                "`ccmem stack status` shows it"
+            )
+        err.print(f"[green]✓[/] proxy {status.detail}", highlight=False)
+
+
+def _api_url(settings: Settings, specs: list[ServiceSpec]) -> str:
+    """Where the stack's proxy delivers captures: the stack's api, else proxy.api_url."""
+    api = next((spec for spec in specs if spec.name == "api"), None)
+    return api.url if api is not None else settings.proxy.api_url.rstrip("/")
 
 
 def _port_key(service: str) -> str:
@@ -262,6 +286,8 @@ def status(as_json: JsonOpt = False, config: ConfigOpt = None) -> None:
         err.print("the stack is not running; start it with `ccmem stack up`", highlight=False)
         raise typer.Exit(common.EXIT_UNREACHABLE)
     rows: list[dict[str, Any]] = []
+    specs = stack_services.plan(settings, set(state.services), list(state.services))
+    capture_line = ""
     for name, service in state.services.items():
         spec = next(
             (s for s in stack_services.plan(settings, {name}, [name]) if s.name == name),
@@ -269,19 +295,24 @@ def status(as_json: JsonOpt = False, config: ConfigOpt = None) -> None:
         )
         up_now = service.pid is not None and supervisor.alive(service.pid)
         is_healthy = bool(up_now and spec is not None and supervisor.healthy(spec))
-        rows.append(
-            {
-                "name": name,
-                "pid": service.pid if up_now else None,
-                "port": service.port,
-                "url": service.url,
-                "status": service.status,
-                "healthy": is_healthy,
-                "restarts": service.restarts,
-                "last_exit": service.last_exit,
-                "log": service.log,
-            }
-        )
+        row: dict[str, Any] = {
+            "name": name,
+            "pid": service.pid if up_now else None,
+            "port": service.port,
+            "url": service.url,
+            "status": service.status,
+            "healthy": is_healthy,
+            "restarts": service.restarts,
+            "last_exit": service.last_exit,
+            "log": service.log,
+        }
+        if name == "proxy":
+            # A proxy whose token the api refuses answers on its port and captures nothing.
+            captures = capture.capture_status(settings, _api_url(settings, specs))
+            row |= {"captures": captures.ok, "capture": captures.detail}
+            row["healthy"] = is_healthy and captures.ok
+            capture_line = f"capture: {'ok' if captures.ok else 'NOT WORKING'}: {captures.detail}"
+        rows.append(row)
     all_healthy = all(row["healthy"] for row in rows)
     if as_json:
         common.print_json({"running": True, "supervisor_pid": pid, "healthy": all_healthy, "services": rows})
@@ -291,15 +322,21 @@ def status(as_json: JsonOpt = False, config: ConfigOpt = None) -> None:
         )
         for row in rows:
             health = "[green]healthy[/]" if row["healthy"] else f"[red]{row['status']}[/]"
+            if row["status"] == "running" and not row["healthy"] and row.get("captures") is False:
+                health = "[red]no capture[/]"
             table.add_row(
                 row["name"],
                 str(row["pid"] or "-"),
                 str(row["port"]),
                 health,
                 str(row["restarts"]),
-                common.text(row["log"]),
+                common.text(Path(row["log"]).name),
             )
         out.print(table)
+        # Whole paths under the table: a table column would cut them to the terminal's width.
+        out.print(common.text(f"logs in {stack_services.logs_dir(settings)}"), soft_wrap=True)
+        if capture_line:
+            out.print(common.text(capture_line), soft_wrap=True)
     if not all_healthy:
         raise typer.Exit(common.EXIT_ERROR)
 

@@ -3,13 +3,20 @@
 :class:`ClaudeCodeMemoryManager` works one conversation turn at a time over a
 :class:`~.client.Mem0MCPClient`:
 
-* it **recalls** with the MCP ``search_memory`` tool, up to ``memory.max_context_memories``
-  memories for the newest user message (when ``memory.search_on_query``);
+* it **recalls** for the newest user message (when ``memory.search_on_query``) with the
+  server's hook recall, ``POST /api/v1/hooks/recall`` — the same code that answers Claude
+  Code's ``UserPromptSubmit`` hook: up to ``memory.max_context_memories`` memories above the
+  server's relevance floor (``claude_code.recall_min_similarity``), the project's first, each
+  given once per conversation (``conversation_id``, else one of the manager's own), within
+  ``claude_code.prompt_budget``; its context is the hooks' labelled ``<recalled-memories>``
+  block;
 * it **keeps** the turn (the newest user message and the assistant's reply) by sending it to
   ``POST /api/v1/capture`` (when ``memory.auto_store``), so it passes the server's policy
   gate like every captured turn: redaction, size caps and, with ``privacy.require_consent``,
-  the consent queue. What happened is the turn's :class:`CaptureResult`: ``stored``,
-  ``pending`` (waiting for the user's approval), ``duplicate`` or ``refused``;
+  the consent queue. The Stop hook stores a turn as the same text, so a turn both capture is
+  stored once; ``conversation_id`` plays the hook's ``session_id``. What happened is the
+  turn's :class:`CaptureResult`: ``stored``, ``pending`` (waiting for the user's approval),
+  ``duplicate`` or ``refused``;
 * it counts what it did for :meth:`~ClaudeCodeMemoryManager.summarize_session`.
 
 :class:`ClaudeCodeWithMemory` puts availability around it: ``claude_code.memory_integration``
@@ -22,6 +29,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +46,7 @@ logger = logging.getLogger(__name__)
 CONTEXT_HEADING = "Relevant memories:"
 MOST_USED = 5
 CAPTURE_PATH = "/api/v1/capture"
+RECALL_PATH = "/api/v1/hooks/recall"
 
 CaptureStatus = Literal["stored", "pending", "duplicate", "filtered", "refused"]
 Message = Mapping[str, Any]
@@ -119,9 +128,10 @@ def format_context(memories: Memories, limit: int, heading: str = CONTEXT_HEADIN
 class ClaudeCodeMemoryManager:
     """Recall and keep memories for one conversation; see the module docstring.
 
-    ``capture_url`` defaults to the client's server plus ``/api/v1/capture`` and ``token`` to
-    the client's. ``app`` (default: the client's name), ``project`` and ``conversation_id``
-    travel with each captured turn as its provenance.
+    ``capture_url`` defaults to the client's server plus ``/api/v1/capture``, ``recall_url`` to
+    its ``/api/v1/hooks/recall``, and ``token`` to the client's. ``app`` (default: the
+    client's name), ``project`` and ``conversation_id`` travel with each captured turn as its
+    provenance; recall reads as the client's app.
 
     Server errors are raised as the client raises them (``Unavailable``, ``Unauthorised``, …)
     after being counted in the session summary; a turn the gate refuses is not an error but a
@@ -138,10 +148,14 @@ class ClaudeCodeMemoryManager:
         app: str | None = None,
         project: str | None = None,
         conversation_id: str | None = None,
+        recall_url: str | None = None,
     ) -> None:
         self.client = client
         self.settings = settings
         self.capture_url = capture_url or f"{client.base_url}{CAPTURE_PATH}"
+        self.recall_url = recall_url or f"{client.base_url}{RECALL_PATH}"
+        #: The session the server's recall keeps what it gave under (a memory is given once).
+        self.recall_session = conversation_id or f"ccmem-manager-{uuid.uuid4()}"
         self.app = app or client.client_name
         self.project = project
         self.conversation_id = conversation_id
@@ -165,11 +179,13 @@ class ClaudeCodeMemoryManager:
     def process_conversation(self, messages: Sequence[Message], store: bool = True) -> Memories:
         """Memories relevant to the newest user message, and keep the turn.
 
-        Searches (when ``memory.search_on_query``) for up to ``memory.max_context_memories``
-        memories, best first. When ``store`` and ``memory.auto_store``, sends the newest user
-        message and the assistant's reply after it (if there is one yet) to the capture
-        endpoint; :attr:`last_capture` says what happened (``None`` when nothing was sent).
-        Call it with ``store=False`` before the reply exists if you call it again after.
+        Recalls (when ``memory.search_on_query``) up to ``memory.max_context_memories``
+        memories, best first, none this conversation was given before (module docstring).
+        When ``store`` and ``memory.auto_store``, sends the newest user message and the
+        assistant's reply after it (if there is one yet) to the capture endpoint;
+        :attr:`last_capture` says what happened (``None`` when nothing was sent). Call it with
+        ``store=False`` before the reply exists if you call it again after (the second call
+        recalls nothing new: the first one's memories were given already).
         ``BadInput`` when no message is a user message with text.
         """
         try:
@@ -187,24 +203,62 @@ class ClaudeCodeMemoryManager:
         return memories
 
     def get_context_for_query(self, query: str) -> str:
-        """A "Relevant memories:" block for ``query`` (at most ``memory.max_context_memories``
-        bullets), or ``""`` when nothing is relevant or ``memory.search_on_query`` is off."""
+        """The hooks' ``<recalled-memories>`` block for ``query`` (at most
+        ``memory.max_context_memories`` memories, labelled as recalled data), or ``""`` when
+        nothing new is relevant or ``memory.search_on_query`` is off."""
         if not self.settings.memory.search_on_query or not query.strip():
             return ""
-        return format_context(self._recall(query), self.limit)
+        return self._recall_with_context(query)[1]
 
     def _recall(self, query: str) -> Memories:
+        return self._recall_with_context(query)[0]
+
+    def _recall_with_context(self, query: str) -> tuple[Memories, str]:
+        body: dict[str, Any] = {
+            "user_id": self.client.user_id,
+            "app": self.client.client_name,  # reads as the client's app, as its MCP tools do
+            "query": query,
+            "session_id": self.recall_session,
+            "limit": self.limit,
+        }
+        if self.project is not None:
+            body["project"] = self.project
         try:
-            hits = self.client.search(query, limit=self.limit)
+            answer = self._post_recall(body)
         except MemoryError_ as error:
             self._record_error("search", error.code, error.message)
             raise
+        hits: Memories = answer["memories"]
         with self._lock:
             self._searches += 1
             for hit in hits:
                 self._retrieved[hit["id"]] += 1
                 self._texts[hit["id"]] = str(hit.get("memory", ""))
-        return hits
+        return hits, str(answer.get("context") or "")
+
+    def _post_recall(self, body: dict[str, Any]) -> dict[str, Any]:
+        try:
+            response = self._http.post(self.recall_url, json=body)
+        except httpx.HTTPError as exc:
+            raise unreachable_error(self.client.base_url, self.client.timeout, exc) from exc
+        if response.status_code == 200:
+            try:
+                answer = response.json()
+                valid = isinstance(answer["memories"], list)
+            except (ValueError, KeyError, TypeError):
+                valid = False
+            if not valid:
+                raise Unavailable(f"{self.recall_url} answered with no memories: {response.text[:200]!r}")
+            return dict(answer)
+        detail = response_detail(response.content)
+        if response.status_code == 401:
+            raise Unauthorised(f"the memory server refused the token for {self.recall_url}: {detail}")
+        if response.status_code == 404:
+            raise Unavailable(
+                f"{self.recall_url} is not the memory server's recall endpoint (HTTP 404): "
+                "a server older than this client?"
+            )
+        raise error_for_status(response.status_code, detail)
 
     def _capture(self, turn: Turn) -> CaptureResult:
         messages = [{"role": "user", "content": turn.user}]

@@ -19,7 +19,7 @@ from ..db.models import App, Memory, MemoryAccessLog, MemoryState, User
 from ..errors import BadInput, NotFound
 from .queries import contains
 from .service import MemoryService
-from .shapes import category_names, iso
+from .shapes import category_names, iso, naive_iso
 
 LISTED_STATES = (MemoryState.active, MemoryState.paused, MemoryState.archived)
 
@@ -61,7 +61,7 @@ def _memory_item(memory: Memory, app_name: str) -> dict[str, Any]:
     return {
         "id": str(memory.id),
         "content": memory.content,
-        "created_at": iso(memory.created_at),
+        "created_at": naive_iso(memory.created_at),  # the OpenMemory UI appends the "Z"
         "state": memory.state.value,
         "app_id": str(memory.app_id),
         "app_name": app_name,

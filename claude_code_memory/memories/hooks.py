@@ -3,14 +3,20 @@
     ClaudeCodeHooks(...).handle(user_id, hook_input) -> {} or
         {"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}
 
-- ``SessionStart``: a briefing for the session's project (:meth:`.recall.Recall.briefing`).
-  A ``clear`` or ``compact`` start first forgets what the session was given: that context is
-  gone, so the same memories may be given again.
+- ``SessionStart``: a briefing for the session's project (:meth:`.recall.Recall.briefing`)
+  of memories the session was not given yet. A ``clear`` or ``compact`` start first forgets
+  what the session was given: that context is gone, so the same memories may be given again.
+  A ``resume`` start keeps it (read back from the access log after a server restart): the
+  resumed transcript still holds them.
 - ``UserPromptSubmit``: the memories that bear on the prompt (:meth:`.recall.Recall.for_prompt`);
   the prompt is kept for the Stop that ends its turn.
 - ``Stop``: the turn (the kept prompt and ``last_assistant_message``) is captured through the
   same write path, policy gate and consent queue as ``POST /api/v1/capture``, as the text the
   capture proxy would store for it (:func:`turn_text`), so a turn both see is stored once.
+- ``SubagentStop``: answers ``{}`` and leaves the kept prompt for the main turn's Stop. A
+  subagent's prompt is written by the model, not the user, and what it found comes back to the
+  main agent as a tool result that the main reply (captured at Stop) digests; storing it too
+  would fill the consent queue with intermediate work.
 - ``SessionEnd``: the session's state is dropped. Nothing else: every turn was captured at
   its Stop, and a session's end says nothing worth remembering.
 - Anything else (``PostCompact`` included: its summary is the model's retelling of turns
@@ -44,6 +50,7 @@ CAPTURE_SOURCE = "claude-code-hook"
 CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")
 #: How ``Recall.briefing`` is asked for (``source`` values that empty the context).
 RESET_SOURCES = ("clear", "compact")
+RESUME_SOURCE = "resume"
 
 
 def turn_text(messages: Iterable[tuple[str, str]]) -> str:
@@ -109,9 +116,9 @@ class ClaudeCodeHooks:
             model = _text(hook.get("model"), MAX_MODEL)
             if model:
                 self.sessions.set_model(session_id, model)
-            return context_output(
-                event, self.recall.briefing(user_id, session_id=session_id, project=project)
-            )
+            resume = hook.get("source") == RESUME_SOURCE
+            briefing = self.recall.briefing(user_id, session_id=session_id, project=project, resume=resume)
+            return context_output(event, briefing)
         if event == "UserPromptSubmit":
             prompt = _text(hook.get("prompt"))
             self.sessions.keep_prompt(session_id, prompt)
@@ -120,6 +127,8 @@ class ClaudeCodeHooks:
         if event == "Stop":
             self.capture_turn(user_id, hook, session_id=session_id, project=project)
             return {}
+        if event == "SubagentStop":
+            return {}  # not captured, and the main turn's prompt stays kept (module docstring)
         if event == "SessionEnd":
             self.sessions.end(session_id)
         return {}

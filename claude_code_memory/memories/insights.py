@@ -170,11 +170,16 @@ def _redacted(session: Any, user_pk: Any) -> dict[str, Any]:
     return {"memories": int(count), "redactions": int(total), "examples": examples}
 
 
+#: Reads that recall a memory: a search that returned it, a hook that injected it. A listing
+#: (every memory, read or not) or a fetch by id is not recall: it counted every memory recalled.
+RECALL_ACCESS_TYPES = ("search", INJECTED)
+
+
 def _never_recalled(session: Any, user_pk: Any) -> dict[str, Any]:
     recalled = (
         select(MemoryAccessLog.memory_id)
         .join(App, MemoryAccessLog.app_id == App.id)
-        .where(App.name != UI_APP)
+        .where(App.name != UI_APP, MemoryAccessLog.access_type.in_(RECALL_ACCESS_TYPES))
     )
     query = select(Memory).where(
         Memory.user_id == user_pk, Memory.state == MemoryState.active, Memory.id.not_in(recalled)

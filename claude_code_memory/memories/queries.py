@@ -27,7 +27,7 @@ from ..db.models import (
 )
 from ..errors import BadInput, NotFound
 from .service import MemoryService
-from .shapes import app_row, epoch, iso, memory_response, page
+from .shapes import app_row, epoch, iso, memory_response, naive_iso, page
 
 #: What OpenMemory's list and filter calls may sort by.
 SORT_COLUMNS = {
@@ -347,7 +347,7 @@ def access_log_page(
                 "id": str(entry.id),
                 "memory_id": str(entry.memory_id),
                 "app_id": str(entry.app_id),
-                "accessed_at": entry.accessed_at.isoformat(),
+                "accessed_at": naive_iso(entry.accessed_at),
                 "access_type": entry.access_type,
                 "metadata_": entry.metadata_ or {},
                 "app_name": app_name,

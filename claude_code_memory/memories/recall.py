@@ -2,6 +2,8 @@
 
     Recall(...).briefing(user_id, session_id=..., project=...)   -> block for SessionStart
     Recall(...).for_prompt(user_id, session_id=..., project=..., prompt=...) -> block for a prompt
+    Recall(...).recall_prompt(...) -> Recollection(block, memories)   (the same, with the memories:
+        what ``POST /api/v1/hooks/recall`` and the client's ClaudeCodeMemoryManager use)
 
 Both answer a block of text (empty when there is nothing worth saying) that fits a budget in
 characters, wrapper included: :func:`render` lays it out, pure. Each memory is one line with its
@@ -11,8 +13,10 @@ defused) and is redacted once more on the way out, whatever was stored.
 
 What a session was already given is kept per session (:class:`Sessions`, in this process's
 memory, bounded): a memory is injected at most once per session, until a ``clear`` or
-``compact`` start empties the context it was injected into. After a server restart a session
-may be given a memory once more.
+``compact`` start empties the context it was injected into. A ``resume`` start is briefed only
+with memories the session was not given yet; when this process does not know the session (the
+server restarted since), what it was given is read back from the access log. After a restart a
+session may otherwise be given a memory once more for a prompt.
 """
 
 from __future__ import annotations
@@ -63,6 +67,20 @@ class Recalled:
     id: str
     text: str
     when: datetime
+    project: str | None = None
+    similarity: float | None = None
+
+
+@dataclass(frozen=True)
+class Recollection:
+    """What a recall gave: the block to inject and the memories it holds, best first."""
+
+    block: str = ""
+    memories: tuple[Recalled, ...] = ()
+
+
+#: How many injections of a resumed session the access log is read back for (newest first).
+MAX_RESUMED_INJECTIONS = 5000
 
 
 def _line_text(text: str) -> str:
@@ -138,6 +156,10 @@ class Sessions:
             while len(seen) > self.max_ids:
                 seen.popitem(last=False)
 
+    def knows(self, session_id: str) -> bool:
+        with self._lock:
+            return session_id in self._sessions
+
     def forget_injected(self, session_id: str) -> None:
         with self._lock:
             self._get(session_id).injected.clear()
@@ -185,14 +207,19 @@ class Recall:
         self.access_log = access_log
         self.sessions = sessions or Sessions()
 
-    def briefing(self, user_id: str, *, session_id: str, project: str | None) -> str:
+    def briefing(self, user_id: str, *, session_id: str, project: str | None, resume: bool = False) -> str:
         """The SessionStart block: the project's most recalled memories, then its most recent,
-        then the user's memories of no project; empty when there are none or the budget is 0."""
+        then the user's memories of no project, none the session was already given; empty when
+        there are none or the budget is 0. ``resume``: the session existed before, so what it
+        was given is read back from the access log when this process does not know it."""
         budget = self.settings.session_start_budget
         if not budget:
             return ""
         limit = self.settings.briefing_memories
         user_pk, app_pk = self.owners.own_app(user_id, HOOK_APP, "read memories")
+        if resume and session_id and not self.sessions.knows(session_id):
+            self.sessions.mark_injected(session_id, self._logged_injections(app_pk, session_id))
+        already = self.sessions.injected(session_id)
         scope = Memory.project == project if project else Memory.project.is_(None)
         in_scope = (Memory.user_id == user_pk, Memory.state == MemoryState.active, scope)
         columns = (Memory.id, Memory.content, Memory.captured_at, Memory.created_at)
@@ -222,25 +249,57 @@ class Recall:
             )
             ordered = [rows[i] for i in recalled_ids if i in rows]
             ordered += [row for row in recent if row.id not in rows]
-        memories = [Recalled(str(r.id), r.content, r.captured_at or r.created_at) for r in ordered[:limit]]
-        return self._give(session_id, app_pk, "briefing", memories, budget)
+        fresh = [row for row in ordered if str(row.id) not in already]
+        memories = [Recalled(str(r.id), r.content, r.captured_at or r.created_at) for r in fresh[:limit]]
+        return self._give(session_id, app_pk, "briefing", memories, budget).block
+
+    def _logged_injections(self, app_pk: uuid.UUID, session_id: str) -> list[str]:
+        """The memories the access log says ``session_id`` was given, oldest first."""
+        with self.database.session() as session:
+            rows = session.execute(
+                select(MemoryAccessLog.memory_id, MemoryAccessLog.metadata_)
+                .where(MemoryAccessLog.app_id == app_pk, MemoryAccessLog.access_type == INJECTED)
+                .order_by(MemoryAccessLog.accessed_at.desc())
+                .limit(MAX_RESUMED_INJECTIONS)
+            ).all()
+        given = [
+            str(row.memory_id)
+            for row in rows
+            if isinstance(row.metadata_, dict) and row.metadata_.get("session_id") == session_id
+        ]
+        return given[::-1]
 
     def for_prompt(self, user_id: str, *, session_id: str, project: str | None, prompt: str) -> str:
-        """The UserPromptSubmit block: memories similar to the prompt (at least
-        ``recall_min_similarity``), the project's first, none given to this session before."""
+        """The UserPromptSubmit block (:meth:`recall_prompt`'s)."""
+        return self.recall_prompt(user_id, session_id=session_id, project=project, prompt=prompt).block
+
+    def recall_prompt(
+        self,
+        user_id: str,
+        *,
+        session_id: str,
+        project: str | None,
+        prompt: str,
+        app: str = HOOK_APP,
+        limit: int | None = None,
+    ) -> Recollection:
+        """Memories similar to the prompt (at least ``recall_min_similarity``), the project's
+        first, none given to this session before, at most ``limit`` (default
+        ``prompt_memories``), and their block within ``prompt_budget``. The memories are those
+        the block holds: a memory the budget left out is not counted as given."""
         budget = self.settings.prompt_budget
         if not budget or not prompt.strip():
-            return ""
-        wanted = self.settings.prompt_memories
+            return Recollection()
+        wanted = limit or self.settings.prompt_memories
         floor = self.settings.recall_min_similarity
         already = self.sessions.injected(session_id)
         query = prompt[:MAX_QUERY_CHARS]
-        _, app_pk = self.owners.own_app(user_id, HOOK_APP, "read memories")  # the search logs through it
+        _, app_pk = self.owners.own_app(user_id, app, "read memories")  # the search logs through it
         # One search over all the user's memories, deep enough for both scopes, then the
         # project's memories first: two searches (project, then the rest) cost twice the time.
         hits = self.pipeline.search_hits(
             user_id=user_id,
-            app_name=HOOK_APP,
+            app_name=app,
             query=query,
             limit=min(100, 2 * (wanted + len(already)) + 10),
             access_type=HOOK_SEARCH,
@@ -255,21 +314,26 @@ class Recall:
         eligible.sort(key=lambda hit: project is None or hit.memory.project != project)  # stable
         chosen = {
             str(hit.memory.id): Recalled(
-                str(hit.memory.id), hit.memory.content, hit.memory.captured_at or hit.memory.created_at
+                str(hit.memory.id),
+                hit.memory.content,
+                hit.memory.captured_at or hit.memory.created_at,
+                hit.memory.project,
+                hit.similarity,
             )
             for hit in eligible
         }
         if not chosen:
-            return ""
+            return Recollection()
         return self._give(session_id, app_pk, "recall", list(chosen.values())[:wanted], budget)
 
     def _give(
         self, session_id: str, app_pk: uuid.UUID, kind: str, memories: list[Recalled], budget: int
-    ) -> str:
+    ) -> Recollection:
         block, shown = render(kind, memories, budget)
         if shown:
             self.sessions.mark_injected(session_id, shown)
             self.access_log.record(
                 app_pk, [(uuid.UUID(i), {"session_id": session_id, "kind": kind}) for i in shown], INJECTED
             )
-        return block
+        given = set(shown)
+        return Recollection(block, tuple(memory for memory in memories if memory.id in given))

@@ -60,6 +60,29 @@ VECTOR_STORE_PROVIDERS = (
     "turbopuffer", "oracledb",
 )  # fmt: skip
 
+#: The stock OpenMemory UI's dropdowns send each provider as its label lower-cased
+#: ("azure openai", "lm studio"): saved under mem0's name, so every choice it offers that mem0
+#: has is accepted. "mistral ai" has no provider in mem0 2.2.1 and stays refused.
+UI_ALIASES = {
+    "azure openai": "azure_openai",
+    "aws bedrock": "aws_bedrock",
+    "lm studio": "lmstudio",
+    "hugging face": "huggingface",
+    "google ai": "gemini",
+}
+
+
+def providers() -> dict[str, Any]:
+    """What each section's ``provider`` accepts (ours first), and the UI spellings taken."""
+    return {
+        "llm": list(LLM_PROVIDERS),
+        "embedder": list(EMBEDDER_PROVIDERS),
+        "vector_store": list(VECTOR_STORE_PROVIDERS),
+        "aliases": dict(UI_ALIASES),
+        "ours": {"llm": "none", "embedder": "onnx-minilm", "vector_store": None},
+    }
+
+
 # Field names whose values are credentials; "max_tokens" is not one ("tokens" ≠ "token").
 _SECRET_NAME = re.compile(
     r"(?:^|_)(?:api_key|access_key|secret_key|secret|password|token|credentials)(?:$|_)"
@@ -88,6 +111,7 @@ def _check_url_keys(values: dict[str, Any]) -> None:
 
 
 def _one_of(kind: str, value: str, known: tuple[str, ...]) -> str:
+    value = UI_ALIASES.get(value.strip().lower(), value)
     if value not in known:
         raise ValueError(f"unknown {kind} provider {value!r}; choose one of: {', '.join(known)}")
     return value

@@ -120,6 +120,7 @@ class MemoryService:
         self.list_memories = self.reads.list_memories
         self.recent = self.reads.recent
         self.handle_hook = self.hooks.handle
+        self.recall_prompt = self.recall.recall_prompt
 
         self.flush_access_log = self.access_log.flush
 

@@ -22,6 +22,12 @@ def iso(value: datetime | None) -> str | None:
     return value.isoformat() + "Z" if value else None
 
 
+def naive_iso(value: datetime | None) -> str | None:
+    """UTC without the "Z", for the routes whose OpenMemory UI code appends one itself (the
+    access log, an app's memories): a second "Z" makes its dates "Invalid Date"."""
+    return value.isoformat() if value else None
+
+
 def naive_utc(value: datetime | None) -> datetime | None:
     """A datetime from a request as the naive UTC the database stores (naive input is UTC)."""
     if value is not None and value.tzinfo is not None:

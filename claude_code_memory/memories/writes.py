@@ -539,7 +539,7 @@ class Writes:
     def _set_categories(
         self, session: Session, memory: Memory, vector: Sequence[float], *, new: bool = False
     ) -> None:
-        names = self.categoriser.categorise(vector)
+        names = self.categoriser.categorise(vector, memory.content)
         if not new:
             session.execute(delete(MemoryCategory).where(MemoryCategory.memory_id == memory.id))
         for name in names:

@@ -4,10 +4,16 @@ OpenMemory asked gpt-4o-mini to pick from a list of suggested categories. We emb
 description of each default category once (with the same offline model that embeds memories)
 and give a memory the categories whose description it is closest to. The vector of the memory
 is the one already computed for storage, so categorising costs a 20×384 dot product.
+
+One cue is read from the text itself: a memory that says "I prefer …", "I like …", "my favourite
+…" is a preference whatever it is about. The small embedding model alone filed "I prefer pytest
+over unittest" under "technical support" (the description's "failing … test" was nearer than
+"I prefer").
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from functools import cached_property
 
@@ -37,6 +43,12 @@ DEFAULT_CATEGORIES: dict[str, str] = {
     "goals": "goals, plans, ambitions, resolutions, what I want to achieve",
 }
 
+PREFERENCE = "preferences"
+_PREFERENCE_CUE = re.compile(
+    r"\b(i|we)('d| would)?\s+(really\s+|much\s+|always\s+|usually\s+)?"
+    r"(prefer|like|love|dislike|hate|favou?r|rather)\b|\b(my|our)\s+favou?rite\b|\bi\s+(always|never)\s+use\b",
+    re.IGNORECASE,
+)
 MIN_SIMILARITY = 0.18  # below this nothing fits well enough to say
 RELATIVE_MARGIN = 0.04  # also keep runners-up this close to the best
 MAX_CATEGORIES = 3
@@ -56,6 +68,13 @@ def rank(vector: Sequence[float], centroids: np.ndarray, names: Sequence[str]) -
     ]
 
 
+def with_cues(text: str, names: list[str]) -> list[str]:
+    """``names`` (best first) with "preferences" first when the text states a preference (pure)."""
+    if not _PREFERENCE_CUE.search(text):
+        return names
+    return [PREFERENCE, *(name for name in names if name != PREFERENCE)][:MAX_CATEGORIES]
+
+
 class Categoriser:
     def __init__(self, embed_batch: Callable[[list[str]], list[list[float]]]) -> None:
         self.names = list(DEFAULT_CATEGORIES)
@@ -70,5 +89,5 @@ class Categoriser:
         )
         return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
-    def categorise(self, vector: Sequence[float]) -> list[str]:
-        return rank(vector, self.centroids, self.names)
+    def categorise(self, vector: Sequence[float], text: str = "") -> list[str]:
+        return with_cues(text, rank(vector, self.centroids, self.names))

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, Form, Request, UploadFile
 from fastapi.responses import Response
 
-from ..config import TOKEN_ENV
+from ..config import PROXY_TOKEN_NAME, TOKEN_ENV
 from .api import IMPORT_TIMEOUT, ApiError
 from .session import SESSION_COOKIE, SIGNIN_COOKIE, Session, same_token
 from .web import (
@@ -190,7 +190,17 @@ def connect(request: Request, session: SessionDep) -> Response:
     mcp = (effective.get("mem0") or {}).get("mcp") or {}
     base = str(mcp.get("base_url") or ui_of(request).settings.api_url).rstrip("/")
     client = str(mcp.get("client_name") or "claude-code")
-    return render(request, "connect.html", nav="connect", **connect_snippets(base, client, session))
+    capture = proxy_capture(ui_of(request).api.get("/api/v1/tokens", session.token).get("tokens", []))
+    return render(
+        request, "connect.html", nav="connect", capture=capture, **connect_snippets(base, client, session)
+    )
+
+
+def proxy_capture(tokens: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The user's live capture-proxy token (``ccmem stack up`` makes it), or None: without one
+    the stack's proxy captures nothing of this user's."""
+    live = [t for t in tokens if t.get("name") == PROXY_TOKEN_NAME and not t.get("revoked")]
+    return live[-1] if live else None
 
 
 def connect_snippets(base: str, client: str, session: Session) -> dict[str, Any]:

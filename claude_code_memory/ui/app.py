@@ -87,6 +87,12 @@ def create_app(settings: UiSettings, signed_out_path: Path | None = None) -> Fas
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> Response:
+        # Browsers ask for it whatever the page says; an SVG answers (modern browsers take it).
+        icon = (HERE / "static" / "favicon.svg").read_bytes()
+        return Response(icon, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
+
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     for module in (account, curation, insights, memories):
         app.include_router(module.router)

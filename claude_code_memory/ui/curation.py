@@ -16,7 +16,7 @@ router = APIRouter()
 CHART_DAYS = 30
 
 
-@router.get("/")
+@router.api_route("/", methods=["GET", "HEAD"])  # HEAD: what uptime checks and curl -I send
 def dashboard(request: Request, session: SessionDep) -> Response:
     figures = ui_of(request).api.get("/api/v1/insights", session.token, params={"days": CHART_DAYS})
     points = [

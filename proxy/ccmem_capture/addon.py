@@ -216,6 +216,22 @@ def build_capture(exchange: Exchange, config: CaptureConfig) -> tuple[str, dict[
     return capture_id, payload
 
 
+#: mitmproxy's info lines for every connection opened and closed: a health check (Docker's, the
+#: stack's) makes two every few seconds, which buried everything else in proxy.log.
+CONNECTION_LINES = ("client connect", "client disconnect")
+
+
+class QuietConnections(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.levelno <= logging.INFO and record.msg in CONNECTION_LINES)
+
+
+def quiet_connection_lines() -> None:
+    server_log = logging.getLogger("mitmproxy.proxy.server")
+    if not any(isinstance(f, QuietConnections) for f in server_log.filters):
+        server_log.addFilter(QuietConnections())
+
+
 class CaptureAddon:
     def __init__(self) -> None:
         self.config: CaptureConfig | None = None
@@ -224,6 +240,7 @@ class CaptureAddon:
 
     # -- options ---------------------------------------------------------------------------------
     def load(self, loader: Any) -> None:
+        quiet_connection_lines()
         loader.add_option(
             "ccmem_api_url", str, "http://127.0.0.1:8765", "Memory API that receives captured turns."
         )

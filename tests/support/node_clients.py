@@ -1,7 +1,8 @@
 """The real third-party MCP clients the end-to-end tests drive: Claude Code and the MCP Inspector.
 
-Both are pinned in ``tests/e2e/package.json`` (with its lock file) and installed by ``.ci/run``
-into ``tests/e2e/node_modules``; locally, ``npm ci --prefix tests/e2e`` does the same. Each run
+Both are pinned in ``tests/e2e/package.json`` (with its lock file) and installed into
+``tests/e2e/node_modules`` by ``tests/e2e/install.sh``, which ``./install.sh --dev`` and
+``.ci/run`` run. A missing client fails its tests (never skips them) with how to install it. Each run
 gets its own temporary ``HOME`` so nothing is read from or written to the developer's
 ``~/.claude`` or ``~/.mcp-inspector``.
 """
@@ -19,15 +20,18 @@ from .processes import require_tool
 
 E2E_DIR = Path(__file__).resolve().parent.parent / "e2e"
 NODE_BIN = E2E_DIR / "node_modules" / ".bin"
-INSTALL_HINT = "install the pinned clients with: npm ci --prefix tests/e2e"
+INSTALL_HINT = (
+    "install the pinned clients with ./install.sh --dev (or bash tests/e2e/install.sh; both need "
+    'Node.js >= 20 and npm), or leave the end-to-end tests out: pytest -m "not e2e"'
+)
 
 
 def claude_bin() -> Path:
-    return require_tool(NODE_BIN / "claude", f"the Claude Code CLI; {INSTALL_HINT}")
+    return require_tool(NODE_BIN / "claude", f"the Claude Code CLI; {INSTALL_HINT}", required=True)
 
 
 def inspector_bin() -> Path:
-    return require_tool(NODE_BIN / "mcp-inspector", f"the MCP Inspector CLI; {INSTALL_HINT}")
+    return require_tool(NODE_BIN / "mcp-inspector", f"the MCP Inspector CLI; {INSTALL_HINT}", required=True)
 
 
 def _base_env(home: Path) -> dict[str, str]:

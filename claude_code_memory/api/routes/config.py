@@ -21,7 +21,7 @@ from fastapi import APIRouter, Body, Request
 from ...auth.identity import Principal
 from ...config import Settings
 from ...errors import BadInput, Forbidden
-from ...memories.saved_config import SavedConfig
+from ...memories.saved_config import SavedConfig, providers
 from ...memories.service import MemoryService
 from ..deps import PrincipalDep, ServiceDep
 
@@ -83,6 +83,13 @@ def reset_config(request: Request, principal: PrincipalDep, service: ServiceDep)
     """Back to the defaults derived from the server's settings. Admin token only."""
     _require_admin(principal)
     return _saved(request, service).reset()
+
+
+@router.get("/providers")
+def config_providers(principal: PrincipalDep) -> dict[str, Any]:
+    """The provider names each section accepts (for a settings form's dropdowns), the stock
+    OpenMemory UI's spellings accepted for them, and what this server itself runs with."""
+    return providers()
 
 
 @router.get("/effective")

@@ -1,24 +1,32 @@
-"""`POST /api/v1/hooks/claude-code`: the target of Claude Code's hooks (docs/hooks.md).
+"""`POST /api/v1/hooks/claude-code`: the target of Claude Code's hooks (docs/hooks.md), and
+`POST /api/v1/hooks/recall`: the same recall for a client that is not Claude Code's hooks
+(the client's ``ClaudeCodeMemoryManager``), as JSON with the memories.
 
 Claude Code posts a hook's input (a JSON object naming ``hook_event_name``) and reads the
 answer as the hook's output: ``{}`` or ``{"hookSpecificOutput": {"hookEventName": ...,
 "additionalContext": ...}}``. The work is :meth:`MemoryService.handle_hook`. A bad token is
 refused (401) like on every route; anything else that goes wrong answers 200 with ``{}``, so a
-hook never stands in the session's way.
+hook never stands in the session's way. The recall route is a plain API route: its errors
+are the usual JSON errors.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import uuid
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
+from ...memories.hooks import MAX_PROJECT, MAX_SESSION_ID
+from ...memories.recall import HOOK_APP
 from ...memories.service import MemoryService
-from ..deps import BearerDep, ServiceDep, acting_user, authenticate
+from ...memories.shapes import iso
+from ..deps import BearerDep, PrincipalDep, ServiceDep, acting_user, authenticate
 
 log = logging.getLogger(__name__)
 
@@ -47,3 +55,44 @@ async def claude_code_hook(
 def _answer(request: Request, service: MemoryService, user_id: str | None, hook_input: Any) -> dict[str, Any]:
     uid = acting_user(authenticate(request), user_id)
     return service.handle_hook(uid, hook_input)
+
+
+class RecallRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    query: str = Field(min_length=1, max_length=100_000)
+    #: The conversation: a memory is given once per session. None: a session of its own.
+    session_id: str | None = Field(None, min_length=1, max_length=MAX_SESSION_ID)
+    project: str | None = Field(None, max_length=MAX_PROJECT)
+    app: str = Field(HOOK_APP, pattern=r"^[A-Za-z0-9._-]{1,64}$")
+    limit: int | None = Field(None, ge=1, le=50)
+    user_id: str | None = None
+
+
+@router.post(
+    "/recall",
+    summary="The memories a hook would inject for a prompt: above the relevance floor, once per session",
+)
+def recall(body: RecallRequest, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
+    uid = acting_user(principal, body.user_id)
+    given = service.recall_prompt(
+        uid,
+        session_id=body.session_id or str(uuid.uuid4()),
+        project=body.project,
+        prompt=body.query,
+        app=body.app,
+        limit=body.limit,
+    )
+    return {
+        "context": given.block,
+        "memories": [
+            {
+                "id": memory.id,
+                "memory": memory.text,
+                "created_at": iso(memory.when),
+                "project": memory.project,
+                "score": memory.similarity,
+            }
+            for memory in given.memories
+        ],
+    }
