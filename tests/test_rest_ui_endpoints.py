@@ -264,6 +264,25 @@ def test_browse_filters_sorts_pages_and_lists_facets(server: MemoryServer) -> No
     assert other.ok("POST", "/api/v1/memories/browse", json={})["total"] == 0
 
 
+def test_browse_filters_by_scope(server: MemoryServer) -> None:
+    ivy = user(server, "ivy")
+    anywhere = ivy.add("Scope test: tabs over spaces everywhere")
+    in_project = ivy.add("Scope test: the shop uses Postgres", project="shop")
+    in_task = ivy.add("Scope test: checkout needs a retry", project="shop", task="checkout")
+
+    def ids(**filters: Any) -> set[str]:
+        return {m["id"] for m in ivy.ok("POST", "/api/v1/memories/browse", json=filters)["items"]}
+
+    assert ids() == {anywhere, in_project, in_task}
+    assert ids(scope="global") == {anywhere}
+    assert ids(scope="project") == {in_project}
+    assert ids(scope="task") == {in_task}
+    assert ids(scope="task", tasks=["other"]) == set()
+    body = ivy.ok("POST", "/api/v1/memories/browse", json={"scope": "task"})
+    assert body["items"][0]["task"] == "checkout" and body["facets"]["tasks"] == ["checkout"]
+    error(ivy.http.post("/api/v1/memories/browse", json={"scope": "everywhere"}), 422)
+
+
 # -- status history ------------------------------------------------------------------------------
 def test_status_history_is_the_owners_alone(server: MemoryServer) -> None:
     ivy, jack = user(server, "ivy"), user(server, "jack")
