@@ -12,7 +12,8 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import Response
 
-from .web import CheckedDep, SessionDep, redirect, render, ui_of
+from .api import ApiError
+from .web import CheckedDep, SessionDep, redirect, refused, render, ui_of
 
 router = APIRouter()
 
@@ -157,7 +158,10 @@ def approve(
     if text is not None and not text.strip():
         return redirect(back, request, "The kept text cannot be empty; nothing was applied.", "error")
     body = {"text": text} if text is not None else None
-    ui_of(request).api.post(f"/api/v1/hygiene/proposals/{proposal_id}/approve", session.token, json=body)
+    try:
+        ui_of(request).api.post(f"/api/v1/hygiene/proposals/{proposal_id}/approve", session.token, json=body)
+    except ApiError as exc:  # not open any more, its memories changed (void), the text refused
+        return refused(request, back, exc)
     edited = " with your edited text" if text is not None else ""
     return redirect(back, request, f"Applied{edited}. You can undo it from the Applied list.")
 
@@ -166,7 +170,10 @@ def approve(
 def reject(
     request: Request, session: CheckedDep, proposal_id: str, back: Annotated[str, Form()] = "/hygiene"
 ) -> Response:
-    ui_of(request).api.post(f"/api/v1/hygiene/proposals/{proposal_id}/reject", session.token)
+    try:
+        ui_of(request).api.post(f"/api/v1/hygiene/proposals/{proposal_id}/reject", session.token)
+    except ApiError as exc:
+        return refused(request, _back(back), exc)
     return redirect(_back(back), request, "Rejected: nothing changed, and it will not be proposed again.")
 
 
@@ -174,7 +181,10 @@ def reject(
 def undo(
     request: Request, session: CheckedDep, proposal_id: str, back: Annotated[str, Form()] = "/hygiene"
 ) -> Response:
-    ui_of(request).api.post(f"/api/v1/hygiene/proposals/{proposal_id}/undo", session.token)
+    try:
+        ui_of(request).api.post(f"/api/v1/hygiene/proposals/{proposal_id}/undo", session.token)
+    except ApiError as exc:  # the window closed, or its memories changed since
+        return refused(request, _back(back), exc)
     return redirect(_back(back), request, "Undone: the memories are as they were before.")
 
 

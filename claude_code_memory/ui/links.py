@@ -9,7 +9,8 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
-from .web import CheckedDep, redirect, ui_of
+from .api import ApiError
+from .web import CheckedDep, redirect, refused, ui_of
 
 router = APIRouter()
 
@@ -41,11 +42,14 @@ def link(
             "Name the other memory by its id or its page's address; nothing was linked.",
             "error",
         )
-    result = ui_of(request).api.post(
-        f"/api/v1/memories/{memory_id}/links",
-        session.token,
-        json={"target_id": target_id, "relation": relation.strip().lower() or "related"},
-    )
+    try:
+        result = ui_of(request).api.post(
+            f"/api/v1/memories/{memory_id}/links",
+            session.token,
+            json={"target_id": target_id, "relation": relation.strip().lower() or "related"},
+        )
+    except ApiError as exc:  # an unknown memory, itself, a relation the API refuses
+        return refused(request, back, exc)
     if not result.get("created", True):
         return redirect(back, request, f"These memories were already linked ({result['relation']}).")
     return redirect(back, request, f"Linked ({result['relation']}).")
@@ -53,5 +57,8 @@ def link(
 
 @router.post("/memories/{memory_id}/links/{link_id}/delete")
 def unlink(request: Request, session: CheckedDep, memory_id: str, link_id: str) -> Response:
-    ui_of(request).api.delete(f"/api/v1/links/{link_id}", session.token)
+    try:
+        ui_of(request).api.delete(f"/api/v1/links/{link_id}", session.token)
+    except ApiError as exc:
+        return refused(request, f"/memories/{memory_id}", exc)
     return redirect(f"/memories/{memory_id}", request, "The link was removed.")

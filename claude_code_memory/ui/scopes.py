@@ -8,9 +8,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
-from .api import Api
+from .api import Api, ApiError
 from .session import Session
-from .web import CheckedDep, SessionDep, redirect, render, ui_of
+from .web import CheckedDep, SessionDep, redirect, refused, render, ui_of
 
 router = APIRouter()
 
@@ -92,11 +92,14 @@ def complete_task(
 ) -> Response:
     if outcome not in ("archive", "promote"):
         return redirect("/scopes", request, f"Unknown outcome {outcome!r}.", "error")
-    result = ui_of(request).api.post(
-        "/api/v1/tasks/complete",
-        session.token,
-        json={"project": project, "task": task, "promote": outcome == "promote"},
-    )
+    try:
+        result = ui_of(request).api.post(
+            "/api/v1/tasks/complete",
+            session.token,
+            json={"project": project, "task": task, "promote": outcome == "promote"},
+        )
+    except ApiError as exc:
+        return refused(request, "/scopes", exc)
     if outcome == "promote":
         message = f"Task {task!r} completed: {memories(result['promoted'])} kept in {project}."
     else:

@@ -9,10 +9,10 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import Response
 
-from .api import Api
+from .api import Api, ApiError
 from .scopes import memories
 from .session import Session
-from .web import CheckedDep, SessionDep, redirect, render, ui_of
+from .web import CheckedDep, SessionDep, redirect, refused, render, ui_of
 
 router = APIRouter()
 
@@ -57,7 +57,10 @@ def decide(
         return redirect("/trash", request, "Select at least one memory first.", "error")
     api = ui_of(request).api
     if decision == "purge":
-        purged = api.post("/api/v1/trash/purge", session.token, json={"memory_ids": ids})["purged"]
+        try:
+            purged = api.post("/api/v1/trash/purge", session.token, json={"memory_ids": ids})["purged"]
+        except ApiError as exc:  # none of them in the trash (any more)
+            return refused(request, "/trash", exc)
         return redirect("/trash", request, f"Purged {memories(purged)} for good.")
     result = api.post("/api/v1/trash/restore", session.token, json={"memory_ids": ids})
     restored, conflicts = result["restored"], result["conflicts"]
