@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import yaml
 from dotenv import dotenv_values
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
 from .errors import ConfigError
@@ -72,6 +72,12 @@ class StorageSettings(_Section):
     qdrant_url: str | None = None
     qdrant_api_key: str | None = None
     collection_name: str = Field("memories", pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    #: Reclaiming space after deletes (memories/reclaim.py, docs/storage.md): a store is
+    #: rewritten once this share of it is reclaimable and it holds at least reclaim_min_mb.
+    auto_reclaim: bool = True
+    reclaim_threshold: float = Field(0.25, gt=0, le=1)
+    reclaim_min_mb: float = Field(1.0, ge=0)
+    reclaim_check_minutes: float = Field(10, ge=0)
 
     @field_validator("database_url")
     @classmethod
@@ -144,6 +150,8 @@ class PerformanceSettings(_Section):
     max_memory_chars: int = Field(20_000, ge=100, le=1_000_000)
     capture_oversize: Literal["truncate", "reject"] = "truncate"
     min_free_disk_mb: int = Field(64, ge=0, le=1_000_000)
+    #: Writes warn once a user's stored text reaches this share of max_memory_size_mb.
+    quota_warning_ratio: float = Field(0.8, gt=0, le=1)
 
 
 class SearchSettings(_Section):
@@ -221,6 +229,37 @@ class ProxySettings(_Section):
     retry_max_seconds: float = Field(60, gt=0)
 
 
+class ReflectionLlmSettings(_Section):
+    """An OpenAI-compatible Chat Completions endpoint for the reflection's prose summaries
+    (memories/prose.py). Off while ``base_url`` is unset: the findings never leave the machine."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str = Field("OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+    timeout_seconds: float = Field(30, gt=0, le=600)
+    max_tokens: int = Field(600, ge=16, le=32_000)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL, e.g. http://127.0.0.1:11434/v1")
+        return value or None
+
+    @model_validator(mode="after")
+    def _model_named(self) -> ReflectionLlmSettings:
+        if self.base_url and not self.model:
+            raise ValueError("reflection.llm.model must name a model when base_url is set")
+        return self
+
+
+class ReflectionSettings(_Section):
+    """``analyze_conversations`` and ``suggest_next_actions`` (memories/reflection.py)."""
+
+    max_memories: int = Field(2000, ge=10, le=100_000)
+    llm: ReflectionLlmSettings = Field(default_factory=ReflectionLlmSettings)
+
+
 class UiSettings(_Section):
     """The management web UI (its own process; talks to the API over HTTP)."""
 
@@ -273,6 +312,7 @@ class Settings(_Section):
     proxy: ProxySettings = Field(default_factory=ProxySettings)
     ui: UiSettings = Field(default_factory=UiSettings)
     hygiene: HygieneSettings = Field(default_factory=HygieneSettings)
+    reflection: ReflectionSettings = Field(default_factory=ReflectionSettings)
 
     # -- derived values -------------------------------------------------------------------
     @property

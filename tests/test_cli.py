@@ -166,6 +166,12 @@ NEEDS_THE_SERVER = [
     ("consent", "rules", "list"),
     ("consent", "rules", "add", "--effect", "allow"),
     ("consent", "rules", "remove", str(uuid.UUID(int=1))),
+    ("hygiene", "status"),
+    ("hygiene", "list"),
+    ("hygiene", "run"),
+    ("hygiene", "approve", str(uuid.UUID(int=1))),
+    ("hygiene", "reject", str(uuid.UUID(int=1))),
+    ("hygiene", "undo", str(uuid.UUID(int=1))),
 ]
 
 
@@ -442,6 +448,7 @@ def test_doctor_on_a_fresh_data_dir(memory_server: MemoryServer, tmp_path: Path)
         "local mode",
         "proxy CA",
         "reconciliation",
+        "storage",
     ]
     for name in list(checks)[:7]:
         assert checks[name]["status"] == "ok", checks[name]
@@ -457,6 +464,7 @@ def test_doctor_on_a_fresh_data_dir(memory_server: MemoryServer, tmp_path: Path)
     assert checks["proxy CA"]["status"] == "warn" and "not set up" in checks["proxy CA"]["detail"]
     assert checks["proxy CA"]["hint"]
     assert checks["reconciliation"]["status"] == "ok" and "next start" in checks["reconciliation"]["detail"]
+    assert checks["storage"]["status"] == "ok" and "on disk" in checks["storage"]["detail"]
     assert not (fresh / "memory.db").exists()  # doctor looked, and created nothing
 
     ccmem(memory_server, "token", "create", "--user", "doc", "--data-dir", str(fresh))

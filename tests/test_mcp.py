@@ -32,6 +32,8 @@ from tests.support.server import MemoryServer
 pytestmark = pytest.mark.timeout(300)
 
 TOOLS = {"add_memories", "search_memory", "list_memories", "delete_memories", "delete_all_memories"}
+#: Ours, beside OpenMemory's five (docs/reflection.md).
+REFLECTION_TOOLS = {"analyze_conversations", "suggest_next_actions"}
 CLIENT = "claude-code"
 TRANSPORTS = ["sse", "http"]
 SEARCH_DESCRIPTION = "Search through stored memories. This method is called EVERYTIME the user asks anything."
@@ -158,8 +160,10 @@ def test_the_five_openmemory_tools_are_listed(
     async def scenario() -> None:
         async with connect(memory_server, transport, *alice) as session:
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-        # OpenMemory's five, and ours for scopes, links, entities and the trash (docs/scopes.md).
-        assert set(tools) == TOOLS | SCOPE_TOOLS
+        # OpenMemory's five, ours for scopes, links, entities and the trash (docs/scopes.md),
+        # and the reflection tools (docs/reflection.md).
+        assert set(tools) == TOOLS | SCOPE_TOOLS | REFLECTION_TOOLS
+        assert all(tools[name].annotations.read_only_hint for name in REFLECTION_TOOLS)
         assert tools["search_memory"].description == SEARCH_DESCRIPTION
         # OpenMemory's query and limit, plus our optional neighbouring-turn context and scope.
         assert set(tools["search_memory"].input_schema["properties"]) == {

@@ -630,3 +630,39 @@ def test_every_page_is_labelled_keyboard_reachable_and_fits_390_px(page: Any, al
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r"q=lists"))
     assert page.locator(".memory-item").count() >= 1
+
+
+# -- insights ----------------------------------------------------------------------------------
+def test_insights_page_shows_reflection_next_actions_and_storage(page: Any, alice: User) -> None:
+    error = "ModuleNotFoundError: No module named 'psycopg'"
+    turns = [
+        ("s1", f"User: `pytest` fails with {error}\n\nAssistant: Install the driver."),
+        ("s1", "User: We decided to use FastAPI for the REST layer.\n\nAssistant: Done in app/main.py."),
+        ("s2", f"User: CI fails again with {error}\n\nAssistant: Add it to requirements-dev.txt."),
+        ("s2", "User: Should we shard the events table by tenant?\n\nAssistant: Not sure yet."),
+    ]
+    items = [
+        {
+            "text": text,
+            "conversation_id": conversation,
+            "project": "shop",
+            "captured_at": f"2026-11-0{i + 1}T10:00:00",
+        }
+        for i, (conversation, text) in enumerate(turns)
+    ]
+    alice.rest("POST", "/api/v1/memories/batch", json={"items": items, "app": "claude-code"})
+    sign_in(page, alice)
+    nav(page, "Insights")
+    page.wait_for_url(re.compile(r"/insights$"))
+    assert error in page.get_by_test_id("recurring-problems").inner_text()
+    assert "We decided to use FastAPI" in page.get_by_test_id("decisions").inner_text()
+    assert "shard the events table" in page.get_by_test_id("open-questions").inner_text()
+    assert "Fix: " + error in page.get_by_test_id("next-actions").inner_text()
+    storage = page.get_by_test_id("storage").inner_text()
+    assert alice.name in storage and "MB" in page.get_by_test_id("storage-total").inner_text()
+    # Scoped to another project: nothing of this one.
+    page.get_by_label("Project").fill("elsewhere")
+    page.get_by_role("button", name="Show").click()
+    page.wait_for_url(re.compile(r"project=elsewhere"))
+    assert "No error came back" in page.get_by_test_id("recurring-problems").inner_text()
+    shoot(page, "insights")

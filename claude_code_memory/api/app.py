@@ -38,6 +38,7 @@ from .routes import (
     memories,
     scopes,
     stats,
+    storage,
     tokens,
     trash,
 )
@@ -138,6 +139,7 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
         scopes,
         entities,
         trash,
+        storage,
     ):
         app.include_router(module.router)
     app.include_router(retention_routes.router)

@@ -378,6 +378,34 @@ def _check_reconciliation(settings: Settings, run: bool) -> Check:
     return _reconciliation(report)
 
 
+def _megabytes(size: int | None) -> str:
+    return f"{(size or 0) / (1024 * 1024):.1f} MB"
+
+
+def _check_storage(settings: Settings) -> Check:
+    """Bytes per store under the data directory; with a running server and the admin token,
+    the users at the quota warning (memories/storage.py)."""
+    import httpx
+
+    from ..memories.storage import store_bytes
+
+    stores = store_bytes(settings)
+    sizes = ", ".join(f"{e['store']} {_megabytes(e['bytes'])}" for e in stores if e["bytes"])
+    detail = f"{_megabytes(sum(e['bytes'] or 0 for e in stores))} on disk ({sizes or 'empty'})"
+    base, token = _server_base(settings), settings.server.admin_token
+    if base is None or not token:
+        return Check("storage", "ok", detail)
+    response = httpx.get(f"{base}/api/v1/storage", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    if response.status_code != 200:
+        return Check("storage", "warn", f"{detail}; the server answered HTTP {response.status_code}")
+    near = [u for u in response.json()["users"] if u.get("warning")]
+    if not near:
+        return Check("storage", "ok", detail)
+    who = ", ".join(f"{u['user_id']} {u['used_ratio']:.0%}" for u in near)
+    hint = "delete memories, or raise performance.max_memory_size_mb (GET /api/v1/storage shows each user)"
+    return Check("storage", "warn", f"{detail}; near the quota: {who}", hint)
+
+
 def _reconciliation(report: dict[str, Any] | None) -> Check:
     hint = "ccmem doctor --reconcile runs it again"
     if not report:
@@ -410,8 +438,9 @@ def doctor(
         ),
     ] = False,
 ) -> None:
-    """Check the setup: config, port, data directory, model files, tokens, proxy CA, and the
-    last reconciliation of SQL and the vector store.
+    """Check the setup: config, port, data directory, model files, tokens, proxy CA, the
+    last reconciliation of SQL and the vector store, and storage (bytes per store; users near
+    their quota).
 
     Every problem comes with a fix. Exits 1 when any check fails (warnings do not count).
     """
@@ -426,6 +455,7 @@ def doctor(
         _check_local_mode(settings),
         _check_proxy_ca(settings),
         _check_reconciliation(settings, reconcile),
+        _check_storage(settings),
     ]
     failed = [c for c in checks if c.status == "fail"]
     warned = [c for c in checks if c.status == "warn"]

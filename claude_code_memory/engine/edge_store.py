@@ -161,6 +161,9 @@ class QdrantEdgeStore(VectorStoreBase):
         self.reload_share, self.reload_min = RELOAD_SHARE, RELOAD_MIN
         #: Points upserted since the shard was loaded, the points it held then, and loads since.
         self._upserted = self._loaded_points = self.reloads = 0
+        #: Points deleted since the last compaction (or since this process opened the shard):
+        #: Edge keeps their vectors and payloads in its files until :meth:`compact`.
+        self.deleted = 0
         #: Why the shard is not open yet: loading it would not fit on the disk (retried on use).
         self.deferred: str | None = None
         self.create_col(collection_name, embedding_model_dims, "cosine")
@@ -238,12 +241,20 @@ class QdrantEdgeStore(VectorStoreBase):
             if field in existing and field not in self.payload_indexes:
                 shard.update(UpdateOperation.delete_field_index(field))
 
-    # -- erasure ----------------------------------------------------------------------------
+    # -- erasure and compaction -------------------------------------------------------------
     def erase(self) -> int:
         """Rewrite the shard with its live points and without :data:`TEXT_FIELDS`, through a
         copy that takes its place (:mod:`.shard_copy` says why); returns the points kept. Run
         once, when a shard an older version wrote still holds memories' text. Other calls wait.
         """
+        return self.compact()
+
+    def compact(self) -> int:
+        """Reclaim what deleted points hold on disk: the live points are copied into a new shard
+        (write-ahead log included) that takes this one's place; returns the points kept. Edge's
+        own ``optimize()`` rewrites segments but keeps the log, and left more on disk (measured:
+        5,000 points, half deleted: 18.7 MB allocated; optimize 14.4 MB; a copy 9.3 MB). Other
+        calls wait meanwhile (0.2 s for 2,500 points)."""
         with self._lock:
             shard = self._require()
             copy_path, _ = shard_copy.beside(self.shard_path)
@@ -259,6 +270,7 @@ class QdrantEdgeStore(VectorStoreBase):
             shard.close()
             shard_copy.swap_in(self.shard_path)
             self.create_col(self.collection_name, self.embedding_model_dims)
+            self.deleted = 0
         return kept
 
     @staticmethod
@@ -394,6 +406,7 @@ class QdrantEdgeStore(VectorStoreBase):
         point_id = _point_id(vector_id)
         with self._locked() as shard:
             shard.update(UpdateOperation.delete_points([point_id]))
+            self.deleted += 1
 
     def _vector(self, vector: Sequence[float]) -> list[float]:
         values = [float(x) for x in vector]

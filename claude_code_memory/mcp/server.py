@@ -29,7 +29,9 @@ from pydantic import Field
 
 from .. import __version__
 from ..errors import MemoryError_
+from ..memories import storage
 from ..memories.scopes import search_scope
+from . import reflection_tools
 
 #: OpenMemory's server name; some clients show it.
 SERVER_NAME = "mem0-mcp-server"
@@ -135,7 +137,11 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
             project=named,
             task=task,
         )
-        return json.dumps({"results": results}, default=str)
+        answer: dict[str, Any] = {"results": results}
+        warning = await anyio.to_thread.run_sync(storage.quota_warning, get_service(), caller.user_id)
+        if warning is not None:  # near the quota: the client (and the model) hear it before a refusal
+            answer["quota_warning"] = warning
+        return json.dumps(answer, default=str)
 
     @server.tool(description=SEARCH_DESCRIPTION, annotations=READ_ONLY)
     async def search_memory(
@@ -246,6 +252,7 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
             raise ResourceError(f"this connection cannot read the memories of user {user_id!r}")
         return await read("list_memories", user_id=user_id, app_name=caller.client_name, channel=CHANNEL)
 
+    reflection_tools.register(server, get_service)
     return server
 
 

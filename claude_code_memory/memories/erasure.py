@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
+from collections.abc import Callable
 
 from ..db.database import Database
 from .vectors import VectorEngine
@@ -40,9 +41,13 @@ FTS_OPTIMIZE = "INSERT INTO memories_fts(memories_fts) VALUES ('optimize')"
 class Erasure:
     """Rewrites what the stores kept of deleted rows; see the module docstring."""
 
-    def __init__(self, database: Database, engine: VectorEngine) -> None:
+    def __init__(
+        self, database: Database, engine: VectorEngine, then: Callable[[], None] | None = None
+    ) -> None:
         self.database = database
         self.engine = engine
+        #: Run after each erasure: reclaiming the space the deletes freed (memories/reclaim.py).
+        self.then = then
 
     def erase(self) -> dict[str, float]:
         """Erase what deleted rows left in the stores; returns the seconds each step took."""
@@ -51,6 +56,8 @@ class Erasure:
             started = time.perf_counter()
             step()
             timings[name] = time.perf_counter() - started
+        if self.then is not None:
+            self.then()
         return timings
 
     def _metadata(self) -> None:

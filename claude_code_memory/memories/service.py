@@ -12,6 +12,7 @@ composes one part per noun and answers with their methods:
     links.py       typed links between two memories
     entities.py    people, projects, tools and files the memories mention (entity_rules.py)
     erasure.py     after deletes, the deleted text leaves the files
+    reclaim.py     and the space goes back to the disk (VACUUM, vector store compaction)
     reads.py       one memory, a user's list, search results in mem0's shape
     recall.py      what Claude Code's hooks inject (briefing, a prompt's memories)
     hooks.py       Claude Code's hook events, answered (recall, and the turn captured at Stop)
@@ -44,6 +45,7 @@ from .links import Links
 from .owners import Owners
 from .reads import Reads
 from .recall import Recall
+from .reclaim import Reclaim
 from .scopes import Scopes, scope_of
 from .states import States
 from .trash import Trash
@@ -72,7 +74,8 @@ class MemoryService:
         self.writes = Writes(
             database, settings, self.owners, self.vectors, self.usage, self._now, self.capture_filter
         )
-        self.erasure = Erasure(database, engine)
+        self.reclaim = Reclaim(database, engine, settings)
+        self.erasure = Erasure(database, engine, then=self.reclaim.after_delete)
         self.states = States(
             database, self.owners, self.vectors, self.usage, self.erasure, settings.privacy.trash_days
         )

@@ -11,12 +11,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ...memories.hooks import turn_text as stored_turn_text
 from ...memories.shapes import naive_utc
 from ..deps import PrincipalDep, ServiceDep, acting_user
+from .storage import with_quota_warning
 
 router = APIRouter(prefix="/api/v1", tags=["capture"])
 
@@ -54,7 +55,9 @@ def turn_text(messages: list[CapturedMessage]) -> str:
 
 
 @router.post("/capture", summary="Store one captured conversation turn (through the policy gate)")
-def capture(body: CaptureRequest, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
+def capture(
+    body: CaptureRequest, response: Response, service: ServiceDep, principal: PrincipalDep
+) -> dict[str, Any]:
     uid = acting_user(principal, body.user_id)
     results = service.add_memory(
         user_id=uid,
@@ -80,4 +83,4 @@ def capture(body: CaptureRequest, service: ServiceDep, principal: PrincipalDep) 
     }
     if first.get("reason"):
         answer["reason"] = first["reason"]  # why the capture filter dropped it (docs/hygiene.md)
-    return answer
+    return with_quota_warning(response, service, uid, answer)

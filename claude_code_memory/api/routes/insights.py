@@ -3,8 +3,12 @@
     GET /api/v1/insights                     dashboard: totals by state, app and project,
                                              memories per day, pending count, hygiene
     GET /api/v1/memories/{id}/history        a memory's status changes, oldest first
+    GET /api/v1/insights/reflection          patterns across conversations (MCP
+                                             analyze_conversations)
+    GET /api/v1/insights/next-actions        what to pick up next (MCP suggest_next_actions)
 
-The figures and the hygiene lists are described in :mod:`claude_code_memory.memories.insights`.
+The figures and the hygiene lists are described in :mod:`claude_code_memory.memories.insights`,
+the reflection in :mod:`claude_code_memory.memories.reflection`.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 from fastapi import APIRouter, Query
 
 from ...memories import insights as dashboard
-from ...memories import queries
+from ...memories import queries, reflection
 from ..deps import PrincipalDep, ServiceDep, acting_user
 
 router = APIRouter(prefix="/api/v1", tags=["insights"])
@@ -35,3 +39,24 @@ def insights(
 def status_history(memory_id: str, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
     memory = service.get(memory_id, None if principal.is_admin else principal.user_id)
     return queries.status_history(service, memory)
+
+
+@router.get("/insights/reflection", summary="Recurring topics and problems, decisions, files, open questions")
+def conversation_analysis(
+    principal: PrincipalDep,
+    service: ServiceDep,
+    user_id: str | None = None,
+    since: str | None = Query(None, max_length=40, description="7d, 24h, 2w or an ISO date (default: all)"),
+    project: str | None = Query(None, max_length=512, description="only this project's memories"),
+) -> dict[str, Any]:
+    return reflection.analyze_conversations(service, acting_user(principal, user_id), since, project)
+
+
+@router.get("/insights/next-actions", summary="What to pick up next, each with its reason")
+def next_actions(
+    principal: PrincipalDep,
+    service: ServiceDep,
+    user_id: str | None = None,
+    project: str | None = Query(None, max_length=512, description="only this project's memories"),
+) -> dict[str, Any]:
+    return reflection.suggest_next_actions(service, acting_user(principal, user_id), project)

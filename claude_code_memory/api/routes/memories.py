@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from fastapi import APIRouter, Body, Query, Request
+from fastapi import APIRouter, Body, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.concurrency import run_in_threadpool
@@ -21,6 +21,7 @@ from ...search.pipeline import MAX_CONTEXT
 from ..deps import BearerDep, PrincipalDep, ServiceDep, acting_user, authenticate
 from ..errors import item_error
 from ..paging import PageField, PageQuery, SizeField, SizeQuery
+from .storage import with_quota_warning
 
 #: Most items one batch request may carry.
 MAX_BATCH_ITEMS = 500
@@ -179,7 +180,9 @@ def list_categories(
 
 
 @router.post("", summary="Create a memory")
-def create_memory(body: CreateMemory, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any] | None:
+def create_memory(
+    body: CreateMemory, response: Response, service: ServiceDep, principal: PrincipalDep
+) -> dict[str, Any] | None:
     uid = acting_user(principal, body.user_id)
     results = service.add_memory(
         user_id=uid,
@@ -196,11 +199,13 @@ def create_memory(body: CreateMemory, service: ServiceDep, principal: PrincipalD
     row = memory_row(service.get(first["id"], uid))
     if first.get("already_existed"):
         row["already_existed"] = True  # de-duplicated: the same text is stored once per user
-    return row
+    return with_quota_warning(response, service, uid, row)
 
 
 @router.post("/batch", summary="Create up to 500 memories in one request (embedded as a batch)")
-def create_memories(body: BatchCreate, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
+def create_memories(
+    body: BatchCreate, response: Response, service: ServiceDep, principal: PrincipalDep
+) -> dict[str, Any]:
     uid = acting_user(principal, body.user_id)
     valid: list[tuple[int, BatchItem]] = []
     refused: list[dict[str, Any]] = []
@@ -217,11 +222,12 @@ def create_memories(body: BatchCreate, service: ServiceDep, principal: Principal
         [{**outcome, "index": valid[outcome["index"]][0]} for outcome in added] + refused,
         key=lambda outcome: outcome["index"],
     )
-    return {
+    answer = {
         "results": outcomes,
         "created": sum(1 for o in outcomes for r in o.get("results", []) if r.get("event") == "ADD"),
         "failed": sum(1 for o in outcomes if "error" in o),
     }
+    return with_quota_warning(response, service, uid, answer)
 
 
 @router.post("/search", summary="Semantic search over the user's active memories")

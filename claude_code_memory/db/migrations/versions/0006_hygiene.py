@@ -1,14 +1,14 @@
 """hygiene: proposals (merge, archive superseded / junk / stale) with undo data, standing
 hygiene rules, and the counts of captures the junk filter kept out
 
-Revision ID: 0009
+Revision ID: 0006
 Revises: 0005
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0009"
+revision = "0006"
 down_revision = "0005"
 branch_labels = None
 depends_on = None
