@@ -134,7 +134,8 @@ def test_insights_totals_series_and_hygiene(server: MemoryServer) -> None:
         json={
             "app": "claude-code",
             "project": "/work/web",
-            "messages": [{"role": "user", "content": "a capture"}],
+            # Not junk: the capture filter keeps fragments ("a capture") out of the queue.
+            "messages": [{"role": "user", "content": "Remember that the web app deploys on Fridays"}],
         },
     )
     assert pending["status"] == "pending"
@@ -155,7 +156,7 @@ def test_insights_totals_series_and_hygiene(server: MemoryServer) -> None:
 
     body = dana.ok("GET", "/api/v1/insights", params={"days": 7})
     assert body["user_id"] == dana.name
-    assert body["by_state"] == {"active": 4, "paused": 1, "archived": 1, "pending": 1}
+    assert body["by_state"] == {"active": 4, "paused": 1, "archived": 1, "pending": 1, "trashed": 0}
     assert body["total"] == 6 and body["pending"] == 1
     apps = {row["app"]: row["count"] for row in body["by_app"]}
     assert apps["cursor"] == 2 and apps["notes"] == 3 and apps["openmemory"] == 1
@@ -265,6 +266,25 @@ def test_browse_filters_sorts_pages_and_lists_facets(server: MemoryServer) -> No
     other = user(server, "hank")
     error(other.http.post("/api/v1/memories/browse", json={"user_id": gina.name}), 403)
     assert other.ok("POST", "/api/v1/memories/browse", json={})["total"] == 0
+
+
+def test_browse_filters_by_scope(server: MemoryServer) -> None:
+    ivy = user(server, "ivy")
+    anywhere = ivy.add("Scope test: tabs over spaces everywhere")
+    in_project = ivy.add("Scope test: the shop uses Postgres", project="shop")
+    in_task = ivy.add("Scope test: checkout needs a retry", project="shop", task="checkout")
+
+    def ids(**filters: Any) -> set[str]:
+        return {m["id"] for m in ivy.ok("POST", "/api/v1/memories/browse", json=filters)["items"]}
+
+    assert ids() == {anywhere, in_project, in_task}
+    assert ids(scope="global") == {anywhere}
+    assert ids(scope="project") == {in_project}
+    assert ids(scope="task") == {in_task}
+    assert ids(scope="task", tasks=["other"]) == set()
+    body = ivy.ok("POST", "/api/v1/memories/browse", json={"scope": "task"})
+    assert body["items"][0]["task"] == "checkout" and body["facets"]["tasks"] == ["checkout"]
+    error(ivy.http.post("/api/v1/memories/browse", json={"scope": "everywhere"}), 422)
 
 
 # -- status history ------------------------------------------------------------------------------

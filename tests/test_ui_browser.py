@@ -350,7 +350,8 @@ def test_consent_queue_approve_edit_reject_and_rule(page: Any, alice: User) -> N
         json={
             "app": "claude-code",
             "project": "/work/rules",
-            "messages": [{"role": "user", "content": "x y z"}],
+            # Not junk (the capture filter would keep "x y z" out before any rule applies).
+            "messages": [{"role": "user", "content": "The ARM runners build the release images"}],
         },
     )
     assert follow_up["status"] == "stored", follow_up
@@ -573,10 +574,32 @@ def test_a_new_user_sees_clear_empty_states(page: Any, api: MemoryServer) -> Non
     assert page.get_by_text("Nothing is waiting for your consent").is_visible()
     nav(page, "Apps")
     assert "No apps yet" in page.locator(".empty").inner_text()
+    nav(page, "Scopes")
+    assert page.get_by_text("No memories yet, so no scopes").is_visible()
+    nav(page, "Entities")
+    assert page.get_by_text("No entities yet").is_visible()
+    nav(page, "Hygiene")
+    assert page.get_by_text("No open proposals").is_visible()
+    assert page.get_by_text("No standing rules: every proposal waits for you").is_visible()
+    # This server runs with the default privacy.trash_days: 0, so the Trash page says it is off.
+    nav(page, "Trash")
+    assert "The trash is off" in page.get_by_test_id("trash-state").inner_text()
+    shoot(page, "trash-off")
 
 
 # -- usability ---------------------------------------------------------------------------------
-PAGES = ["/", "/memories", "/consent", "/apps", "/settings", "/connect"]
+PAGES = [
+    "/",
+    "/memories",
+    "/scopes",
+    "/entities",
+    "/consent",
+    "/hygiene",
+    "/trash",
+    "/apps",
+    "/settings",
+    "/connect",
+]
 
 UNLABELLED = """() => Array.from(document.querySelectorAll('input, select, textarea, button'))
   .filter(el => el.type !== 'hidden')

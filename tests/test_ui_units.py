@@ -1,18 +1,26 @@
 """Pure parts of the web UI: the sealed session cookie, the redirect guard, the chart, the
-copy-paste snippets on the Connect page."""
+copy-paste snippets on the Connect page, and the helpers of the scope, link, trash and hygiene
+pages."""
 
 from __future__ import annotations
 
 import json
 import shlex
 import time
+from datetime import UTC, datetime
 from pathlib import Path
+
+import pytest
 
 from claude_code_memory.ui.account import _safe_next, connect_snippets
 from claude_code_memory.ui.app import when
 from claude_code_memory.ui.charts import Point, bar_chart
+from claude_code_memory.ui.hygiene import decided_message, run_summary, undoable
+from claude_code_memory.ui.links import memory_id_from
+from claude_code_memory.ui.scopes import BadScope, matches_scope, memories, move_target, scope_label
 from claude_code_memory.ui.session import Sealer, Session, same_token
 from claude_code_memory.ui.signouts import SignedOut
+from claude_code_memory.ui.trash import purged_after
 
 
 def test_a_sealed_session_opens_with_the_same_secret_only() -> None:
@@ -119,3 +127,71 @@ def test_connect_snippets_carry_the_users_url_and_token_and_survive_the_shell() 
     assert cursor["headers"]["Authorization"] == "Bearer ccm_tok'en$"
     desktop = json.loads(snippets["desktop"])["mcpServers"]["memory"]
     assert desktop["command"] == "npx" and "mcp-remote" in desktop["args"]
+
+
+def test_scopes_read_as_words_and_a_move_target_needs_its_project() -> None:
+    assert scope_label(None, None) == "global" and scope_label("", None) == "global"
+    assert scope_label("shop", None) == "shop" and scope_label("shop", "checkout") == "shop / checkout"
+    assert move_target("  ", "") == (None, None)  # blank: global
+    assert move_target(" shop ", " checkout ") == ("shop", "checkout")
+    with pytest.raises(BadScope):
+        move_target("", "checkout")
+    assert memories(1) == "1 memory" and memories(0) == "0 memories" and memories(2) == "2 memories"
+
+
+def test_a_search_hit_matches_the_scope_filters_by_its_provenance() -> None:
+    anywhere = {"provenance": {"project": None, "task": None}}
+    project = {"provenance": {"project": "shop", "task": None}}
+    task = {"provenance": {"project": "shop", "task": "checkout"}}
+    hits = {"anywhere": anywhere, "project": project, "task": task}
+
+    def kept(scope: str | None, task_name: str | None = None) -> set[str]:
+        return {name for name, hit in hits.items() if matches_scope(hit, scope, task_name)}
+
+    assert kept(None) == {"anywhere", "project", "task"}
+    assert kept("global") == {"anywhere"}
+    assert kept("project") == {"project"}
+    assert kept("task") == {"task"}
+    assert kept(None, "checkout") == {"task"} and kept(None, "other") == set()
+    assert matches_scope({}, "global", None)  # a hit without provenance is global
+
+
+def test_a_link_target_is_the_id_in_what_was_pasted() -> None:
+    memory_id = "0add16fe-1927-4b29-aaca-a2395a8d67d6"
+    assert memory_id_from(memory_id) == memory_id
+    assert memory_id_from(f"  http://127.0.0.1:3000/memories/{memory_id.upper()}  ") == memory_id
+    assert memory_id_from(memory_id.replace("-", "")) == memory_id.replace("-", "")
+    for nothing in ("", None, "the deploy one", "0add16fe-1927"):
+        assert memory_id_from(nothing) is None
+
+
+def test_the_trash_says_when_the_sweep_may_erase() -> None:
+    assert purged_after("2026-11-24T02:56:00", 7) == "2026-12-01T02:56:00"
+    assert purged_after("2026-11-24T02:56:00Z", 1) == "2026-11-25T02:56:00+00:00"
+    assert purged_after("2026-11-24T02:56:00", 0) is None  # the trash is off
+    assert purged_after(None, 7) is None and purged_after("not a date", 7) is None
+
+
+def test_hygiene_undo_window_and_messages() -> None:
+    now = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
+    applied = {"status": "applied", "undo_until": "2026-11-30T00:00:00"}
+    assert undoable(applied, now)
+    assert not undoable({**applied, "undo_until": "2026-11-24T11:59:00"}, now)  # window closed
+    assert not undoable({**applied, "status": "undone"}, now)
+    assert not undoable({"status": "open", "undo_until": None}, now)
+
+    quiet = {"memories": 12, "proposed": {"duplicate": 0, "junk": 0}, "auto_applied": 0}
+    assert run_summary(quiet) == "Looked at 12 memories: nothing new to propose."
+    busy = {"memories": 30, "proposed": {"duplicate": 1, "superseded": 0, "junk": 2}, "auto_applied": 2}
+    assert run_summary(busy) == (
+        "Looked at 30 memories and proposed: 1 duplicate, 2 junk. "
+        "Your standing rules applied 2 of them (undoable)."
+    )
+
+    ok = {"succeeded": 2, "results": [{"id": "a", "ok": True}, {"id": "b", "ok": True}]}
+    assert decided_message("Applied", ok) == ("Applied 2 proposal(s).", "ok")
+    failed = {"succeeded": 0, "results": [{"id": "0123456789", "ok": False, "error": "not open"}]}
+    assert decided_message("Rejected", failed) == (
+        "Rejected 0 proposal(s). Failed: 01234567: not open",
+        "error",
+    )

@@ -182,6 +182,8 @@ class Browse:
     apps: list[str] | None = None
     projects: list[str] | None = None
     tasks: list[str] | None = None
+    #: ``global`` (no project), ``project`` (a project, no task) or ``task`` (any task).
+    scope: str | None = None
     categories: list[str] | None = None
     states: list[str] | None = None
     from_date: date | None = None
@@ -213,6 +215,12 @@ def _browsed(user_pk: uuid.UUID, browse: Browse) -> Select[Memory, str]:
         if "" in browse.tasks:
             conditions.append(Memory.task.is_(None))
         query = query.where(or_(*conditions))
+    if browse.scope == "global":
+        query = query.where(Memory.project.is_(None))
+    elif browse.scope == "project":
+        query = query.where(Memory.project.is_not(None), Memory.task.is_(None))
+    elif browse.scope == "task":
+        query = query.where(Memory.task.is_not(None))
     if browse.categories:
         in_category = (
             select(MemoryCategory.memory_id)

@@ -1,5 +1,5 @@
 """Pages over memories: the list (search, filters, sort, pages, bulk actions) and one memory
-(content, provenance, history, access log, related; edit, state changes, delete)."""
+(content, provenance, history, access log, links and related; edit, state changes, scope, delete)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import Response
 
+from .links import RELATIONS
+from .scopes import SCOPE_FILTERS, matches_scope, move_memories
+from .trash import trash_days
 from .web import CheckedDep, SessionDep, redirect, render, ui_of
 
 router = APIRouter()
@@ -42,6 +45,8 @@ def list_memories(
     mode: str = "semantic",
     app: str | None = None,
     project: str | None = None,
+    task: str | None = None,
+    scope: str | None = None,
     category: str | None = None,
     state: str | None = None,
     date_from: Annotated[str | None, Query(alias="from")] = None,
@@ -52,6 +57,8 @@ def list_memories(
 ) -> Response:
     api = ui_of(request).api
     q, app, project, category, state = map(_clean, (q, app, project, category, state))
+    task, scope = _clean(task), _clean(scope)
+    scope = scope if scope in SCOPE_FILTERS else None
     date_from, date_to = _clean(date_from), _clean(date_to)
     sort = sort if sort in SORTS else "created_at"
     direction = "asc" if direction == "asc" else "desc"
@@ -59,6 +66,8 @@ def list_memories(
     browse: dict[str, Any] = {
         "apps": [app] if app else None,
         "projects": None if project is None else [""] if project == NO_PROJECT else [project],
+        "tasks": [task] if task else None,
+        "scope": scope,
         "categories": [category] if category else None,
         "states": states,
         "from_date": date_from,
@@ -76,7 +85,11 @@ def list_memories(
             session.token,
             json={"query": q, "limit": SEMANTIC_LIMIT, "app": UI_APP},
         )["results"]
-        items = [_from_hit(hit) for hit in hits if _matches(hit, app, project, category, state)]
+        items = [
+            _from_hit(hit)
+            for hit in hits
+            if _matches(hit, app, project, category, state) and matches_scope(hit, scope, task)
+        ]
         result = {"items": items, "total": len(items), "page": 1, "pages": 1, "facets": facets["facets"]}
     else:
         result = api.post("/api/v1/memories/browse", session.token, json={**browse, "search_query": q})
@@ -85,6 +98,8 @@ def list_memories(
         "mode": "semantic" if mode == "semantic" else "text",
         "app": app or "",
         "project": project or "",
+        "task": task or "",
+        "scope": scope or "",
         "category": category or "",
         "state": state or "",
         "from": date_from or "",
@@ -104,7 +119,10 @@ def list_memories(
         actions=BULK_ACTIONS,
         here=request.url.path + ("?" + request.url.query if request.url.query else ""),
         page_link=lambda number: "/memories?" + urlencode({**filters, "page": number}),
-        filtered=any(filters[k] for k in ("q", "app", "project", "category", "state", "from", "to")),
+        scope_filters=SCOPE_FILTERS,
+        filtered=any(
+            filters[k] for k in ("q", "app", "project", "task", "scope", "category", "state", "from", "to")
+        ),
     )
 
 
@@ -127,6 +145,7 @@ def _from_hit(hit: dict[str, Any]) -> dict[str, Any]:
         "content": hit["content"],
         "app_name": hit.get("app"),
         "project": provenance.get("project"),
+        "task": provenance.get("task"),
         "state": "active",
         "categories": hit.get("categories", []),
         "created_at": hit.get("created_at"),
@@ -143,15 +162,21 @@ def bulk(
     ids: Annotated[list[str] | None, Form()] = None,
     confirmed: Annotated[str | None, Form()] = None,
     back: Annotated[str, Form()] = "/memories",
+    target_project: Annotated[str, Form()] = "",
+    target_task: Annotated[str, Form()] = "",
 ) -> Response:
     back = back if back.startswith("/memories") else "/memories"
-    if action not in BULK_ACTIONS:
+    if action not in BULK_ACTIONS and action != "move":
         return redirect(back, request, f"Unknown action {action!r}.", "error")
     if not ids:
         return redirect(back, request, "Select at least one memory first.", "error")
+    if action == "move":  # no confirmation: a move is undone by moving back
+        kind, message = move_memories(ui_of(request).api, session, ids, target_project, target_task)
+        return redirect(back, request, message, kind)
     state, label = BULK_ACTIONS[action]
     api = ui_of(request).api
     if confirmed != "yes":
+        days = trash_days(api, session) if action == "delete" else 0
         preview = [api.get(f"/api/v1/memories/{memory_id}", session.token) for memory_id in ids[:20]]
         return render(
             request,
@@ -162,6 +187,7 @@ def bulk(
             ids=ids,
             preview=preview,
             back=back,
+            trash_days=days,
         )
     if action == "delete":
         message = api.delete("/api/v1/memories", session.token, json={"memory_ids": ids})["message"]
@@ -178,11 +204,9 @@ def detail(request: Request, session: SessionDep, memory_id: str) -> Response:
     memory = api.get(f"/api/v1/memories/{memory_id}", session.token)
     history = api.get(f"/api/v1/memories/{memory_id}/history", session.token)
     access = api.get(f"/api/v1/memories/{memory_id}/access-log", session.token, params={"page_size": 20})
-    related = (
-        api.get(f"/api/v1/memories/{memory_id}/related", session.token)
-        if memory["state"] != "pending"
-        else {"items": []}
-    )
+    pending = memory["state"] == "pending"
+    related = {"items": []} if pending else api.get(f"/api/v1/memories/{memory_id}/related", session.token)
+    links = [] if pending else api.get(f"/api/v1/memories/{memory_id}/links", session.token)["links"]
     return render(
         request,
         "memory.html",
@@ -190,7 +214,10 @@ def detail(request: Request, session: SessionDep, memory_id: str) -> Response:
         memory=memory,
         history=history["history"],
         access=access,
-        related=related["items"],
+        links=links,
+        # Linked memories lead the related list; they are shown with their links above.
+        related=[item for item in related["items"] if "link" not in item],
+        relations=RELATIONS,
     )
 
 
@@ -220,8 +247,10 @@ def change_state(
 
 @router.get("/memories/{memory_id}/delete")
 def confirm_delete(request: Request, session: SessionDep, memory_id: str) -> Response:
-    memory = ui_of(request).api.get(f"/api/v1/memories/{memory_id}", session.token)
-    return render(request, "confirm_delete.html", nav="memories", memory=memory)
+    api = ui_of(request).api
+    memory = api.get(f"/api/v1/memories/{memory_id}", session.token)
+    days = trash_days(api, session)
+    return render(request, "confirm_delete.html", nav="memories", memory=memory, trash_days=days)
 
 
 @router.post("/memories/{memory_id}/delete")
@@ -230,4 +259,8 @@ def delete(request: Request, session: CheckedDep, memory_id: str) -> Response:
     # The bulk delete skips ids that are not the caller's; one named memory must say why instead.
     api.get(f"/api/v1/memories/{memory_id}", session.token)
     api.delete("/api/v1/memories", session.token, json={"memory_ids": [memory_id]})
+    if trash_days(api, session):
+        return redirect(
+            "/memories", request, "The memory was moved to the trash; restore it from the Trash page."
+        )
     return redirect("/memories", request, "The memory was deleted from every store.")

@@ -132,6 +132,14 @@ def redirect(
     return response
 
 
+def refused(request: Request, back: str, exc: ApiError) -> Response:
+    """A change the API refused (a 4xx: a conflict, a bad value, an unknown id) as a message on
+    the page it came from; a lost sign-in still goes to the sign-in form."""
+    if exc.status == 401:
+        raise exc
+    return redirect(back, request, exc.detail, "error")
+
+
 def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     ui = ui_of(request)
     session: Session | None = getattr(request.state, "session", None)

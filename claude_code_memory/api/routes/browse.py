@@ -29,6 +29,9 @@ class BrowseRequest(BaseModel):
     apps: list[str] | None = None
     projects: list[str] | None = Field(None, description='"" selects memories without a project')
     tasks: list[str] | None = Field(None, description='"" selects memories without a task')
+    scope: Literal["global", "project", "task"] | None = Field(
+        None, description="global: no project; project: a project's own (no task); task: of any task"
+    )
     categories: list[str] | None = None
     states: list[Literal["active", "paused", "archived", "trashed"]] | None = Field(
         None, description="default: active and paused"

@@ -34,7 +34,10 @@
   });
   document.addEventListener("submit", function (event) {
     var form = event.target;
-    var question = form.getAttribute && form.getAttribute("data-confirm");
+    var button = event.submitter;
+    // A button may ask its own question (purge, not restore); else the form's.
+    var question = (button && button.getAttribute("data-confirm")) ||
+      (form.getAttribute && form.getAttribute("data-confirm"));
     if (question && !window.confirm(question)) event.preventDefault();
   });
 })();
