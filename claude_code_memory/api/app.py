@@ -32,7 +32,9 @@ from .routes import (
     insights,
     me,
     memories,
+    profile,
     stats,
+    tiers,
     tokens,
 )
 from .routes import retention as retention_routes
@@ -112,6 +114,8 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
         insights,
         me,
         tokens,
+        profile,
+        tiers,
     ):
         app.include_router(module.router)
     app.include_router(retention_routes.router)

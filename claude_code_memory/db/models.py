@@ -114,6 +114,9 @@ class Memory(Base):
     consent: Mapped[str | None] = mapped_column(String(16))
     redactions: Mapped[int] = mapped_column(default=0)
     expires_at: Mapped[datetime | None] = mapped_column(DateTime, index=True)
+    #: The mid-term segment a conversation turn belongs to (memories/tiers.py); null until
+    #: the tiers are refreshed, and for memories in no conversation.
+    segment_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, index=True)
 
     user: Mapped[User] = relationship()
     app: Mapped[App] = relationship()
@@ -141,6 +144,7 @@ class MemoryFields(Protocol):
     consent: str | None
     redactions: int
     expires_at: datetime | None
+    segment_id: uuid.UUID | None
 
 
 #: A memory's columns under their attribute names (``metadata_`` included), for a row that
@@ -236,3 +240,61 @@ class ConsentDecision(Base):
     rule_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
     edited: Mapped[bool] = mapped_column(Boolean, default=False)
     decided_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, index=True)
+
+
+class Segment(Base):
+    """A mid-term page group: a run of one conversation's turns, with its heat (memories/tiers.py)."""
+
+    __tablename__ = "segments"
+    __table_args__ = (Index("ix_segments_user_state_heat", "user_id", "state", "heat"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    conversation_id: Mapped[str] = mapped_column(String(128), index=True)
+    project: Mapped[str | None] = mapped_column(String(512))
+    started_at: Mapped[datetime] = mapped_column(DateTime)
+    ended_at: Mapped[datetime] = mapped_column(DateTime)
+    turns: Mapped[int] = mapped_column(default=0)
+    visits: Mapped[int] = mapped_column(default=0)
+    last_visit_at: Mapped[datetime | None] = mapped_column(DateTime)
+    heat: Mapped[float] = mapped_column(default=0.0)
+    #: "active" (mid-term) or "archived" (evicted by the capacity limit, its turns archived).
+    state: Mapped[str] = mapped_column(String(16), default="active")
+    #: Turns already given to the profile when the segment was last promoted.
+    promoted_turns: Mapped[int] = mapped_column(default=0)
+    promoted_at: Mapped[datetime | None] = mapped_column(DateTime)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class ProfileFact(Base):
+    """A fact of the long-term profile: about the user (``subject`` "user") or the assistant's
+    knowledge ("assistant"). A deleted fact is a tombstone: no text, only the hash of its
+    normalised text, so that extracting it again finds it deleted (memories/profile.py)."""
+
+    __tablename__ = "profile_facts"
+    __table_args__ = (UniqueConstraint("user_id", "subject", "fact_hash", name="uq_profile_fact"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    subject: Mapped[str] = mapped_column(String(16))
+    category: Mapped[str] = mapped_column(String(32))
+    text: Mapped[str] = mapped_column(Text, default="")
+    fact_hash: Mapped[str] = mapped_column(String(64))
+    #: "rules", "llm" or "user" (written or edited by the user).
+    source: Mapped[str] = mapped_column(String(16))
+    #: The ids of the memories the fact was extracted from.
+    memory_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
+    #: "active" or "deleted" (a tombstone).
+    state: Mapped[str] = mapped_column(String(16), default="active")
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class ProfileMark(Base):
+    """How far the profile has read a user's memories of no conversation (by creation time)."""
+
+    __tablename__ = "profile_marks"
+
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    extracted_until: Mapped[datetime] = mapped_column(DateTime)

@@ -184,6 +184,10 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
         await call("delete_all", user_id=caller.user_id, app_name=caller.client_name)
         return "Successfully deleted all memories"
 
+    from . import memoryos_tools  # here: it imports this module's names
+
+    memoryos_tools.register(server, call)
+
     async def read(method: str, /, **kwargs: Any) -> str:
         try:
             result = await anyio.to_thread.run_sync(partial(getattr(get_service(), method), **kwargs))

@@ -9,6 +9,9 @@ composes one part per noun and answers with their methods:
     erasure.py     after deletes, the deleted text leaves the files
     reads.py       one memory, a user's list, search results in mem0's shape
     recall.py      what Claude Code's hooks inject (briefing, a prompt's memories)
+    tiers.py       short-term turns, mid-term segments with heat (heat.py), promotion
+    profile.py     the long-term profile and knowledge (profile_rules.py, profile_llm.py)
+    memoryos.py    MemoryOS's add_memory / retrieve_memory / get_user_profile over the tiers
     hooks.py       Claude Code's hook events, answered (recall, and the turn captured at Stop)
     access_log.py  which app read which memory, written in the background
     vectors.py     the only door to the engine's writes
@@ -32,10 +35,13 @@ from ..search.pipeline import Search
 from .access_log import AccessLog
 from .erasure import Erasure
 from .hooks import ClaudeCodeHooks
+from .memoryos import TieredRecall
 from .owners import Owners
+from .profile import Profile
 from .reads import Reads
 from .recall import Recall
 from .states import States
+from .tiers import Tiers
 from .usage import Usage
 from .vectors import VectorEngine, Vectors
 from .writes import Writes
@@ -62,7 +68,19 @@ class MemoryService:
         self.states = States(database, self.owners, self.vectors, self.usage, self.erasure)
         self.pipeline = Search(database, settings, self.owners, self.vectors, self.access_log, self._now)
         self.reads = Reads(database, self.owners, self.access_log, self.pipeline)
-        self.recall = Recall(database, settings.claude_code, self.owners, self.pipeline, self.access_log)
+        self.profile = Profile(database, self.owners, settings.profile, self._now)
+        self.tiers = Tiers(database, settings, self.owners, self.states, self.profile, self._now)
+        self.tiered = TieredRecall(self.tiers, self.profile, self.pipeline, self.writes.add_memory, self._now)
+        self.recall = Recall(
+            database,
+            settings.claude_code,
+            self.owners,
+            self.pipeline,
+            self.access_log,
+            profile_lines=self.profile.briefing_lines if settings.profile.enabled else None,
+            profile_facts=settings.profile.briefing_facts,
+            after_briefing=self.tiers.schedule_refresh if settings.profile.enabled else None,
+        )
         self.hooks = ClaudeCodeHooks(
             self.recall, self.writes.add_memory, capture=settings.claude_code.capture_on_stop
         )
@@ -97,6 +115,16 @@ class MemoryService:
 
         self.flush_access_log = self.access_log.flush
 
+        self.short_term = self.tiers.short_term
+        self.refresh_tiers = self.tiers.refresh
+        self.segments = self.tiers.segments
+        self.profile_facts = self.profile.facts
+        self.edit_fact = self.profile.edit
+        self.delete_fact = self.profile.delete
+        self.add_pair = self.tiered.add_pair
+        self.retrieve_tiers = self.tiered.retrieve
+        self.user_profile = self.tiered.user_profile
+
     def _now(self) -> datetime:
         # The parts ask the service, not the clock it started with: tests set ``clock`` later.
         return self.clock()
@@ -104,6 +132,7 @@ class MemoryService:
     def close(self) -> None:
         """Stop the search threads (before the engine they use is closed) and write the queued
         access log."""
+        self.tiers.close()
         self.pipeline.close()
         self.access_log.close()
 
