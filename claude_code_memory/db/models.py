@@ -298,3 +298,5 @@ class ProfileMark(Base):
 
     user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
     extracted_until: Mapped[datetime] = mapped_column(DateTime)
+    #: The memories created at exactly ``extracted_until`` that were read (a clock may repeat).
+    extracted_ids: Mapped[list[str]] = mapped_column(JSON, default=list)

@@ -18,6 +18,7 @@ forgotten) are dropped, unless the user wrote them.
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
@@ -38,6 +39,7 @@ from .shapes import iso
 
 log = logging.getLogger(__name__)
 
+_WORD = re.compile(r"\w+")
 ACTIVE = "active"
 DELETED = "deleted"
 SUBJECTS = (USER, ASSISTANT)
@@ -265,7 +267,7 @@ def rank_facts(facts: Sequence[dict[str, Any]], query: str, limit: int) -> list[
 
 
 def _words(text: str) -> set[str]:
-    return {word for word in text.lower().replace("'", " ").split() if len(word) > 2}
+    return {word for word in _WORD.findall(text.lower()) if len(word) > 2}
 
 
 def _fact_text(text: object) -> str:

@@ -318,16 +318,22 @@ class Tiers:
             Memory.conversation_id.is_(None),
         )
         if mark is not None:
-            query = query.where(Memory.created_at > mark.extracted_until)
+            query = query.where(Memory.created_at >= mark.extracted_until)
         rows = session.execute(query.order_by(Memory.created_at)).all()
+        if mark is not None:
+            seen = set(mark.extracted_ids)
+            rows = [r for r in rows if r.created_at > mark.extracted_until or str(r.id) not in seen]
         if not rows:
             return 0
         added = self.profile.learn(session, user_pk, [(row.id, row.content) for row in rows])
         newest = rows[-1].created_at
+        at_newest = [str(r.id) for r in rows if r.created_at == newest]
         if mark is None:
-            session.add(ProfileMark(user_id=user_pk, extracted_until=newest))
+            session.add(ProfileMark(user_id=user_pk, extracted_until=newest, extracted_ids=at_newest))
+        elif newest == mark.extracted_until:
+            mark.extracted_ids = [*mark.extracted_ids, *at_newest]
         else:
-            mark.extracted_until = newest
+            mark.extracted_until, mark.extracted_ids = newest, at_newest
         return added
 
     def _lock(self, user_id: str) -> threading.Lock:

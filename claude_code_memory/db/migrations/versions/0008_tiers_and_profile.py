@@ -63,6 +63,7 @@ def upgrade() -> None:
         "profile_marks",
         sa.Column("user_id", sa.Uuid(), sa.ForeignKey("users.id", ondelete="CASCADE"), primary_key=True),
         sa.Column("extracted_until", sa.DateTime(), nullable=False),
+        sa.Column("extracted_ids", sa.JSON(), nullable=False),
     )
 
 
