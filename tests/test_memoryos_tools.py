@@ -24,8 +24,16 @@ MIN_MEMORY_TOOLS = {"store_memory", "retrieve_context", "fetch", "get_context_in
 
 
 @pytest.fixture(scope="module")
-def memory_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
-    with MemoryServer(tmp_path_factory.mktemp("memoryos-server")) as server:
+def qdrant() -> Iterator[FakeQdrant]:
+    with FakeQdrant() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def memory_server(tmp_path_factory: pytest.TempPathFactory, qdrant: FakeQdrant) -> Iterator[MemoryServer]:
+    # Vectors behind a (fake) Qdrant server, so that the last test can take them away.
+    env = {"QDRANT_URL": qdrant.url}
+    with MemoryServer(tmp_path_factory.mktemp("memoryos-server"), env=env) as server:
         yield server
 
 
@@ -245,37 +253,24 @@ def test_the_session_start_briefing_gives_the_profile(memory_server: MemoryServe
     assert len(context) <= 1200
 
 
-@pytest.mark.integration
 def test_the_short_term_tier_answers_while_the_vector_store_is_down(
-    tmp_path_factory: pytest.TempPathFactory,
+    memory_server: MemoryServer, qdrant: FakeQdrant
 ) -> None:
-    with FakeQdrant() as qdrant:
-        server = MemoryServer(tmp_path_factory.mktemp("tiers-no-vectors"), env={"QDRANT_URL": qdrant.url})
-        server.start()
-        try:
-            user, token = new_user(server, "down")
+    """Last in the module: it stops the module's vector server."""
+    user, token = new_user(memory_server, "down")
 
-            async def scenario() -> None:
-                async with connect(server, "http", user, token) as session:
-                    await add_pairs(session, PAIRS[:2], "c-down")
-                    qdrant.stop()  # every vector search now fails
-                    answer = await call(session, "retrieve_memory", query="tabs or spaces")
-                    assert [t["user_input"] for t in answer["short_term_memory"]] == [p[0] for p in PAIRS[:2]]
-                    assert (
-                        answer["retrieved_pages"] == [] and "mid-term pages unavailable" in answer["degraded"]
-                    )
-                    # ... as a plain search, which needs the vectors, cannot.
-                    assert "cannot be reached" in failed(
-                        await session.call_tool("search_memory", {"query": "tabs"})
-                    )
+    async def scenario() -> None:
+        async with connect(memory_server, "http", user, token) as session:
+            await add_pairs(session, PAIRS[:2], "c-down")
+            qdrant.stop()  # every vector search now fails
+            answer = await call(session, "retrieve_memory", query="tabs or spaces")
+            assert [t["user_input"] for t in answer["short_term_memory"]] == [p[0] for p in PAIRS[:2]]
+            assert answer["retrieved_pages"] == [] and "mid-term pages unavailable" in answer["degraded"]
+            # ... as a plain search, which needs the vectors, cannot.
+            assert "cannot be reached" in failed(await session.call_tool("search_memory", {"query": "tabs"}))
 
-            run(scenario)
-            with httpx.Client(base_url=server.base_url, headers=bearer(token), timeout=60) as c:
-                turns = c.get("/api/v1/tiers/short-term", params={"conversation_id": "c-down"}).json()
-                assert turns["total"] == 2
-                assert (
-                    c.post("/api/v1/memories/search", json={"query": "tabs", "app": "chat"}).status_code
-                    == 503
-                )
-        finally:
-            server.stop()
+    run(scenario)
+    with httpx.Client(base_url=memory_server.base_url, headers=bearer(token), timeout=60) as c:
+        turns = c.get("/api/v1/tiers/short-term", params={"conversation_id": "c-down"}).json()
+        assert turns["total"] == 2
+        assert c.post("/api/v1/memories/search", json={"query": "tabs", "app": "chat"}).status_code == 503
