@@ -96,6 +96,8 @@ def test_memoryos_tools_store_pairs_and_answer_from_the_three_tiers(
             }
 
             await add_pairs(session, PAIRS, conversation)
+            # Reading the profile brings the tiers up to date (a retrieval refreshes them after it answers).
+            profile = await call(session, "get_user_profile", include_assistant_knowledge=True)
             answer = await call(session, "retrieve_memory", query="which editor do I use?", max_results=3)
             assert answer["status"] == "success" and answer["query"] == "which editor do I use?"
             # Short-term: the conversation's turns in order, MemoryOS's page shape.
@@ -111,11 +113,19 @@ def test_memoryos_tools_store_pairs_and_answer_from_the_three_tiers(
             assert {"knowledge", "timestamp"} <= set(answer["retrieved_user_knowledge"][0])
             assert "Preferences: I prefer tabs over spaces." in answer["user_profile"]
 
-            profile = await call(session, "get_user_profile", include_assistant_knowledge=True)
             assert profile["user_id"] == user and profile["user_knowledge_count"] == 2
             assert [k["knowledge"] for k in profile["assistant_knowledge"]] == [
                 "The retry queue lives in worker/queue.py."
             ]
+            # A new conversation: short-term is its turn; the first one's turns are mid-term pages.
+            await add_pairs(session, [("Let us talk about lunch.", "Sure.")], conversation + "-2")
+            answer = await call(session, "retrieve_memory", query="which editor do I use?", max_results=3)
+            assert [t["user_input"] for t in answer["short_term_memory"]] == ["Let us talk about lunch."]
+            [page, *_] = answer["retrieved_pages"]
+            assert page["user_input"] == "I use Neovim as my editor." and len(answer["retrieved_pages"]) == 3
+            assert page["agent_response"] == "I will suggest Neovim keybindings." and page["timestamp"]
+            assert page["meta_info"]["conversation_id"] == conversation and page["meta_info"]["heat"] >= 5
+
             bare = await call(session, "get_user_profile", include_knowledge=False)
             assert "user_knowledge" not in bare and "assistant_knowledge" not in bare
 

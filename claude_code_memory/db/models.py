@@ -90,6 +90,8 @@ class Memory(Base):
         # One row per user and text (deleted rows keep no hash): de-duplication the database enforces.
         Index("idx_memory_user_hash", "user_id", "content_hash", unique=True),
         Index("ix_memories_conversation_order", "user_id", "conversation_id", "captured_at"),
+        # The newest turn of a user (the short-term tier's conversation), without a scan.
+        Index("ix_memories_user_captured", "user_id", "captured_at"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)

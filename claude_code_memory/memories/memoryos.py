@@ -8,7 +8,8 @@ the three tiers, the user's profile (the shapes of BAI-LAB/MemoryOS's MCP server
 A pair is one turn, stored through the write path (policy gate, consent, quota) as the hooks and
 the capture proxy store turns (``User: …`` / ``Assistant: …``), in the conversation
 ``meta_data["conversation_id"]`` names, else one conversation per client (MemoryOS keeps one
-short-term queue per user). A retrieval answers the short-term turns (SQL only), the mid-term
+short-term queue per user). A retrieval answers from the tiers as they are (then refreshes them
+in the background): the short-term turns (SQL only), the mid-term
 pages a search finds (with their segment's heat) and the profile's facts that share the
 query's words; when the vector store cannot serve, the pages are empty and ``degraded`` says
 why, and the rest is still answered.
@@ -115,7 +116,6 @@ class TieredRecall:
             or not 1 <= max_results <= MAX_RESULTS
         ):
             raise BadInput(f"max_results must be an integer from 1 to {MAX_RESULTS}")
-        self.tiers.refresh(user_id)
         short = self.tiers.short_term(user_id)
         answer: dict[str, Any] = {
             "status": "success",
@@ -145,6 +145,7 @@ class TieredRecall:
                 "total_assistant_knowledge_found": len(found_assistant),
             }
         )
+        self.tiers.schedule_refresh(user_id)  # the visits this retrieval made, new turns, promotion
         return answer
 
     def user_profile(

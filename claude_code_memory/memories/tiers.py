@@ -14,8 +14,9 @@
     Tiers(...).segments(user_id, state=None)               -> [segment]
 
 :meth:`Tiers.refresh` groups new turns into segments, recomputes heat, archives and promotes.
-It runs before the profile is read (REST, ``get_user_profile``, ``retrieve_memory``) and in the
-background after a session starts; one refresh per user at a time.
+It runs before the profile is read (REST, ``get_user_profile``), and in the background after
+a session starts and after each ``retrieve_memory`` (which answers from the tiers as they are:
+a retrieval does not pay for the bookkeeping); one refresh per user at a time.
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ class Tiers:
         self.clock = clock
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
+        self._queued: set[str] = set()
         self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tiers-refresh")
 
     # -- short-term -----------------------------------------------------------------------
@@ -141,21 +143,31 @@ class Tiers:
     def heat_of(self, session: Session, segment_ids: set[uuid.UUID]) -> dict[uuid.UUID, float]:
         if not segment_ids:
             return {}
-        return dict(
-            session.execute(select(Segment.id, Segment.heat).where(Segment.id.in_(segment_ids))).tuples()
-        )
+        rows = session.execute(select(Segment.id, Segment.heat).where(Segment.id.in_(segment_ids)))
+        return {segment_id: heat for segment_id, heat in rows}
 
     # -- refresh --------------------------------------------------------------------------
     def schedule_refresh(self, user_id: str) -> None:
-        """Refresh in the background (after a session starts: it must not wait for it)."""
+        """Refresh in the background (after a session starts, after a retrieval: neither waits
+        for it). A user already waiting for a refresh is not queued twice."""
+        with self._locks_guard:
+            if user_id in self._queued:
+                return
+            self._queued.add(user_id)
 
         def run() -> None:
+            with self._locks_guard:
+                self._queued.discard(user_id)
             try:
                 self.refresh(user_id)
             except Exception:  # noqa: BLE001 - bookkeeping must not take the server down; it is logged
                 log.exception("tiers refresh failed for a user")
 
         self.background.submit(run)
+
+    def flush(self) -> None:
+        """Wait until every refresh scheduled so far has run."""
+        self.background.submit(lambda: None).result()
 
     def refresh(self, user_id: str) -> Refreshed:
         """Group new turns into segments, recompute heat, archive the coldest beyond capacity,

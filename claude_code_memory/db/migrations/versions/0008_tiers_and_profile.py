@@ -23,6 +23,7 @@ def upgrade() -> None:
     # A plain ADD COLUMN: a batch (table copy) on SQLite would drop the keyword index's triggers.
     op.add_column("memories", sa.Column("segment_id", sa.Uuid(), nullable=True))
     op.create_index("ix_memories_segment_id", "memories", ["segment_id"])
+    op.create_index("ix_memories_user_captured", "memories", ["user_id", "captured_at"])
     op.create_table(
         "segments",
         sa.Column("id", sa.Uuid(), primary_key=True),
@@ -74,5 +75,6 @@ def downgrade() -> None:
     op.drop_index("ix_segments_user_state_heat", table_name="segments")
     op.drop_index("ix_segments_conversation_id", table_name="segments")
     op.drop_table("segments")
+    op.drop_index("ix_memories_user_captured", table_name="memories")
     op.drop_index("ix_memories_segment_id", table_name="memories")
     op.drop_column("memories", "segment_id")
