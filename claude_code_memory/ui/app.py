@@ -13,7 +13,7 @@ from fastapi.staticfiles import StaticFiles
 
 from .. import __version__
 from ..config import UiSettings
-from . import account, curation, memories
+from . import account, curation, memories, profile
 from .api import Api
 from .session import Sealer
 from .signouts import SignedOut
@@ -88,6 +88,6 @@ def create_app(settings: UiSettings, signed_out_path: Path | None = None) -> Fas
         return {"status": "ok"}
 
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-    for module in (account, curation, memories):
+    for module in (account, curation, memories, profile):
         app.include_router(module.router)
     return app
