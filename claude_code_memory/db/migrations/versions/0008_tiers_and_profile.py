@@ -20,10 +20,32 @@ depends_on = None
 
 
 def upgrade() -> None:
-    # A plain ADD COLUMN: a batch (table copy) on SQLite would drop the keyword index's triggers.
-    op.add_column("memories", sa.Column("segment_id", sa.Uuid(), nullable=True))
-    op.create_index("ix_memories_segment_id", "memories", ["segment_id"])
-    op.create_index("ix_memories_user_captured", "memories", ["user_id", "captured_at"])
+    # Each step only when its object is missing: a schema already past this revision (one
+    # whose version was set back) is upgraded again without failing.
+    schema = sa.inspect(op.get_bind())
+    tables = set(schema.get_table_names())
+    if "segment_id" not in {c["name"] for c in schema.get_columns("memories")}:
+        # A plain ADD COLUMN: a batch (table copy) on SQLite would drop the keyword index's triggers.
+        op.add_column("memories", sa.Column("segment_id", sa.Uuid(), nullable=True))
+    indexes = {i["name"] for i in schema.get_indexes("memories")}
+    if "ix_memories_segment_id" not in indexes:
+        op.create_index("ix_memories_segment_id", "memories", ["segment_id"])
+    if "ix_memories_user_captured" not in indexes:
+        op.create_index("ix_memories_user_captured", "memories", ["user_id", "captured_at"])
+    if "segments" not in tables:
+        _create_segments()
+    if "profile_facts" not in tables:
+        _create_profile_facts()
+    if "profile_marks" not in tables:
+        op.create_table(
+            "profile_marks",
+            sa.Column("user_id", sa.Uuid(), sa.ForeignKey("users.id", ondelete="CASCADE"), primary_key=True),
+            sa.Column("extracted_until", sa.DateTime(), nullable=False),
+            sa.Column("extracted_ids", sa.JSON(), nullable=False),
+        )
+
+
+def _create_segments() -> None:
     op.create_table(
         "segments",
         sa.Column("id", sa.Uuid(), primary_key=True),
@@ -44,6 +66,9 @@ def upgrade() -> None:
     )
     op.create_index("ix_segments_conversation_id", "segments", ["conversation_id"])
     op.create_index("ix_segments_user_state_heat", "segments", ["user_id", "state", "heat"])
+
+
+def _create_profile_facts() -> None:
     op.create_table(
         "profile_facts",
         sa.Column("id", sa.Uuid(), primary_key=True),
@@ -60,12 +85,6 @@ def upgrade() -> None:
         sa.UniqueConstraint("user_id", "subject", "fact_hash", name="uq_profile_fact"),
     )
     op.create_index("ix_profile_facts_user_id", "profile_facts", ["user_id"])
-    op.create_table(
-        "profile_marks",
-        sa.Column("user_id", sa.Uuid(), sa.ForeignKey("users.id", ondelete="CASCADE"), primary_key=True),
-        sa.Column("extracted_until", sa.DateTime(), nullable=False),
-        sa.Column("extracted_ids", sa.JSON(), nullable=False),
-    )
 
 
 def downgrade() -> None:
