@@ -26,7 +26,7 @@ from ..search.pipeline import Search
 from .hooks import turn_text
 from .profile import Profile, rank_facts
 from .profile_rules import ASSISTANT, USER
-from .tiers import Tiers, turn_json
+from .tiers import RETRIEVAL_REFRESH_SECONDS, Tiers, turn_json
 
 #: MemoryOS's answer when there is no profile yet.
 NO_PROFILE = "No detailed user profile"
@@ -145,7 +145,8 @@ class TieredRecall:
                 "total_assistant_knowledge_found": len(found_assistant),
             }
         )
-        self.tiers.schedule_refresh(user_id)  # the visits this retrieval made, new turns, promotion
+        # The visits this retrieval made, new turns, promotion: in the background, now and then.
+        self.tiers.schedule_refresh(user_id, unless_within=RETRIEVAL_REFRESH_SECONDS)
         return answer
 
     def user_profile(

@@ -15,14 +15,16 @@
 
 :meth:`Tiers.refresh` groups new turns into segments, recomputes heat, archives and promotes.
 It runs before the profile is read (REST, ``get_user_profile``), and in the background after
-a session starts and after each ``retrieve_memory`` (which answers from the tiers as they are:
-a retrieval does not pay for the bookkeeping); one refresh per user at a time.
+a session starts and after a ``retrieve_memory`` (which answers from the tiers as they are: a
+retrieval does not pay for the bookkeeping; at most one such refresh per user every
+:data:`RETRIEVAL_REFRESH_SECONDS`); one refresh per user at a time.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -50,6 +52,10 @@ log = logging.getLogger(__name__)
 #: Access-log types that count as a visit to a segment: a search returned, or a hook injected,
 #: one of its turns.
 VISIT_TYPES = ("search", "injected")
+#: After a retrieval, the tiers are refreshed in the background at most this often per user: a
+#: refresh reads the user's whole access log, and a client retrieving in a loop would keep one
+#: running beside its own requests.
+RETRIEVAL_REFRESH_SECONDS = 30.0
 ACTIVE = "active"
 ARCHIVED = "archived"
 SEGMENT_STATES = (ACTIVE, ARCHIVED)
@@ -85,6 +91,7 @@ class Tiers:
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self._queued: set[str] = set()
+        self._refreshed_at: dict[str, float] = {}
         self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tiers-refresh")
 
     # -- short-term -----------------------------------------------------------------------
@@ -147,11 +154,13 @@ class Tiers:
         return {segment_id: heat for segment_id, heat in rows}
 
     # -- refresh --------------------------------------------------------------------------
-    def schedule_refresh(self, user_id: str) -> None:
+    def schedule_refresh(self, user_id: str, *, unless_within: float = 0.0) -> None:
         """Refresh in the background (after a session starts, after a retrieval: neither waits
-        for it). A user already waiting for a refresh is not queued twice."""
+        for it). A user already waiting for a refresh is not queued twice, nor one refreshed
+        less than ``unless_within`` seconds ago."""
         with self._locks_guard:
-            if user_id in self._queued:
+            last = self._refreshed_at.get(user_id)
+            if user_id in self._queued or (last is not None and time.monotonic() - last < unless_within):
                 return
             self._queued.add(user_id)
 
@@ -200,6 +209,8 @@ class Tiers:
                     )
                     new_facts += self._notes(session, user_pk)
                     dropped = self.profile.prune(session, user_pk)
+            with self._locks_guard:
+                self._refreshed_at[user_id] = time.monotonic()
             if archived_turns:  # through the state change every archive takes (vector payload too)
                 self.states.change_state(
                     archived_turns, MemoryState.archived, user_id=user_id, changed_by=None
