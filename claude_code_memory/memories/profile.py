@@ -137,6 +137,11 @@ class Profile:
                 row.memory_ids = kept
         return dropped
 
+    def prune_users(self, user_pks: Iterable[uuid.UUID]) -> int:
+        """:meth:`prune` for these users, at once (after their memories were deleted)."""
+        with self.database.session() as session:
+            return sum(self.prune(session, user_pk) for user_pk in user_pks)
+
     # -- reading --------------------------------------------------------------------------
     def facts(
         self, user_id: str, *, subject: str | None = None, category: str | None = None

@@ -65,10 +65,12 @@ class MemoryService:
         self.access_log = AccessLog(database)
         self.writes = Writes(database, settings, self.owners, self.vectors, self.usage, self._now)
         self.erasure = Erasure(database, engine)
-        self.states = States(database, self.owners, self.vectors, self.usage, self.erasure)
+        self.profile = Profile(database, self.owners, settings.profile, self._now)
+        self.states = States(
+            database, self.owners, self.vectors, self.usage, self.erasure, on_delete=self.profile.prune_users
+        )
         self.pipeline = Search(database, settings, self.owners, self.vectors, self.access_log, self._now)
         self.reads = Reads(database, self.owners, self.access_log, self.pipeline)
-        self.profile = Profile(database, self.owners, settings.profile, self._now)
         self.tiers = Tiers(database, settings, self.owners, self.states, self.profile, self._now)
         self.tiered = TieredRecall(self.tiers, self.profile, self.pipeline, self.writes.add_memory, self._now)
         self.recall = Recall(

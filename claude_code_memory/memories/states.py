@@ -13,7 +13,7 @@ as active whose vectors were gone.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -38,8 +38,16 @@ from .vectors import Vectors
 
 class States:
     def __init__(
-        self, database: Database, owners: Owners, vectors: Vectors, usage: Usage, erasure: Erasure
+        self,
+        database: Database,
+        owners: Owners,
+        vectors: Vectors,
+        usage: Usage,
+        erasure: Erasure,
+        on_delete: Callable[[set[uuid.UUID]], object] | None = None,
     ) -> None:
+        #: Told which users lost memories, before the erasure (the profile drops their facts).
+        self.on_delete = on_delete
         self.database = database
         self.owners = owners
         self.vectors = vectors
@@ -84,6 +92,7 @@ class States:
         """
         ids = [parse_memory_id(m) for m in memory_ids]
         embedded: list[str] = []
+        owners: set[uuid.UUID] = set()
         deleted = 0
         with self.database.session() as session:
             if app_name is not None and user_id is not None:
@@ -97,6 +106,7 @@ class States:
                 if memory.state != MemoryState.pending:  # pending items were never embedded
                     embedded.append(str(memory.id))
                 self.usage.forget(memory.user_id)
+                owners.add(memory.user_id)
                 self._record_state(session, memory, MemoryState.deleted, actor)
                 memory.content = ""
                 memory.content_hash = None
@@ -104,6 +114,8 @@ class States:
                 deleted += 1
         for memory_id in embedded:  # after the tombstones are committed (see the module's docstring)
             self.vectors.delete(memory_id)
+        if deleted and self.on_delete is not None:
+            self.on_delete(owners)
         if deleted:
             self.erasure.erase()  # once per request: the old bytes leave the files
         return deleted
