@@ -213,6 +213,57 @@ class ClaudeCodeSettings(_Section):
     capture_on_stop: bool = True
 
 
+class HeatSettings(_Section):
+    """A mid-term segment's heat (docs/profile.md): ``visit_weight * visits + length_weight *
+    turns + recency_weight * exp(-hours since its last turn or visit / recency_tau_hours)``."""
+
+    visit_weight: float = Field(1.0, ge=0)
+    length_weight: float = Field(1.0, ge=0)
+    recency_weight: float = Field(1.0, ge=0)
+    recency_tau_hours: float = Field(24.0, gt=0)
+
+
+class TiersSettings(_Section):
+    """Short-term turns, mid-term segments with heat, promotion to the profile (docs/profile.md)."""
+
+    #: Turns of a conversation answered as short-term memory (newest last).
+    short_term_turns: int = Field(10, ge=1, le=100)
+    #: A pause longer than this between two turns of one conversation starts a new segment.
+    segment_gap_minutes: float = Field(30.0, gt=0)
+    segment_max_turns: int = Field(20, ge=1, le=1000)
+    #: Active segments kept per user; beyond it the coldest are archived (never deleted).
+    mid_term_capacity: int = Field(2000, ge=1)
+    #: A segment this hot is promoted: its facts go into the profile and knowledge.
+    promote_threshold: float = Field(5.0, ge=0)
+    heat: HeatSettings = Field(default_factory=HeatSettings)
+
+
+class ProfileLlmSettings(_Section):
+    """An OpenAI-compatible chat completions endpoint for fact extraction; unset = rules only.
+    The key is read from the environment variable ``api_key_env`` names, never from a file."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+    timeout_seconds: float = Field(30.0, gt=0, le=600)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value
+
+
+class ProfileSettings(_Section):
+    """The long-term profile: facts about the user and the assistant's knowledge."""
+
+    enabled: bool = True
+    #: Profile facts given in the SessionStart briefing (within its budget); 0 = none.
+    briefing_facts: int = Field(5, ge=0, le=50)
+    llm: ProfileLlmSettings = Field(default_factory=ProfileLlmSettings)
+
+
 class ProxySettings(_Section):
     """The capture proxy (mitmdump with our addon, in its own virtualenv under ``proxy/``)."""
 
@@ -322,6 +373,8 @@ class Settings(_Section):
     performance: PerformanceSettings = Field(default_factory=PerformanceSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     claude_code: ClaudeCodeSettings = Field(default_factory=ClaudeCodeSettings)
+    tiers: TiersSettings = Field(default_factory=TiersSettings)
+    profile: ProfileSettings = Field(default_factory=ProfileSettings)
     proxy: ProxySettings = Field(default_factory=ProxySettings)
     memory_tool: MemoryToolSettings = Field(default_factory=MemoryToolSettings)
     ui: UiSettings = Field(default_factory=UiSettings)

@@ -34,6 +34,15 @@ pytestmark = pytest.mark.timeout(300)
 TOOLS = {"add_memories", "search_memory", "list_memories", "delete_memories", "delete_all_memories"}
 #: Ours, beside OpenMemory's five (docs/reflection.md).
 REFLECTION_TOOLS = {"analyze_conversations", "suggest_next_actions"}
+MEMORYOS_TOOLS = {
+    "add_memory",
+    "retrieve_memory",
+    "get_user_profile",
+    "store_memory",
+    "retrieve_context",
+    "fetch",
+    "get_context_info",
+}
 CLIENT = "claude-code"
 TRANSPORTS = ["sse", "http"]
 SEARCH_DESCRIPTION = "Search through stored memories. This method is called EVERYTIME the user asks anything."
@@ -162,8 +171,9 @@ def test_the_five_openmemory_tools_are_listed(
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
         # OpenMemory's five, ours for scopes, links, entities and the trash (docs/scopes.md),
         # and the reflection tools (docs/reflection.md), and
-        # Anthropic's memory tool (docs/memory-tool.md, test_memory_tool_server.py).
-        assert set(tools) == TOOLS | SCOPE_TOOLS | REFLECTION_TOOLS | {"memory_20250818"}
+        # Anthropic's memory tool (docs/memory-tool.md, test_memory_tool_server.py), and the
+        # MemoryOS and min-memory tools (docs/profile.md, test_memoryos_tools.py).
+        assert set(tools) == TOOLS | SCOPE_TOOLS | REFLECTION_TOOLS | {"memory_20250818"} | MEMORYOS_TOOLS
         assert all(tools[name].annotations.read_only_hint for name in REFLECTION_TOOLS)
         assert tools["search_memory"].description == SEARCH_DESCRIPTION
         # OpenMemory's query and limit, plus our optional neighbouring-turn context and scope.

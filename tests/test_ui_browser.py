@@ -475,6 +475,33 @@ def test_pages_and_the_no_project_filter(page: Any, alice: User) -> None:
     assert "25 memories match" in page.locator("#result-count").inner_text()
 
 
+def test_profile_page_edits_and_deletes_facts_for_good(page: Any, alice: User) -> None:
+    alice.add("I prefer pytest to unittest.")
+    alice.add("My shell is fish.")
+    sign_in(page, alice)
+    nav(page, "Profile")
+    facts = page.locator("#user-facts tbody tr")
+    assert facts.count() == 2
+    shoot(page, "profile")
+
+    shell = facts.filter(has=page.locator('input[value="My shell is fish."]'))
+    shell.get_by_label("Fact").fill("My shell is zsh.")
+    shell.get_by_role("button", name="Save").click()
+    assert "Fact updated" in flash(page)
+    facts.filter(has=page.locator('input[value="I prefer pytest to unittest."]')).get_by_role(
+        "button", name="Delete"
+    ).click()
+    assert "Fact deleted" in flash(page)
+
+    # Said again: the page (which refreshes the profile) shows neither back.
+    alice.add("I prefer PYTEST to unittest!")
+    alice.add("my shell is fish")
+    page.reload()
+    values = [facts.nth(i).get_by_label("Fact").input_value() for i in range(facts.count())]
+    assert values == ["My shell is zsh."]
+    assert [f["text"] for f in alice.rest("GET", "/api/v1/profile")["facts"]] == ["My shell is zsh."]
+
+
 def test_connect_shows_commands_with_this_users_token(page: Any, alice: User) -> None:
     sign_in(page, alice)
     nav(page, "Connect")
@@ -591,6 +618,7 @@ def test_a_new_user_sees_clear_empty_states(page: Any, api: MemoryServer) -> Non
 PAGES = [
     "/",
     "/memories",
+    "/profile",
     "/scopes",
     "/entities",
     "/consent",
@@ -612,6 +640,7 @@ UNLABELLED = """() => Array.from(document.querySelectorAll('input, select, texta
 
 def test_every_page_is_labelled_keyboard_reachable_and_fits_390_px(page: Any, alice: User) -> None:
     memory_id = alice.add("A memory so the lists are not empty")
+    alice.add("I prefer tabs over spaces, and a long fact so the profile table is not empty either.")
     alice.capture("Remember the pending item for the layout check")
     sign_in(page, alice)
     for path in [*PAGES, f"/memories/{memory_id}", f"/memories/{memory_id}/delete", "/no/such/page"]:

@@ -37,9 +37,11 @@ from .routes import (
     me,
     memories,
     memory_tool,
+    profile,
     scopes,
     stats,
     storage,
+    tiers,
     tokens,
     trash,
 )
@@ -147,6 +149,8 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
         entities,
         trash,
         storage,
+        profile,
+        tiers,
     ):
         app.include_router(module.router)
     app.include_router(retention_routes.router)

@@ -95,6 +95,8 @@ class Memory(Base):
         Index("ix_memories_scope", "user_id", "project", "task"),
         # A memory-tool file's path names one memory of its user (deleted rows keep no path).
         Index("idx_memory_user_path", "user_id", "path", unique=True),
+        # The newest turn of a user (the short-term tier's conversation), without a scan.
+        Index("ix_memories_user_captured", "user_id", "captured_at"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -125,6 +127,9 @@ class Memory(Base):
     entities_indexed: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     # Anthropic's memory tool: the file this memory is (``/memories/...``), or none.
     path: Mapped[str | None] = mapped_column(String(512))
+    #: The mid-term segment a conversation turn belongs to (memories/tiers.py); null until
+    #: the tiers are refreshed, and for memories in no conversation.
+    segment_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, index=True)
 
     user: Mapped[User] = relationship()
     app: Mapped[App] = relationship()
@@ -154,6 +159,7 @@ class MemoryFields(Protocol):
     expires_at: datetime | None
     task: str | None
     path: str | None
+    segment_id: uuid.UUID | None
 
 
 #: A memory's columns under their attribute names (``metadata_`` included), for a row that
@@ -340,3 +346,63 @@ class MemoryEntity(Base):
     entity_id: Mapped[uuid.UUID] = mapped_column(
         ForeignKey("entities.id", ondelete="CASCADE"), primary_key=True, index=True
     )
+
+
+class Segment(Base):
+    """A mid-term page group: a run of one conversation's turns, with its heat (memories/tiers.py)."""
+
+    __tablename__ = "segments"
+    __table_args__ = (Index("ix_segments_user_state_heat", "user_id", "state", "heat"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    conversation_id: Mapped[str] = mapped_column(String(128), index=True)
+    project: Mapped[str | None] = mapped_column(String(512))
+    started_at: Mapped[datetime] = mapped_column(DateTime)
+    ended_at: Mapped[datetime] = mapped_column(DateTime)
+    turns: Mapped[int] = mapped_column(default=0)
+    visits: Mapped[int] = mapped_column(default=0)
+    last_visit_at: Mapped[datetime | None] = mapped_column(DateTime)
+    heat: Mapped[float] = mapped_column(default=0.0)
+    #: "active" (mid-term) or "archived" (evicted by the capacity limit, its turns archived).
+    state: Mapped[str] = mapped_column(String(16), default="active")
+    #: Turns already given to the profile when the segment was last promoted.
+    promoted_turns: Mapped[int] = mapped_column(default=0)
+    promoted_at: Mapped[datetime | None] = mapped_column(DateTime)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class ProfileFact(Base):
+    """A fact of the long-term profile: about the user (``subject`` "user") or the assistant's
+    knowledge ("assistant"). A deleted fact is a tombstone: no text, only the hash of its
+    normalised text, so that extracting it again finds it deleted (memories/profile.py)."""
+
+    __tablename__ = "profile_facts"
+    __table_args__ = (UniqueConstraint("user_id", "subject", "fact_hash", name="uq_profile_fact"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    subject: Mapped[str] = mapped_column(String(16))
+    category: Mapped[str] = mapped_column(String(32))
+    text: Mapped[str] = mapped_column(Text, default="")
+    fact_hash: Mapped[str] = mapped_column(String(64))
+    #: "rules", "llm" or "user" (written or edited by the user).
+    source: Mapped[str] = mapped_column(String(16))
+    #: The ids of the memories the fact was extracted from.
+    memory_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
+    #: "active" or "deleted" (a tombstone).
+    state: Mapped[str] = mapped_column(String(16), default="active")
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class ProfileMark(Base):
+    """How far the profile has read a user's memories of no conversation (by creation time)."""
+
+    __tablename__ = "profile_marks"
+
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    extracted_until: Mapped[datetime] = mapped_column(DateTime)
+    #: The memories created at exactly ``extracted_until`` that were read (a clock may repeat).
+    extracted_ids: Mapped[list[str]] = mapped_column(JSON, default=list)

@@ -223,6 +223,10 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
 
     register_memory_tool(server, call)
 
+    from . import memoryos_tools  # here: it imports this module's names
+
+    memoryos_tools.register(server, call)
+
     async def read(method: str, /, **kwargs: Any) -> str:
         try:
             result = await anyio.to_thread.run_sync(partial(getattr(get_service(), method), **kwargs))

@@ -1,6 +1,7 @@
 """Recall without being asked: the memories a Claude Code session is given by its hooks.
 
     Recall(...).briefing(user_id, session_id=..., project=...)   -> block for SessionStart
+        (the user's profile facts first, when the profile is on: memories/profile.py)
     Recall(...).for_prompt(user_id, session_id=..., project=..., prompt=...) -> block for a prompt
     Recall(...).recall_prompt(...) -> Recollection(block, memories)   (the same, with the memories:
         what ``POST /api/v1/hooks/recall`` and the client's ClaudeCodeMemoryManager use)
@@ -26,7 +27,7 @@ import re
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -89,13 +90,35 @@ def _line_text(text: str) -> str:
     return _TAG_NAME.sub("recalled memories", _WHITESPACE.sub(" ", masked)).strip()
 
 
-def render(kind: str, memories: Sequence[Recalled], budget: int) -> tuple[str, list[str]]:
+def render(
+    kind: str, memories: Sequence[Recalled], budget: int, profile: Sequence[str] = ()
+) -> tuple[str, list[str]]:
     """The block for ``memories`` (best first) within ``budget`` characters, and the ids it
     holds. A memory that does not fit whole is cut (with "…") when at least
-    :data:`MIN_SHOWN_CHARS` of it fit, else it and those after it are left out."""
+    :data:`MIN_SHOWN_CHARS` of it fit, else it and those after it are left out. ``profile``
+    facts (the user's profile, memories/profile.py) come first, in at most half the room."""
     head = f'<{TAG} kind="{kind}">\n{NOTICE}\n'
     tail = f"</{TAG}>"
     room = budget - len(head) - len(tail)
+    facts: list[str] = []
+    if profile:
+        heading = "User profile:\n"
+        fact_room = room // 2 - len(heading)
+        for fact in profile:
+            text = _line_text(fact)
+            if not text:
+                continue
+            line = f"- {text}\n"
+            if len(line) > fact_room:
+                keep = fact_room - 4
+                if keep < MIN_SHOWN_CHARS:
+                    break
+                line = f"- {text[:keep].rstrip()}…\n"
+            facts.append(line)
+            fact_room -= len(line)
+        if facts:
+            facts.insert(0, heading)
+            room -= sum(len(line) for line in facts)
     lines: list[str] = []
     shown: list[str] = []
     for memory in memories:
@@ -112,9 +135,13 @@ def render(kind: str, memories: Sequence[Recalled], budget: int) -> tuple[str, l
         lines.append(line)
         shown.append(memory.id)
         room -= len(line)
-    if not lines:
+    if not lines and not facts:
         return "", []
-    return head + "".join(lines) + tail, shown
+    if facts and lines:
+        heading = "Memories:\n"
+        if len(heading) <= room:
+            lines.insert(0, heading)
+    return head + "".join(facts) + "".join(lines) + tail, shown
 
 
 @dataclass
@@ -199,7 +226,14 @@ class Recall:
         pipeline: Search,
         access_log: AccessLog,
         sessions: Sessions | None = None,
+        *,
+        profile_lines: Callable[[uuid.UUID, int], list[str]] | None = None,
+        profile_facts: int = 0,
+        after_briefing: Callable[[str], None] | None = None,
     ) -> None:
+        self.profile_lines = profile_lines
+        self.profile_facts = profile_facts
+        self.after_briefing = after_briefing
         self.database = database
         self.settings = settings
         self.owners = owners
@@ -251,7 +285,11 @@ class Recall:
             ordered += [row for row in recent if row.id not in rows]
         fresh = [row for row in ordered if str(row.id) not in already]
         memories = [Recalled(str(r.id), r.content, r.captured_at or r.created_at) for r in fresh[:limit]]
-        return self._give(session_id, app_pk, "briefing", memories, budget).block
+        profile = self.profile_lines(user_pk, self.profile_facts) if self.profile_lines else []
+        block = self._give(session_id, app_pk, "briefing", memories, budget, profile).block
+        if self.after_briefing is not None:
+            self.after_briefing(user_id)  # the tiers catch up in the background for the next one
+        return block
 
     def _logged_injections(self, app_pk: uuid.UUID, session_id: str) -> list[str]:
         """The memories the access log says ``session_id`` was given, oldest first."""
@@ -327,9 +365,15 @@ class Recall:
         return self._give(session_id, app_pk, "recall", list(chosen.values())[:wanted], budget)
 
     def _give(
-        self, session_id: str, app_pk: uuid.UUID, kind: str, memories: list[Recalled], budget: int
+        self,
+        session_id: str,
+        app_pk: uuid.UUID,
+        kind: str,
+        memories: list[Recalled],
+        budget: int,
+        profile: Sequence[str] = (),
     ) -> Recollection:
-        block, shown = render(kind, memories, budget)
+        block, shown = render(kind, memories, budget, profile)
         if shown:
             self.sessions.mark_injected(session_id, shown)
             self.access_log.record(

@@ -340,6 +340,8 @@ class Retention:
                         counts["vectors"] += vectors.delete(key)[0]
             receipt.memory_ids.extend(str(memory_id) for memory_id in ids)
         if not receipt.dry_run and targets:
+            # Facts extracted from these memories go with them, before the bytes are erased.
+            self.service.profile.prune_users({t.user_pk for t in targets})
             self.service.erasure.erase()  # once per sweep or forget, not per batch
         if not receipt.dry_run:
             for user_pk in {t.user_pk for t in targets}:

@@ -15,6 +15,9 @@ composes one part per noun and answers with their methods:
     reclaim.py     and the space goes back to the disk (VACUUM, vector store compaction)
     reads.py       one memory, a user's list, search results in mem0's shape
     recall.py      what Claude Code's hooks inject (briefing, a prompt's memories)
+    tiers.py       short-term turns, mid-term segments with heat (heat.py), promotion
+    profile.py     the long-term profile and knowledge (profile_rules.py, profile_llm.py)
+    memoryos.py    MemoryOS's add_memory / retrieve_memory / get_user_profile over the tiers
     hooks.py       Claude Code's hook events, answered (recall, and the turn captured at Stop)
     memory_files.py  Anthropic's memory tool: its commands over memories that are files (file_store.py)
     access_log.py  which app read which memory, written in the background
@@ -45,12 +48,15 @@ from .file_store import SqlFileStore
 from .hooks import ClaudeCodeHooks
 from .links import Links
 from .memory_files import run_command
+from .memoryos import TieredRecall
 from .owners import Owners
+from .profile import Profile
 from .reads import Reads
 from .recall import Recall
 from .reclaim import Reclaim
 from .scopes import Scopes, scope_of
 from .states import States
+from .tiers import Tiers
 from .trash import Trash
 from .usage import Usage
 from .vectors import VectorEngine, Vectors
@@ -79,8 +85,15 @@ class MemoryService:
         )
         self.reclaim = Reclaim(database, engine, settings)
         self.erasure = Erasure(database, engine, then=self.reclaim.after_delete)
+        self.profile = Profile(database, self.owners, settings.profile, self._now)
         self.states = States(
-            database, self.owners, self.vectors, self.usage, self.erasure, settings.privacy.trash_days
+            database,
+            self.owners,
+            self.vectors,
+            self.usage,
+            self.erasure,
+            settings.privacy.trash_days,
+            on_delete=self.profile.prune_users,
         )
         self.trash = Trash(database, self.owners, self.vectors, self.usage, self.states)
         self.scopes = Scopes(database, self.owners, self.vectors, self.states)
@@ -88,7 +101,18 @@ class MemoryService:
         self.entities = Entities(database, self.owners)
         self.pipeline = Search(database, settings, self.owners, self.vectors, self.access_log, self._now)
         self.reads = Reads(database, self.owners, self.access_log, self.pipeline)
-        self.recall = Recall(database, settings.claude_code, self.owners, self.pipeline, self.access_log)
+        self.tiers = Tiers(database, settings, self.owners, self.states, self.profile, self._now)
+        self.tiered = TieredRecall(self.tiers, self.profile, self.pipeline, self.writes.add_memory, self._now)
+        self.recall = Recall(
+            database,
+            settings.claude_code,
+            self.owners,
+            self.pipeline,
+            self.access_log,
+            profile_lines=self.profile.briefing_lines if settings.profile.enabled else None,
+            profile_facts=settings.profile.briefing_facts,
+            after_briefing=self.tiers.schedule_refresh if settings.profile.enabled else None,
+        )
         self.hooks = ClaudeCodeHooks(
             self.recall, self.writes.add_memory, capture=settings.claude_code.capture_on_stop
         )
@@ -134,6 +158,16 @@ class MemoryService:
         self.list_trash = self.trash.list
         self.purge_trash = self.trash.purge
 
+        self.short_term = self.tiers.short_term
+        self.refresh_tiers = self.tiers.refresh
+        self.segments = self.tiers.segments
+        self.profile_facts = self.profile.facts
+        self.edit_fact = self.profile.edit
+        self.delete_fact = self.profile.delete
+        self.add_pair = self.tiered.add_pair
+        self.retrieve_tiers = self.tiered.retrieve
+        self.user_profile = self.tiered.user_profile
+
     def move_memories(
         self, *, user_id: str, memory_ids: list[Any], project: str | None, task: str | None = None
     ) -> int:
@@ -164,6 +198,7 @@ class MemoryService:
     def close(self) -> None:
         """Stop the search threads (before the engine they use is closed) and write the queued
         access log."""
+        self.tiers.close()
         self.pipeline.close()
         self.access_log.close()
 

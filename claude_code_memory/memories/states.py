@@ -13,7 +13,7 @@ as active whose vectors were gone.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -45,9 +45,12 @@ class States:
         usage: Usage,
         erasure: Erasure,
         trash_days: int = 0,
+        on_delete: Callable[[set[uuid.UUID]], object] | None = None,
     ) -> None:
         #: ``privacy.trash_days``: > 0 makes a delete move memories to the trash (trash.py).
         self.trash_days = trash_days
+        #: Told which users lost memories, before the erasure (the profile drops their facts).
+        self.on_delete = on_delete
         self.database = database
         self.owners = owners
         self.vectors = vectors
@@ -95,6 +98,7 @@ class States:
         """
         ids = [parse_memory_id(m) for m in memory_ids]
         embedded: list[str] = []
+        owners: set[uuid.UUID] = set()
         deleted = tombstones = 0
         with self.database.session() as session:
             if app_name is not None and user_id is not None:
@@ -111,6 +115,7 @@ class States:
                 if memory.state != MemoryState.pending:  # pending items were never embedded
                     embedded.append(str(memory.id))
                 self.usage.forget(memory.user_id)
+                owners.add(memory.user_id)
                 self._record_state(session, memory, MemoryState.deleted, actor)
                 memory.content = ""
                 memory.content_hash = None
@@ -120,6 +125,8 @@ class States:
                 tombstones += 1
         for memory_id in embedded:  # after the tombstones are committed (see the module's docstring)
             self.vectors.delete(memory_id)
+        if tombstones and self.on_delete is not None:
+            self.on_delete(owners)
         if tombstones:
             self.erasure.erase()  # once per request: the old bytes leave the files
         return deleted
