@@ -440,6 +440,101 @@ def test_stock_openmemory_ui_requests_work_in_the_local_mode(local_server: Memor
     assert admin.json()["total_memories"] == 1
 
 
+def test_stock_openmemory_ui_requests_seen_in_chromium_work_in_the_local_mode(
+    local_server: MemoryServer,
+) -> None:
+    """The calls the real stock UI (mem0 540d23d, next build, headless Chromium) made beyond the
+    ones above, copied from its network log: the filter dialog and sort menu, the apps page's
+    filters and sorts, bulk pause, Settings' Export and Import (docs/openmemory.md, "Tried with
+    the stock UI")."""
+    ui = httpx.Client(base_url=local_server.base_url, headers={"Origin": UI_ORIGIN}, timeout=30)
+    user = "user"
+    made = {}
+    for text, app in (
+        ("Seen: I prefer pytest over unittest", "claude"),
+        ("Seen: the deploy script lives in scripts/deploy.sh", "cursor"),
+        ("Seen: we moved CI from Jenkins to GitHub Actions", "claude"),
+    ):
+        created = ui.post(
+            "/api/v1/memories/", json={"user_id": user, "text": text, "infer": False, "app": app}
+        )
+        assert created.status_code == 200, created.text
+        made[app if app not in made else "jenkins"] = created.json()["id"]
+    apps = ui.get("/api/v1/apps/?page=1&page_size=10&sort_by=name&sort_direction=asc").json()["apps"]
+    assert [a["name"] for a in apps] == sorted(a["name"] for a in apps)
+    claude = next(a["id"] for a in apps if a["name"] == "claude")
+
+    def listed(body: dict[str, Any]) -> list[str]:
+        response = ui.post("/api/v1/memories/filter", json={"user_id": user, "page": 1, "size": 10, **body})
+        assert response.status_code == 200, response.text
+        return [item["content"] for item in response.json()["items"] if item["content"].startswith("Seen")]
+
+    # The filter dialog's "Apply Filters" (one app ticked) and the sort menu's three columns.
+    by_app = listed(
+        {
+            "app_ids": [claude],
+            "category_ids": [],
+            "sort_column": "created_at",
+            "sort_direction": "desc",
+            "show_archived": False,
+        }
+    )
+    assert by_app == [
+        "Seen: we moved CI from Jenkins to GitHub Actions",
+        "Seen: I prefer pytest over unittest",
+    ]
+    for column, position, expected in (
+        ("memory", 0, "Seen: I prefer pytest over unittest"),
+        ("app_name", -1, "Seen: the deploy script lives in scripts/deploy.sh"),  # cursor after claude
+        ("created_at", 0, "Seen: I prefer pytest over unittest"),
+    ):
+        order = listed({"app_ids": [], "category_ids": [], "sort_column": column, "sort_direction": "asc"})
+        assert len(order) == 3 and order[position] == expected, (column, order)
+    # Bulk "Archive" from the Actions menu, then the dialog's "Archived" switch.
+    archived = ui.post(
+        "/api/v1/memories/actions/pause",
+        json={"memory_ids": [made["jenkins"]], "all_for_app": True, "state": "archived", "user_id": user},
+    )
+    assert archived.status_code == 200, archived.text
+    assert len(listed({})) == 2
+    shown = listed(
+        {
+            "app_ids": [],
+            "category_ids": [],
+            "sort_column": "created_at",
+            "sort_direction": "desc",
+            "show_archived": True,
+        }
+    )
+    assert len(shown) == 3
+    # The apps page: status filter, search box, the other sorts.
+    assert (
+        ui.get("/api/v1/apps/?page=1&page_size=10&is_active=false&sort_by=name&sort_direction=asc").json()[
+            "apps"
+        ]
+        == []
+    )
+    named = ui.get("/api/v1/apps/?page=1&page_size=10&name=cur&sort_by=memories&sort_direction=asc").json()
+    assert [a["name"] for a in named["apps"]] == ["cursor"]
+    for sort_by in ("memories", "memories_accessed"):
+        response = ui.get(f"/api/v1/apps/?page=1&page_size=10&sort_by={sort_by}&sort_direction=desc")
+        assert response.status_code == 200, response.text
+    # Settings: Export Memories (fetch, JSON body) and Import (multipart, the same zip back).
+    exported = ui.post(
+        "/api/v1/backup/export",
+        json={"user_id": user},
+        headers={"Content-Type": "application/json", "Accept": "application/zip"},
+    )
+    assert exported.status_code == 200 and exported.content[:2] == b"PK", exported.text[:200]
+    imported = ui.post(
+        "/api/v1/backup/import",
+        files={"file": ("memories_export.zip", exported.content, "application/zip")},
+        data={"user_id": user},
+    )
+    assert imported.status_code == 200, imported.text
+    assert len(listed({"show_archived": True})) == 3  # the same memories back: nothing doubled
+
+
 def test_npx_openmemory_install_mcp_config_works_in_the_local_mode(local_server: MemoryServer) -> None:
     """``npx @openmemory/install local http://localhost:8765/mcp/claude/sse/user``'s URL, no token
     (Streamable HTTP at the same user path)."""

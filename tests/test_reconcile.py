@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -72,6 +73,8 @@ def test_a_start_repairs_what_a_crash_leaves_and_health_reports_it(srv: MemorySe
     assert report["orphan_vectors_removed"] == 2 and report["missing_vectors_restored"] == 2, report
     assert report["checked_rows"] == 4 and report["checked_points"] == 3, report
     assert report["finished_at"] and report["seconds"] >= 0
+    for moment in (report["started_at"], report["finished_at"]):  # one "Z", not "+00:00Z"
+        assert moment.endswith("Z") and "+" not in moment and datetime.fromisoformat(moment), moment
 
     # The restored memory is found by meaning again; the deleted one is not.
     hits = c.post("/api/v1/memories/search", json={"query": "where do CI builds run?", "limit": 1}).json()

@@ -28,7 +28,13 @@ def parse_memory_id(value: object) -> uuid.UUID:
 
 
 def iso(value: datetime | None) -> str | None:
-    return value.isoformat() + "Z" if value else None
+    """UTC as ISO 8601 with one "Z"; an aware time (the reconciliation report's) is converted
+    first, so it never reads "+00:00Z"."""
+    if value is None:
+        return None
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return value.isoformat() + "Z"
 
 
 def validate_app_name(app_name: object) -> str:
