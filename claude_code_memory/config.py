@@ -151,6 +151,14 @@ class SearchSettings(_Section):
     recency_weight: float = Field(0.0, ge=0, le=1)
     recency_half_life_days: float = Field(30.0, gt=0)
     recall_weight: float = Field(0.0, ge=0, le=1)
+    #: Read relative times in queries ("last week", "two months ago", "in the summer") against
+    #: the newest memory's time (search/relative_dates.py).
+    relative_dates: bool = True
+    #: Read times around events ("before the move", "around my birthday") from the event's
+    #: own memories.
+    event_dates: bool = True
+    #: Rank the earliest candidates higher for "first", the latest for "most recently".
+    order_ranking: bool = True
 
 
 class HygieneSettings(_Section):
