@@ -75,7 +75,7 @@ def test_relative_times_find_what_happened_then(ranked: list[tuple[dict, list[st
     missed = [qa["question"] for (qa, top), hit in zip(ranked, within_five, strict=True) if not hit]
     assert sum(within_five) / len(ranked) >= 0.95, missed
     assert sum(first) / len(ranked) >= 0.65, [
-        qa["question"] for (qa, _), hit in zip(ranked, first) if not hit
+        qa["question"] for (qa, _), hit in zip(ranked, first, strict=True) if not hit
     ]
 
 
