@@ -67,6 +67,7 @@ from ..errors import BadInput, ConfigError, NotFound, Unavailable
 from . import shard_copy
 from .disk_space import room_to_load
 from .filters import edge_filter
+from .index_build import IndexBuilder
 
 logger = logging.getLogger(__name__)
 
@@ -163,6 +164,10 @@ class QdrantEdgeStore(VectorStoreBase):
         self._upserted = self._loaded_points = self.reloads = 0
         #: Why the shard is not open yet: loading it would not fit on the disk (retried on use).
         self.deferred: str | None = None
+        #: Builds the vector index in another process once the shard is large (index_build.py);
+        #: while it runs, the ids written are noted here.
+        self.index = IndexBuilder(self)
+        self._touched: set[str] | None = None
         self.create_col(collection_name, embedding_model_dims, "cosine")
 
     @property
@@ -182,7 +187,8 @@ class QdrantEdgeStore(VectorStoreBase):
         with self._lock:
             if self._shard is not None:
                 return
-            shard_copy.finish_interrupted_swap(path)
+            if not self.index.running:  # a build's copy is not a crash's leftover
+                shard_copy.finish_interrupted_swap(path)
             exists = (path / "edge_config.json").exists() or (path / "segments").exists()
             if exists and not self._room_to_load():
                 return
@@ -196,10 +202,13 @@ class QdrantEdgeStore(VectorStoreBase):
             except Exception as exc:
                 raise self._open_error(exc, dims) from exc
             self._ensure_indexes()
-            self._upserted, self._loaded_points = 0, self._shard.info().points_count
+            info = self._shard.info()
+            self._upserted, self._loaded_points = 0, info.points_count
             if self._holds_text(self._shard):
                 logger.warning("vector store %s holds memories' text (an older version): rewriting it", path)
                 self.erase()
+            elif not self.index.running:
+                self.index.maybe_start(info.points_count, info.indexed_vectors_count)
 
     def _room_to_load(self) -> bool:
         """Loading fills the holes of the vector chunks; on a full tmpfs that is a SIGBUS, so
@@ -308,6 +317,7 @@ class QdrantEdgeStore(VectorStoreBase):
 
     def close(self) -> None:
         """Flush and release the shard (and its directory lock). Safe to call twice."""
+        self.index.close()
         with self._lock:
             self.deferred = None
             if self._shard is None:
@@ -356,6 +366,7 @@ class QdrantEdgeStore(VectorStoreBase):
         if points:
             with self._locked() as shard:
                 shard.update(UpdateOperation.upsert_points(points))
+                self._note(point_ids)
                 self._upserted_points(len(points))
         return point_ids
 
@@ -368,6 +379,7 @@ class QdrantEdgeStore(VectorStoreBase):
         """Replace the point (vector and payload), merge a payload, or swap the vector."""
         point_id = _point_id(vector_id)
         with self._locked() as shard:
+            self._note([point_id])
             if vector is not None and payload is not None:
                 shard.update(
                     UpdateOperation.upsert_points(
@@ -394,6 +406,12 @@ class QdrantEdgeStore(VectorStoreBase):
         point_id = _point_id(vector_id)
         with self._locked() as shard:
             shard.update(UpdateOperation.delete_points([point_id]))
+            self._note([point_id])
+
+    def _note(self, point_ids: Sequence[str]) -> None:
+        """While an index build runs, note the points written (lock held)."""
+        if self._touched is not None:
+            self._touched.update(point_ids)
 
     def _vector(self, vector: Sequence[float]) -> list[float]:
         values = [float(x) for x in vector]
