@@ -31,6 +31,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -194,14 +195,14 @@ def _catch_up(live: EdgeShard, copy: EdgeShard, touched: set[str]) -> int:
     point when there is one, else a delete."""
     ids = sorted(touched)
     for start in range(0, len(ids), _PAGE):
-        page = ids[start : start + _PAGE]
+        page: list[int | uuid.UUID | str] = list(ids[start : start + _PAGE])
         records = {str(r.id): r for r in live.retrieve(page, True, True)}
         points = [
             Point(r.id, r.vector, dict(r.payload or {})) for r in records.values() if r.vector is not None
         ]
         if points:
             copy.update(UpdateOperation.upsert_points(points))
-        gone = [point_id for point_id in page if point_id not in records]
+        gone: list[int | uuid.UUID | str] = [p for p in page if str(p) not in records]
         if gone:
             copy.update(UpdateOperation.delete_points(gone))
     return len(ids)
@@ -213,7 +214,10 @@ def index_shard(path: Path, dims: int, threads: int) -> dict[str, Any]:
 
     config = EdgeConfig(
         vectors=EdgeVectorParams(size=dims, distance=Distance.Cosine),
-        hnsw_config=HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=10_000, max_indexing_threads=threads),
+        # Qdrant's defaults, on ``threads`` threads: the child runs beside the server.
+        hnsw_config=HnswIndexConfig(
+            m=16, ef_construct=100, full_scan_threshold=10_000, max_indexing_threads=threads
+        ),
     )
     started = time.perf_counter()
     shard = EdgeShard.load(str(path), config)

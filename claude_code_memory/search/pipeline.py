@@ -31,7 +31,7 @@ from ..memories.vectors import Vectors
 from .conversation import around
 from .keyword import KeywordIndex
 from .ranking import rank
-from .temporal import Scope, TemporalPlan, TimeWindow
+from .temporal import ReferenceTimes, Scope, TemporalPlan, TimeWindow
 
 MAX_QUERY_CHARS = 10_000
 #: Candidates each retriever (dense, keyword) contributes before fusion.
@@ -91,6 +91,7 @@ class Search:
         self.access_log = access_log
         self.clock = clock
         self.keywords = KeywordIndex(database)
+        self.references = ReferenceTimes()
         self.retrievers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="keyword-search")
 
     def search_hits(
@@ -250,9 +251,8 @@ class Search:
         named = list(plan.explicit)
         if plan.relative or plan.events:
             with self.database.engine.connect() as connection:
-                named = plan.resolve(
-                    connection, self.keywords, Scope(user_pk, app_filter, project), self.clock
-                )
+                scope = Scope(user_pk, app_filter, project)
+                named = plan.resolve(connection, self.keywords, scope, self.clock, self.references)
         return app_pk, keyword, named
 
     def close(self) -> None:

@@ -13,6 +13,8 @@ the latest of something (:func:`.relative_dates.order`) is answered by :func:`.r
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +31,9 @@ from .relative_dates import Anchor, anchors, order, spans
 
 #: How many of an event's best keyword matches place it in time.
 ANCHOR_HITS = 2
+#: Seconds a scope's reference time is reused: finding it reads every memory of the scope
+#: (no index holds the newest ``captured_at`` of a user), and a minute does not move a day.
+REFERENCE_TTL = 60.0
 
 
 class TimeWindow(Protocol):
@@ -73,19 +78,45 @@ class TemporalPlan:
         return bool(self.explicit or self.relative or self.events)
 
     def resolve(
-        self, connection: Connection, keywords: KeywordIndex, scope: Scope, clock: Callable[[], datetime]
+        self,
+        connection: Connection,
+        keywords: KeywordIndex,
+        scope: Scope,
+        clock: Callable[[], datetime],
+        references: ReferenceTimes | None = None,
     ) -> list[TimeWindow]:
         """Every window the query names, relative ones resolved against the reference time and
         events placed at their memories' times."""
         found: list[TimeWindow] = list(self.explicit)
         if self.relative:
-            reference = reference_time(connection, scope, clock())
+            reference = (references or ReferenceTimes()).get(connection, scope, clock())
             if reference is not None:
                 found.extend(spans(self.query, reference))
         for event in self.events:
             for moment in event_times(connection, keywords, scope, event.phrase):
                 found.append(event.span(moment))
         return found
+
+
+class ReferenceTimes:
+    """Each scope's reference time (:func:`reference_time`), kept :data:`REFERENCE_TTL` seconds."""
+
+    def __init__(self, ttl: float = REFERENCE_TTL) -> None:
+        self.ttl = ttl
+        self._kept: dict[Scope, tuple[float, datetime | None]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, connection: Connection, scope: Scope, now: datetime) -> datetime | None:
+        with self._lock:
+            kept = self._kept.get(scope)
+        if kept is not None and time.monotonic() - kept[0] < self.ttl:
+            return None if kept[1] is None else min(kept[1], now)
+        value = reference_time(connection, scope, now)
+        with self._lock:
+            if len(self._kept) > 10_000:
+                self._kept.clear()
+            self._kept[scope] = (time.monotonic(), value)
+        return value
 
 
 def reference_time(connection: Connection, scope: Scope, now: datetime) -> datetime | None:
