@@ -164,3 +164,26 @@ def test_a_build_indexes_the_shard_and_keeps_the_writes_made_meanwhile(tmp_path:
     finally:
         store.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["memories"]
+
+
+def test_a_shard_replaced_during_a_build_is_not_swapped_back(tmp_path: Path) -> None:
+    rng = random.Random(11)
+    store = QdrantEdgeStore("memories", tmp_path, DIMS)
+    try:
+        store.index.index_from = 10**9
+        store.insert([_vector(rng) for _ in range(100)], [{"user_id": "u"}] * 100)
+        builder = store.index
+        original = builder._index_in_child
+
+        def child_then_reset(copy_path: Path) -> dict:
+            result = original(copy_path)
+            store.reset()  # every point deleted while the copy was being indexed
+            return result
+
+        builder._index_in_child = child_then_reset  # type: ignore[method-assign]
+        with pytest.raises(RuntimeError, match="replaced"):
+            builder.build()
+        assert store.count() == 0  # the indexed copy of the old points did not come back
+    finally:
+        store.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["memories"]

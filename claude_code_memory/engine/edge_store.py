@@ -255,6 +255,7 @@ class QdrantEdgeStore(VectorStoreBase):
         """
         with self._lock:
             shard = self._require()
+            self.index.cancel()
             copy_path, _ = shard_copy.beside(self.shard_path)
             shutil.rmtree(copy_path, ignore_errors=True)
             copy = EdgeShard.create(str(copy_path), self._config(self.embedding_model_dims))
@@ -550,6 +551,7 @@ class QdrantEdgeStore(VectorStoreBase):
     def delete_col(self) -> None:
         """Close the shard and remove its directory."""
         with self._lock:
+            self.index.cancel()
             self.close()
             shutil.rmtree(self.shard_path, ignore_errors=True)
 

@@ -48,6 +48,8 @@ logger = logging.getLogger(__name__)
 INDEX_FROM = 20_000
 #: A build is due when the points outside the index reach this share of the shard.
 UNINDEXED_SHARE = 0.2
+#: Seconds after a load before a due build starts, so that it does not slow a start-up.
+START_DELAY = 30.0
 #: Rewrite the points written during a build this many at a time.
 _PAGE = 500
 #: Test hook: ``CCMEM_INDEX_BUILD_PAUSE=STEP:SECONDS`` makes the builder wait after that step
@@ -66,7 +68,8 @@ class IndexBuilder:
         self.builds = 0
         self.last: dict[str, Any] | None = None
         self._child: subprocess.Popen[str] | None = None
-        self._closing = False
+        #: Moves on when the shard is replaced under a build (reset, erase): that build is void.
+        self._generation = 0
         self._guard = threading.Lock()
 
     def due(self, points: int, indexed: int) -> bool:
@@ -77,14 +80,22 @@ class IndexBuilder:
         if not self.due(points, indexed):
             return False
         with self._guard:
-            if self.running or self._closing:
+            if self.running:
                 return False
             self.running = True
-        threading.Thread(target=self._run, name="index-build", daemon=True).start()
+            generation = self._generation
+        threading.Thread(target=self._run, args=(generation,), name="index-build", daemon=True).start()
         return True
 
-    def _run(self) -> None:
+    def _run(self, generation: int) -> None:
         try:
+            deadline = time.monotonic() + START_DELAY
+            while time.monotonic() < deadline and generation == self._generation:
+                time.sleep(0.5)
+            if generation != self._generation:  # the store closed or was replaced meanwhile
+                with self._guard:
+                    self.running = False
+                return
             self.build(claimed=True)
         except Exception:
             logger.exception("vector index build failed; searches scan every vector until the next try")
@@ -100,6 +111,7 @@ class IndexBuilder:
         copy_path, _ = shard_copy.beside(store.shard_path, "index")
         started = time.perf_counter()
         report: dict[str, Any] = {}
+        generation = self._generation
         try:
             with store._lock:  # writes wait while the directory is copied
                 shard = store._require()
@@ -115,7 +127,9 @@ class IndexBuilder:
             _pause("indexed")
             swapped = time.perf_counter()
             with store._lock:
-                touched = store._touched or set()
+                if generation != self._generation or store._touched is None:
+                    raise RuntimeError("the shard was replaced during the index build")
+                touched = store._touched
                 copy = EdgeShard.load(str(copy_path), store._config(store.embedding_model_dims))
                 try:
                     report["caught_up"] = _catch_up(store._require(), copy, touched)
@@ -164,19 +178,27 @@ class IndexBuilder:
             command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_lower_priority
         )
         out, err = self._child.communicate()
-        if self._child.returncode != 0 or self._closing:
+        if self._child.returncode != 0:
             raise RuntimeError(f"index build exited {self._child.returncode}: {err.strip()[-500:]}")
         result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
         return result
 
-    def close(self) -> None:
-        """Stop a running build (its child process, by pid); the live shard is untouched."""
+    def cancel(self) -> None:
+        """Void a running build (the shard is being replaced or closed): its child process is
+        stopped by its pid, and its copy is never swapped in."""
         with self._guard:
-            self._closing = True
+            self._generation += 1
             child = self._child
-        if child is not None and child.poll() is None:
-            child.kill()
-            child.wait()
+        _kill(child)
+
+    #: The store closes: a running build stops, the live shard untouched.
+    close = cancel
+
+
+def _kill(child: subprocess.Popen[str] | None) -> None:
+    if child is not None and child.poll() is None:
+        child.kill()
+        child.wait()
 
 
 def _lower_priority() -> None:
