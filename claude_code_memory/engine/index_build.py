@@ -96,9 +96,15 @@ class IndexBuilder:
                 with self._guard:
                     self.running = False
                 return
+            if not _room_for_copy(self.store.shard_path):
+                logger.warning("vector index not built: no room for a copy of %s", self.store.shard_path)
+                with self._guard:
+                    self.running = False
+                return
             self.build(claimed=True)
         except Exception:
-            logger.exception("vector index build failed; searches scan every vector until the next try")
+            if generation == self._generation:
+                logger.exception("vector index build failed; searches scan every vector until the next try")
 
     def build(self, *, claimed: bool = False) -> dict[str, Any]:
         """Copy, index in another process, catch up and swap; returns what it measured."""
@@ -199,6 +205,12 @@ def _kill(child: subprocess.Popen[str] | None) -> None:
     if child is not None and child.poll() is None:
         child.kill()
         child.wait()
+
+
+def _room_for_copy(shard_path: Path) -> bool:
+    """Whether the disk holds a second copy of the shard, with a quarter to spare."""
+    size = sum(f.stat().st_size for f in shard_path.rglob("*") if f.is_file())
+    return shutil.disk_usage(shard_path).free > size * 1.25 + (64 << 20)
 
 
 def _lower_priority() -> None:
