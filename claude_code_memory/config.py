@@ -71,6 +71,9 @@ class StorageSettings(_Section):
     qdrant_url: str | None = None
     qdrant_api_key: str | None = None
     collection_name: str = Field("memories", pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    #: Points from which the embedded vector store builds its HNSW index in a child process
+    #: (engine/index_build.py); 0: never, every search scans every vector.
+    vector_index_from: int = Field(20_000, ge=0)
 
     @field_validator("database_url")
     @classmethod

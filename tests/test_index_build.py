@@ -187,3 +187,20 @@ def test_a_shard_replaced_during_a_build_is_not_swapped_back(tmp_path: Path) -> 
     finally:
         store.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["memories"]
+
+
+def test_when_a_build_is_due_and_the_setting_that_turns_it_off(tmp_path: Path) -> None:
+    from claude_code_memory.config import load_settings
+    from claude_code_memory.engine.factory import mem0_config
+
+    builder = IndexBuilder(QdrantEdgeStore("memories", tmp_path, DIMS, index_from=10**9), index_from=20_000)
+    try:
+        assert not builder.due(19_999, 0) and builder.due(20_000, 0)
+        assert builder.due(100_000, 79_000) and not builder.due(100_000, 81_000)  # a fifth unindexed
+        assert not IndexBuilder(builder.store, index_from=0).due(10**6, 0)
+    finally:
+        builder.store.close()
+    (tmp_path / "config.yaml").write_text(f"server:\n  data_dir: {tmp_path}\n")
+    environ = {"CCMEM_STORAGE__VECTOR_INDEX_FROM": "0"}
+    settings = load_settings(config_path=tmp_path / "config.yaml", environ=environ)
+    assert mem0_config(settings)["vector_store"]["config"]["index_from"] == 0

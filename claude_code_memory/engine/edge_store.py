@@ -147,6 +147,7 @@ class QdrantEdgeStore(VectorStoreBase):
         path: str | Path,
         embedding_model_dims: int,
         payload_indexes: Mapping[str, str] | None = None,
+        index_from: int | None = None,
     ) -> None:
         self.collection_name = collection_name
         self.root = Path(path)
@@ -166,7 +167,7 @@ class QdrantEdgeStore(VectorStoreBase):
         self.deferred: str | None = None
         #: Builds the vector index in another process once the shard is large (index_build.py);
         #: while it runs, the ids written are noted here.
-        self.index = IndexBuilder(self)
+        self.index = IndexBuilder(self, index_from=index_from)
         self._touched: set[str] | None = None
         self.create_col(collection_name, embedding_model_dims, "cosine")
 

@@ -73,7 +73,8 @@ class IndexBuilder:
         self._guard = threading.Lock()
 
     def due(self, points: int, indexed: int) -> bool:
-        return points >= self.index_from and points - indexed >= UNINDEXED_SHARE * points
+        """Whether a build is due (never with ``index_from`` 0)."""
+        return 0 < self.index_from <= points and points - indexed >= UNINDEXED_SHARE * points
 
     def maybe_start(self, points: int, indexed: int) -> bool:
         """Start a build in a background thread when one is due and none runs."""
