@@ -80,6 +80,9 @@ class StorageSettings(_Section):
     reclaim_threshold: float = Field(0.25, gt=0, le=1)
     reclaim_min_mb: float = Field(1.0, ge=0)
     reclaim_check_minutes: float = Field(10, ge=0)
+    #: Points from which the embedded vector store builds its HNSW index in a child process
+    #: (engine/index_build.py); 0: never, every search scans every vector.
+    vector_index_from: int = Field(20_000, ge=0)
 
     @field_validator("database_url")
     @classmethod
@@ -170,6 +173,14 @@ class SearchSettings(_Section):
     #: project's memories, as before scopes.
     scope_ranking: bool = True
     project_boost: float = Field(0.5, ge=0, le=10)
+    #: Read relative times in queries ("last week", "two months ago", "in the summer") against
+    #: the newest memory's time (search/relative_dates.py).
+    relative_dates: bool = True
+    #: Read times around events ("before the move", "around my birthday") from the event's
+    #: own memories.
+    event_dates: bool = True
+    #: Rank the earliest candidates higher for "first", the latest for "most recently".
+    order_ranking: bool = True
 
 
 class HygieneSettings(_Section):

@@ -67,6 +67,7 @@ from ..errors import BadInput, ConfigError, NotFound, Unavailable
 from . import shard_copy
 from .disk_space import room_to_load
 from .filters import edge_filter
+from .index_build import IndexBuilder
 
 logger = logging.getLogger(__name__)
 
@@ -146,6 +147,7 @@ class QdrantEdgeStore(VectorStoreBase):
         path: str | Path,
         embedding_model_dims: int,
         payload_indexes: Mapping[str, str] | None = None,
+        index_from: int | None = None,
     ) -> None:
         self.collection_name = collection_name
         self.root = Path(path)
@@ -166,6 +168,10 @@ class QdrantEdgeStore(VectorStoreBase):
         self.deleted = 0
         #: Why the shard is not open yet: loading it would not fit on the disk (retried on use).
         self.deferred: str | None = None
+        #: Builds the vector index in another process once the shard is large (index_build.py);
+        #: while it runs, the ids written are noted here.
+        self.index = IndexBuilder(self, index_from=index_from)
+        self._touched: set[str] | None = None
         self.create_col(collection_name, embedding_model_dims, "cosine")
 
     @property
@@ -185,7 +191,8 @@ class QdrantEdgeStore(VectorStoreBase):
         with self._lock:
             if self._shard is not None:
                 return
-            shard_copy.finish_interrupted_swap(path)
+            if not self.index.running:  # a build's copy is not a crash's leftover
+                shard_copy.finish_interrupted_swap(path)
             exists = (path / "edge_config.json").exists() or (path / "segments").exists()
             if exists and not self._room_to_load():
                 return
@@ -199,10 +206,13 @@ class QdrantEdgeStore(VectorStoreBase):
             except Exception as exc:
                 raise self._open_error(exc, dims) from exc
             self._ensure_indexes()
-            self._upserted, self._loaded_points = 0, self._shard.info().points_count
+            info = self._shard.info()
+            self._upserted, self._loaded_points = 0, info.points_count
             if self._holds_text(self._shard):
                 logger.warning("vector store %s holds memories' text (an older version): rewriting it", path)
                 self.erase()
+            elif not self.index.running:
+                self.index.maybe_start(info.points_count, info.indexed_vectors_count)
 
     def _room_to_load(self) -> bool:
         """Loading fills the holes of the vector chunks; on a full tmpfs that is a SIGBUS, so
@@ -257,6 +267,7 @@ class QdrantEdgeStore(VectorStoreBase):
         calls wait meanwhile (0.2 s for 2,500 points)."""
         with self._lock:
             shard = self._require()
+            self.index.cancel()
             copy_path, _ = shard_copy.beside(self.shard_path)
             shutil.rmtree(copy_path, ignore_errors=True)
             copy = EdgeShard.create(str(copy_path), self._config(self.embedding_model_dims))
@@ -320,6 +331,7 @@ class QdrantEdgeStore(VectorStoreBase):
 
     def close(self) -> None:
         """Flush and release the shard (and its directory lock). Safe to call twice."""
+        self.index.close()
         with self._lock:
             self.deferred = None
             if self._shard is None:
@@ -368,6 +380,7 @@ class QdrantEdgeStore(VectorStoreBase):
         if points:
             with self._locked() as shard:
                 shard.update(UpdateOperation.upsert_points(points))
+                self._note(point_ids)
                 self._upserted_points(len(points))
         return point_ids
 
@@ -380,6 +393,7 @@ class QdrantEdgeStore(VectorStoreBase):
         """Replace the point (vector and payload), merge a payload, or swap the vector."""
         point_id = _point_id(vector_id)
         with self._locked() as shard:
+            self._note([point_id])
             if vector is not None and payload is not None:
                 shard.update(
                     UpdateOperation.upsert_points(
@@ -407,6 +421,12 @@ class QdrantEdgeStore(VectorStoreBase):
         with self._locked() as shard:
             shard.update(UpdateOperation.delete_points([point_id]))
             self.deleted += 1
+            self._note([point_id])
+
+    def _note(self, point_ids: Sequence[str]) -> None:
+        """While an index build runs, note the points written (lock held)."""
+        if self._touched is not None:
+            self._touched.update(point_ids)
 
     def _vector(self, vector: Sequence[float]) -> list[float]:
         values = [float(x) for x in vector]
@@ -545,6 +565,7 @@ class QdrantEdgeStore(VectorStoreBase):
     def delete_col(self) -> None:
         """Close the shard and remove its directory."""
         with self._lock:
+            self.index.cancel()
             self.close()
             shutil.rmtree(self.shard_path, ignore_errors=True)
 

@@ -61,6 +61,7 @@ class EdgeStoreConfig(BaseModel):
     path: str
     embedding_model_dims: int
     payload_indexes: dict[str, str] | None = None
+    index_from: int | None = None
 
 
 # -- configuration as plain data ---------------------------------------------------------------
@@ -94,6 +95,7 @@ def _vector_store_config(settings: Settings, data: Path) -> dict[str, Any]:
             "collection_name": storage.collection_name,
             "path": str(data / "vectors"),
             "embedding_model_dims": dims,
+            "index_from": storage.vector_index_from,
         },
     }
 

@@ -1,11 +1,13 @@
-"""Rewriting an Edge shard by copying its live points into a new one that takes its place.
+"""Rewriting an Edge shard by copying it into a new one that takes its place.
 
 Edge deletes a point logically: its payload stays in the segment's payload pages, and its
 upsert in the write-ahead log, whose files are recycled only when full. No call of qdrant-edge
 0.9 erases them in place (``optimize()`` with a vacuum threshold rewrites the segment, not the
 log). Copying the live points into a fresh shard beside the old one, then swapping the
-directories, leaves nothing of the old files. The swap is two renames; a crash part-way is
-finished (or undone) by :func:`finish_interrupted_swap` at the next open.
+directories, leaves nothing of the old files. An index build (:mod:`.index_build`) swaps in a
+copy of the shard that another process indexed the same way. The swap is two renames, made only
+once the copy is complete; a crash part-way is finished (or undone) by
+:func:`finish_interrupted_swap` at the next open.
 """
 
 from __future__ import annotations
@@ -17,13 +19,17 @@ from typing import Any
 
 from qdrant_edge import EdgeShard, Point, ScrollRequest, UpdateOperation
 
-_COPY, _RETIRED = ".erase-copy", ".erase-retired"
+#: Why a copy is made: an erasure (copy_points) or an index build (engine/index_build.py).
+KINDS = ("erase", "index")
 _PAGE = 1000
 
 
-def beside(shard_path: Path) -> tuple[Path, Path]:
+def beside(shard_path: Path, kind: str = "erase") -> tuple[Path, Path]:
     """Where the copy is made, and where the old shard waits while the copy takes its place."""
-    return shard_path.with_name(shard_path.name + _COPY), shard_path.with_name(shard_path.name + _RETIRED)
+    return (
+        shard_path.with_name(f"{shard_path.name}.{kind}-copy"),
+        shard_path.with_name(f"{shard_path.name}.{kind}-retired"),
+    )
 
 
 def copy_points(
@@ -44,9 +50,9 @@ def copy_points(
             return copied
 
 
-def swap_in(shard_path: Path) -> None:
+def swap_in(shard_path: Path, kind: str = "erase") -> None:
     """The copy beside ``shard_path`` takes its place; the old directory is removed."""
-    copy_path, retired_path = beside(shard_path)
+    copy_path, retired_path = beside(shard_path, kind)
     shard_path.rename(retired_path)
     copy_path.rename(shard_path)
     shutil.rmtree(retired_path)
@@ -55,10 +61,11 @@ def swap_in(shard_path: Path) -> None:
 def finish_interrupted_swap(shard_path: Path) -> None:
     """After a crash during a copy or a swap: a half-made copy is dropped; an old shard moved
     aside is removed when the copy took its place, and put back when it did not."""
-    copy_path, retired_path = beside(shard_path)
-    if retired_path.exists():
-        if shard_path.exists():
-            shutil.rmtree(retired_path)
-        else:
-            retired_path.rename(shard_path)
-    shutil.rmtree(copy_path, ignore_errors=True)
+    for kind in KINDS:
+        copy_path, retired_path = beside(shard_path, kind)
+        if retired_path.exists():
+            if shard_path.exists():
+                shutil.rmtree(retired_path)
+            else:
+                retired_path.rename(shard_path)
+        shutil.rmtree(copy_path, ignore_errors=True)

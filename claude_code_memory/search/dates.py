@@ -13,8 +13,8 @@ abbreviated:
 * ``in October`` / ``in Oct`` / ``during October`` (no year) → that month in any year;
 * ``in 2023`` / ``during 2023`` (a year from 1900 to 2199) → that year.
 
-Relative phrases ("last week") are not read: they are relative to when the words were said,
-which the query does not carry. A month name without "in"/"during" and without a day or year
+Relative phrases ("last week") are read by :mod:`.relative_dates` against a reference time
+(:mod:`.temporal`). A month name without "in"/"during" and without a day or year
 ("May I ask…", "march on") is not read either.
 """
 

@@ -29,9 +29,9 @@ from ..memories.owners import Owners
 from ..memories.values import epoch_seconds, validate_text
 from ..memories.vectors import Vectors
 from .conversation import around
-from .dates import windows
 from .keyword import KeywordIndex
 from .ranking import rank
+from .temporal import ReferenceTimes, Scope, TemporalPlan, TimeWindow
 
 MAX_QUERY_CHARS = 10_000
 #: Candidates each retriever (dense, keyword) contributes before fusion.
@@ -93,6 +93,7 @@ class Search:
         self.access_log = access_log
         self.clock = clock
         self.keywords = KeywordIndex(database)
+        self.references = ReferenceTimes()
         self.retrievers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="keyword-search")
 
     def search_hits(
@@ -160,8 +161,8 @@ class Search:
             raise BadInput("a task belongs to a project: name the project too")
         scoped = current_project is not None and self.settings.search.scope_ranking
         candidates = max(limit, SCOPE_CANDIDATES if scoped or task or global_only else SEARCH_CANDIDATES)
-        named = windows(query)
-        depth = max(candidates, WINDOW_CANDIDATES) if named else candidates
+        plan = TemporalPlan.read(query, self.settings.search)
+        depth = max(candidates, WINDOW_CANDIDATES) if plan.looks_deeper else candidates
         # The keyword half runs beside the dense half, which starts at once in this thread:
         # the query's embedding is the longest step, and a worker thread is slow to get going
         # while this one holds the interpreter. Both release the GIL (onnxruntime, SQLite).
@@ -171,6 +172,7 @@ class Search:
             user_id,
             app_name,
             query,
+            plan,
             limit=depth,
             app_filter=app_filter,
             project=project,
@@ -180,7 +182,7 @@ class Search:
         nearest = self.vectors.search(query, filters=filters, limit=depth)
         dense = [item["id"] for item in nearest]
         similarity = {item["id"]: float(item["score"]) for item in nearest}
-        app_pk, keyword = keyword_future.result()
+        app_pk, keyword, named = keyword_future.result()
         # One session for everything after the retrievers: the window, the neighbours, the
         # rows and the access log.
         with self.database.session() as session:
@@ -189,6 +191,7 @@ class Search:
                 dense,
                 keyword,
                 named=named,
+                order=plan.order,
                 candidates=candidates,
                 settings=self.settings.search,
                 clock=self.clock,
@@ -240,18 +243,21 @@ class Search:
         user_id: str,
         app_name: str,
         query: str,
+        plan: TemporalPlan,
         *,
         limit: int,
         app_filter: uuid.UUID | None,
         project: str | None,
         created_from: datetime | None,
         created_to: datetime | None,
-    ) -> tuple[uuid.UUID | None, list[str]]:
+    ) -> tuple[uuid.UUID | None, list[str], list[TimeWindow]]:
         """The app a search reads through (refused when paused; None when it does not exist,
-        as a search creates no app) and the keyword candidates."""
+        as a search creates no app), the keyword candidates and the time windows the query
+        names (:mod:`.temporal`: relative ones need the newest memory's time, events their
+        memories' times)."""
         user_pk, app_pk = self.owners.reader(user_id, app_name, "read memories")
         if user_pk is None:  # a user with no memories yet; the search does not create them
-            return app_pk, []
+            return app_pk, [], list(plan.explicit)
         keyword = self.keywords.search(
             user_pk,
             query,
@@ -261,7 +267,12 @@ class Search:
             created_from=created_from,
             created_to=created_to,
         )
-        return app_pk, keyword
+        named = list(plan.explicit)
+        if plan.relative or plan.events:
+            with self.database.engine.connect() as connection:
+                scope = Scope(user_pk, app_filter, project)
+                named = plan.resolve(connection, self.keywords, scope, self.clock, self.references)
+        return app_pk, keyword, named
 
     def close(self) -> None:
         """Stop the search threads (before the engine they use is closed)."""

@@ -25,8 +25,8 @@ from ..config import SearchSettings
 from ..db.models import Memory, MemoryAccessLog
 from .boosts import Weights, boost
 from .conversation import adjacent, lift, propagate
-from .dates import Window
 from .keyword import fuse
+from .temporal import TimeWindow
 
 
 def rank(
@@ -34,18 +34,22 @@ def rank(
     dense: list[str],
     keyword: list[str],
     *,
-    named: list[Window],
+    named: list[TimeWindow],
     candidates: int,
+    order: str | None = None,
     settings: SearchSettings,
     clock: Callable[[], datetime],
     project: str | None = None,
 ) -> list[tuple[str, float]]:
     """The fused, re-ranked candidates of both retrievers (each best first, looked for
     deeper than ``candidates`` when the query names a date). ``project``: the searcher's
-    current project (see :func:`in_scope`)."""
+    current project (see :func:`in_scope`). ``order`` "first" adds a ranking of the best
+    candidates earliest first, "last" latest first."""
     rankings = [dense[:candidates], keyword[:candidates]]
     if named:
         rankings.append(in_windows(session, fuse([dense, keyword]), named)[:candidates])
+    if order is not None:
+        rankings.append(in_order(session, fuse(rankings)[:candidates], latest_first=order == "last"))
     fused = fuse(rankings)
     if fused and (settings.neighbour_share or settings.conversation_share):
         nearby = adjacent(session, [memory_id for memory_id, _ in fused])
@@ -109,11 +113,11 @@ def boosted(
     return boost(fused, moments, recalls, clock(), weights)
 
 
-def in_windows(session: Session, fused: list[tuple[str, float]], named: list[Window]) -> list[str]:
-    """The fused candidates (best first) that happened inside one of the windows."""
+def moments_of(session: Session, fused: list[tuple[str, float]]) -> dict[str, datetime]:
+    """When each candidate happened: ``captured_at``, else when it was stored."""
     if not fused:
-        return []
-    moments = {
+        return {}
+    return {
         str(mid): captured or created
         for mid, captured, created in session.execute(
             select(Memory.id, Memory.captured_at, Memory.created_at).where(
@@ -121,6 +125,20 @@ def in_windows(session: Session, fused: list[tuple[str, float]], named: list[Win
             )
         )
     }
+
+
+def in_order(session: Session, fused: list[tuple[str, float]], *, latest_first: bool) -> list[str]:
+    """The candidates by when they happened, earliest first (or latest first)."""
+    moments = moments_of(session, fused)
+    known = [memory_id for memory_id, _ in fused if memory_id in moments]
+    return sorted(known, key=lambda memory_id: moments[memory_id], reverse=latest_first)
+
+
+def in_windows(session: Session, fused: list[tuple[str, float]], named: list[TimeWindow]) -> list[str]:
+    """The fused candidates (best first) that happened inside one of the windows."""
+    if not fused:
+        return []
+    moments = moments_of(session, fused)
     return [
         memory_id
         for memory_id, _ in fused
