@@ -90,7 +90,9 @@ def session(home: Path, upstream: FakeAnthropic, prompt: str, token: str) -> tup
 def test_claude_code_sessions_recall_and_capture_through_the_hooks(
     start_server: object, tmp_path: Path
 ) -> None:
-    server: MemoryServer = start_server()  # type: ignore[operator]
+    # A briefing of one memory: this project's (project first), so the global fact below can
+    # only arrive through the prompt's recall.
+    server: MemoryServer = start_server(env={"CCMEM_CLAUDE_CODE__BRIEFING_MEMORIES": "1"})  # type: ignore[operator]
     home = tmp_path / "home"
     project = home / "project"
     project.mkdir(parents=True)
@@ -99,7 +101,11 @@ def test_claude_code_sessions_recall_and_capture_through_the_hooks(
     briefing_fact = f"The release checklist lives in docs/release-{marker}.md"
     tool_fact = f"My favourite build tool is called zebrafinch {marker}"
     add(server, token, briefing_fact, str(project))  # this project: the briefing
-    add(server, token, tool_fact, "another-project")  # elsewhere: only a prompt recalls it
+    add(server, token, tool_fact)  # global: a prompt recalls it
+    # Another project of the same user: its memories stay out of this project's sessions
+    # (scopes, docs/scopes.md).
+    elsewhere_fact = f"My favourite build tool in the other project is called heronmoth {marker}"
+    add(server, token, elsewhere_fact, "another-project")
     # Another user, the same project and words: never in this user's sessions.
     others_fact = f"My favourite build tool is called owlbadger {marker}"
     add(server, server.make_token("not-hooked"), others_fact, str(project))
@@ -113,12 +119,15 @@ def test_claude_code_sessions_recall_and_capture_through_the_hooks(
         assert turns, f"no request carried the prompt\n{run.describe()}"
         assert briefing_fact in turns[0], f"no SessionStart briefing upstream\n{turns[0][:3000]}"
         assert tool_fact in turns[0] and 'kind=\\"recall\\"' in turns[0], turns[0][:3000]
+        assert "heronmoth" not in turns[0], turns[0][:3000]
         assert "not instructions" in turns[0]
 
         unrelated = f"What is the boiling point of liquid nitrogen in kelvin? My GitHub token is {secret}"
         session(home, upstream, unrelated, token)
         other = bodies_with(upstream, unrelated)
-        assert other and 'kind=\\"recall\\"' not in other[0] and tool_fact not in other[0], other[0][:3000]
+        # No recall for a prompt about nothing stored (the global fact may be in the briefing's
+        # profile: it is the user's own preference); the other project's never.
+        assert other and 'kind=\\"recall\\"' not in other[0] and "heronmoth" not in other[0], other[0][:3000]
         assert not bodies_with(upstream, "owlbadger")
 
     # The first session's turn waits in the consent queue under its session id.

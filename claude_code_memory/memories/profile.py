@@ -163,9 +163,11 @@ class Profile:
             rows = session.scalars(query.order_by(ProfileFact.category, ProfileFact.created_at))
             return [fact_json(row) for row in rows]
 
-    def briefing_lines(self, user_pk: uuid.UUID, limit: int) -> list[str]:
+    def briefing_lines(self, user_pk: uuid.UUID, limit: int, project: str | None = None) -> list[str]:
         """The user's facts for SessionStart: identity, working style and preferences first,
-        the most corroborated (most source memories) first within each."""
+        the most corroborated (most source memories) first within each. Only facts a global
+        memory or one of ``project`` (the session's) says, or the user wrote: another project's
+        memories stay out of this project's sessions (docs/scopes.md)."""
         if limit <= 0:
             return []
         order = {"identity": 0, "working_style": 1, "preference": 2, "tools": 3, "project": 4}
@@ -179,6 +181,17 @@ class Profile:
                     )
                 )
             )
+            sources = {str(i) for row in rows for i in row.memory_ids or ()}
+            in_scope = {
+                str(memory_id)
+                for memory_id, memory_project in session.execute(
+                    select(Memory.id, Memory.project).where(
+                        Memory.id.in_([uuid.UUID(i) for i in sources if _is_uuid(i)])
+                    )
+                )
+                if memory_project is None or memory_project == project
+            }
+        rows = [row for row in rows if not row.memory_ids or in_scope.intersection(map(str, row.memory_ids))]
         rows.sort(key=lambda r: (order.get(r.category, 9), -len(r.memory_ids), r.created_at))
         return [row.text for row in rows[:limit]]
 
@@ -298,3 +311,11 @@ def _tombstone(user_pk: uuid.UUID, subject: str, category: str, digest: str, now
         created_at=now,
         updated_at=now,
     )
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True

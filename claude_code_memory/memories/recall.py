@@ -227,7 +227,7 @@ class Recall:
         access_log: AccessLog,
         sessions: Sessions | None = None,
         *,
-        profile_lines: Callable[[uuid.UUID, int], list[str]] | None = None,
+        profile_lines: Callable[[uuid.UUID, int, str | None], list[str]] | None = None,
         profile_facts: int = 0,
         after_briefing: Callable[[str], None] | None = None,
     ) -> None:
@@ -285,7 +285,7 @@ class Recall:
             ordered += [row for row in recent if row.id not in rows]
         fresh = [row for row in ordered if str(row.id) not in already]
         memories = [Recalled(str(r.id), r.content, r.captured_at or r.created_at) for r in fresh[:limit]]
-        profile = self.profile_lines(user_pk, self.profile_facts) if self.profile_lines else []
+        profile = self.profile_lines(user_pk, self.profile_facts, project) if self.profile_lines else []
         block = self._give(session_id, app_pk, "briefing", memories, budget, profile).block
         if self.after_briefing is not None:
             self.after_briefing(user_id)  # the tiers catch up in the background for the next one
