@@ -1,17 +1,21 @@
 """The hygiene job, measured. Prints JSON.
 
-    .venv/bin/python bench/bench_hygiene.py [--quality-only] [--sizes 10000,100000] [--locomo]
+    .venv/bin/python bench/bench_hygiene.py [--quality-only] [--sizes 10000,20000]
+        [--neighbour-sizes 10000,50000,100000] [--locomo]
 
 1. Quality: the labelled corpus (tests/corpora/hygiene/labelled.jsonl, made by
    tests/corpora/hygiene_corpus.py) through the same scan the server runs
    (memories/hygiene_scan.py over the real ONNX embeddings), scored per proposal kind:
    precision and recall. Junk, superseded and stale are scored per memory (the one the proposal
    archives); duplicates per pair of memories put in one cluster.
-2. Time: the scan over n synthetic memories (facts from the corpus's templates with numbers
-   varied, plus junk and copies) for each size in --sizes, embedding and detection timed apart.
+2. Time: the server's job (``Hygiene.run``, in process) over n synthetic memories of one user
+   (facts from the corpus's templates with numbers varied, plus junk and copies; loaded through
+   the service first, which is not the job's time) for each size in --sizes, by step: load
+   (SQL), vectors (the stored ones read), neighbours, rules, write (proposals), apply; and
+   the nearest-neighbour step alone, the only O(n^2) one, at --neighbour-sizes.
    The machine is shared: timings are noisy.
 3. --locomo: LoCoMo recall before and after applying every proposal the job makes on a store of
-   captured LoCoMo turns (through the real server; see bench_locomo.py for the data).
+   captured LoCoMo turns (bench_hygiene_locomo.py, through the real server).
 """
 
 from __future__ import annotations
@@ -21,19 +25,32 @@ import itertools
 import json
 import random
 import sys
+import tempfile
 import time
+import uuid
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from sqlalchemy import insert, select, update
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import claude_code_memory.engine  # noqa: E402, F401 - first: it sets mem0's switches before mem0 loads
+from claude_code_memory.config import load_settings  # noqa: E402
+from claude_code_memory.db.models import Memory, MemoryAccessLog, MemoryState, utcnow  # noqa: E402
 from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder  # noqa: E402
-from claude_code_memory.memories.hygiene_scan import KINDS, Item, Thresholds, scan  # noqa: E402
+from claude_code_memory.memories.components import Components  # noqa: E402
+from claude_code_memory.memories.hygiene import Hygiene  # noqa: E402
+from claude_code_memory.memories.hygiene_scan import KINDS, Item, Thresholds, neighbours, scan  # noqa: E402
+from claude_code_memory.memories.vectors import point_payload  # noqa: E402
+from claude_code_memory.policy.gate import content_hash  # noqa: E402
 from tests.corpora import hygiene_corpus  # noqa: E402
 
 NOW = datetime(2025, 6, 1, 12, 0, 0)
+USER = "bench"
 
 
 def corpus_items(rows: list[dict[str, Any]]) -> list[Item]:
@@ -132,29 +149,150 @@ def synthetic(count: int, seed: int = 7) -> list[Item]:
     return items
 
 
-def timing(embedder: OnnxMiniLmEmbedder, size: int, thresholds: Thresholds) -> dict[str, Any]:
+def bulk_load(parts: Components, items: list[Item]) -> dict[str, Item]:
+    """Store ``items`` as one user's active memories, fast: the first through the service (it
+    makes the user and the app), the rest embedded by the same embedder and written straight
+    to the vector store and SQLite in bulk (the service's one-by-one path, gate and history
+    included, takes ~70 ms a memory on this machine). Exact copies are stored once, as the
+    service's unique ``(user, content hash)`` would. Returns memory id -> item."""
+    service = parts.service
+    first = service.add_memories(user_id=USER, app_name="bench", items=[{"text": items[0].text}])
+    first_id = first[0]["results"][0]["id"]
+    with service.database.session() as session:
+        row = session.get(Memory, uuid.UUID(first_id))
+        assert row is not None
+        user_pk, app_id = row.user_id, row.app_id
+    stored: dict[str, Item] = {first_id: items[0]}
+    seen = {items[0].text}
+    rest = []
+    for item in items[1:]:
+        if item.text not in seen:
+            seen.add(item.text)
+            rest.append(item)
+    for start in range(0, len(rest), 500):
+        chunk = rest[start : start + 500]
+        vectors = service.vectors.embed_batch([item.text for item in chunk])
+        chunk_ids = [str(uuid.uuid4()) for _ in chunk]
+        now = utcnow()
+        payload = point_payload(
+            app_name="bench", app_id=str(app_id), state=MemoryState.active, channel="rest", created_at=now
+        )
+        parts.engine.store.insert(
+            vectors=vectors, payloads=[{**payload, "user_id": USER} for _ in chunk], ids=chunk_ids
+        )
+        with service.database.session() as session:
+            session.execute(
+                insert(Memory),
+                [
+                    {
+                        "id": uuid.UUID(mid),
+                        "user_id": user_pk,
+                        "app_id": app_id,
+                        "content": item.text,
+                        "content_hash": content_hash(item.text),
+                        "metadata_": {},
+                        "state": MemoryState.active,
+                        "channel": "rest",
+                        "created_at": now,
+                        "updated_at": now,
+                    }
+                    for mid, item in zip(chunk_ids, chunk, strict=True)
+                ],
+            )
+        stored.update(zip(chunk_ids, chunk, strict=True))
+    return stored
+
+
+def job_timing(size: int, thresholds: Thresholds) -> dict[str, Any]:
+    """The server's job (memories/hygiene.py ``Hygiene.run``) over ``size`` synthetic memories
+    of one user, in process on a temporary data directory: loaded by :func:`bulk_load` (timed
+    apart, not the job), their ages and recalls set in SQL,
+    then the job run twice: the first stores every proposal, the second (the schedule's steady
+    state) finds the same and stores none."""
     items = synthetic(size)
+    shift = utcnow() - NOW  # the job's clock is the real one
+    with tempfile.TemporaryDirectory(prefix="ccmem-hygiene-") as tmp:
+        settings = load_settings(
+            config_path=None,
+            environ={},
+            overrides={
+                "server.data_dir": str(Path(tmp) / "data"),
+                "storage.auto_reclaim": False,
+                "hygiene.schedule_hours": 0,
+                "hygiene.duplicate_similarity": thresholds.duplicate_similarity,
+                "hygiene.supersede_similarity": thresholds.supersede_similarity,
+                "hygiene.stale_days": thresholds.stale_days,
+            },
+        )
+        parts = Components(settings)
+        service = parts.service
+        try:
+            started = time.perf_counter()
+            ids = bulk_load(parts, items)
+            loaded = time.perf_counter() - started
+            with service.database.session() as session:
+                session.execute(
+                    update(Memory),
+                    [
+                        {"id": uuid.UUID(mid), "created_at": item.created_at + shift}
+                        for mid, item in ids.items()
+                    ],
+                )
+                apps = dict(session.execute(select(Memory.id, Memory.app_id)).all())
+                session.execute(
+                    insert(MemoryAccessLog),
+                    [
+                        {
+                            "memory_id": uuid.UUID(mid),
+                            "app_id": apps[uuid.UUID(mid)],
+                            "accessed_at": item.last_recalled + shift,
+                            "access_type": "search",
+                            "metadata_": {},
+                        }
+                        for mid, item in ids.items()
+                        if item.last_recalled is not None
+                    ],
+                )
+            hygiene = Hygiene(service)
+            first = hygiene.run(USER).to_dict()
+            again = hygiene.run(USER).to_dict()
+        finally:
+            parts.close()
+    for report in (first, again):
+        report.pop("finished_at", None)
+    return {
+        "memories": len(ids),
+        "load_seconds_not_the_job": round(loaded, 1),
+        "first_run": first,
+        "second_run": again,
+    }
+
+
+def neighbours_timing(size: int, seed: int = 3) -> dict[str, Any]:
+    """The scan's only O(n^2) part, nearest neighbours over the whole store, on ``size`` random
+    unit vectors with one in five a near copy of another: its cost is a matrix product and a
+    comparison over every pair, whatever the texts (the text rules then see at most
+    ``NEIGHBOURS`` pairs a memory: linear)."""
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(0, 1, (size, 384)).astype(np.float32)
+    copies = size // 5
+    vectors[:copies] = vectors[size - copies :] + rng.normal(0, 0.3, (copies, 384)).astype(np.float32)
     started = time.perf_counter()
-    vectors = embedder.embed_batch([item.text for item in items])
-    embedded = time.perf_counter()
-    findings = scan(items, vectors, thresholds, NOW)
-    done = time.perf_counter()
-    counts: dict[str, int] = {}
-    for finding in findings:
-        counts[finding.kind] = counts.get(finding.kind, 0) + 1
+    near = neighbours(vectors, min(Thresholds.duplicate_similarity, Thresholds.supersede_similarity))
     return {
         "memories": size,
-        "embed_seconds": round(embedded - started, 1),
-        "scan_seconds": round(done - embedded, 1),
-        "total_seconds": round(done - started, 1),
-        "proposals": counts,
+        "neighbours_seconds": round(time.perf_counter() - started, 1),
+        "pairs_found": sum(map(len, near)),
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quality-only", action="store_true")
-    parser.add_argument("--sizes", default="10000")
+    parser.add_argument("--sizes", default="10000", help="the job, in process, at these sizes")
+    parser.add_argument(
+        "--neighbour-sizes", default="", help="the O(n^2) nearest-neighbour step alone at these sizes"
+    )
     parser.add_argument("--duplicate-similarity", type=float, default=Thresholds.duplicate_similarity)
     parser.add_argument("--supersede-similarity", type=float, default=Thresholds.supersede_similarity)
     parser.add_argument("--locomo", action="store_true", help="LoCoMo recall before and after")
@@ -165,9 +303,13 @@ def main() -> None:
     embedder = OnnxMiniLmEmbedder(cache_size=0)
     report: dict[str, Any] = {"thresholds": thresholds.__dict__, "quality": quality(embedder, thresholds)}
     if not args.quality_only:
-        report["timing"] = [timing(embedder, int(size), thresholds) for size in args.sizes.split(",")]
+        report["timing"] = [job_timing(int(size), thresholds) for size in args.sizes.split(",") if size]
+        report["neighbours_timing"] = [
+            neighbours_timing(int(size)) for size in args.neighbour_sizes.split(",") if size
+        ]
         report["timing_note"] = "2 shared cores; other jobs ran at the same time: noisy"
     if args.locomo:
+        sys.path.insert(0, str(ROOT / "bench"))
         from bench_hygiene_locomo import run as locomo_run
 
         report["locomo"] = locomo_run()

@@ -12,11 +12,15 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from claude_code_memory.api.app import Components
+from claude_code_memory.config import load_settings
+from claude_code_memory.memories.hygiene import Hygiene
 from claude_code_memory.policy import hygiene_rules as rules
 from tests.support.server import MemoryServer
 
@@ -77,6 +81,40 @@ def test_supersedes_needs_the_same_subject() -> None:
 
 
 # -- over REST ---------------------------------------------------------------------------------
+# -- the job, in process ----------------------------------------------------------------------
+def test_the_job_compares_stored_vectors_and_embeds_only_a_lost_one(tmp_path: Path) -> None:
+    settings = load_settings(
+        config_path=None,
+        environ={},
+        overrides={"server.data_dir": str(tmp_path / "data"), "hygiene.schedule_hours": 0},
+    )
+    parts = Components(settings)
+    try:
+        service = parts.service
+        ids = [
+            service.add_memory(user_id="ann", app_name="test", text=text)[0]["id"]
+            for text in (
+                "The deploy script lives in scripts/deploy.sh",
+                "the deploy script lives in scripts/deploy.sh!",
+                "Ann prefers tabs over spaces in Go code",
+            )
+        ]
+        embedder: Any = parts.engine.embedder
+        embedder._cache.clear()  # what the job embeds now would be a cache miss
+        misses = embedder.cache_misses
+        report = Hygiene(service).run("ann")
+        assert report.proposed["duplicate"] == 1
+        assert report.embedded == 0 and embedder.cache_misses == misses  # read, not embedded
+        assert {"load", "vectors", "neighbours", "rules", "write"} <= set(report.to_dict()["step_seconds"])
+
+        parts.engine.store.delete(ids[2])  # a point lost (as in a crash): its text is embedded
+        report = Hygiene(service).run("ann")
+        assert report.embedded == 1 and embedder.cache_misses == misses + 1
+        assert report.proposed["duplicate"] == 0  # proposed already, not again
+    finally:
+        parts.close()
+
+
 @pytest.fixture(scope="module")
 def memory_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
     # Only on demand here: the scheduled run has its own server below.

@@ -521,6 +521,22 @@ class QdrantEdgeStore(VectorStoreBase):
             records = shard.retrieve([point_id], True, False)
         return self._with_text([_output(records[0])])[0] if records else None
 
+    def vectors(self, ids: Sequence[Any]) -> dict[str, list[float]]:
+        """The stored vectors of these points by id (as stored: unit length); ids with no point
+        are left out. What the hygiene job compares instead of embedding every text again."""
+        found: dict[str, list[float]] = {}
+        wanted: list[Any] = [_point_id(value) for value in ids]
+        for start in range(0, len(wanted), _SCROLL_PAGE):
+            with self._locked() as shard:  # per page: writes go on between pages
+                records = shard.retrieve(wanted[start : start + _SCROLL_PAGE], False, True)
+            for record in records:
+                vector: Any = record.vector
+                if isinstance(vector, dict):  # named vectors: this store keeps one, unnamed
+                    vector = next(iter(vector.values()), None)
+                if vector is not None:
+                    found[str(record.id)] = [float(x) for x in vector]
+        return found
+
     def ids(self) -> list[str]:
         """Every point's id, paged with neither payloads nor vectors: what the reconciliation
         with the metadata database compares (memories/reconcile.py)."""

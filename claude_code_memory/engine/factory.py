@@ -427,6 +427,28 @@ class Engine:
             if offset is None:
                 return found
 
+    def stored_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        """The vectors stored for these memory ids (missing points are left out), read rather
+        than embedded again."""
+        store: Any = self.store
+        if self.embedded:
+            return dict(store.vectors(ids))
+        found: dict[str, list[float]] = {}
+        for start in range(0, len(ids), SCROLL_PAGE):
+            points = store.client.retrieve(
+                collection_name=store.collection_name,
+                ids=list(ids[start : start + SCROLL_PAGE]),
+                with_payload=False,
+                with_vectors=True,
+            )
+            for point in points:
+                vector = point.vector
+                if isinstance(vector, dict):
+                    vector = next(iter(vector.values()), None)
+                if vector is not None:
+                    found[str(point.id)] = [float(x) for x in vector]
+        return found
+
     def flush(self) -> None:
         flush = getattr(self.store, "flush", None)
         if flush is not None:

@@ -65,6 +65,11 @@ class RunReport:
     auto_applied: int = 0
     seconds: float = 0.0
     finished_at: datetime | None = None
+    #: Where the time went: load (SQL), vectors (stored ones read; missing ones embedded),
+    #: neighbours, rules, write (proposals stored), apply (standing rules).
+    step_seconds: dict[str, float] = field(default_factory=dict)
+    #: Memories whose stored vector was missing, embedded again.
+    embedded: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -73,6 +78,8 @@ class RunReport:
             "proposed": dict(self.proposed),
             "auto_applied": self.auto_applied,
             "seconds": round(self.seconds, 3),
+            "step_seconds": {step: round(value, 3) for step, value in self.step_seconds.items()},
+            "embedded": self.embedded,
             "finished_at": iso(self.finished_at),
         }
 
@@ -116,6 +123,15 @@ class Hygiene:
 
     def _run_user(self, user_id: str, report: RunReport) -> None:
         now = self.service.clock()
+        steps = report.step_seconds
+        mark = time.perf_counter()
+
+        def lap(step: str) -> None:
+            nonlocal mark
+            now_ = time.perf_counter()
+            steps[step] = steps.get(step, 0.0) + now_ - mark
+            mark = now_
+
         with self.database.session() as session:
             user = session.scalar(select(User).where(User.user_id == user_id))
             if user is None:
@@ -149,14 +165,23 @@ class Hygiene:
                 rule.kind: rule.id
                 for rule in session.scalars(select(HygieneRule).where(HygieneRule.user_id == user_pk))
             }
+        lap("load")
         if not rows:
             return
         report.memories += len(rows)
         items = [Item(str(mid), text, created, last) for mid, text, created, last in rows]
-        vectors = self.service.vectors.embed_batch([item.text for item in items])
+        # The stored vectors are the texts' embeddings: reading them is ~100x cheaper than
+        # embedding every memory again (a point lost in a crash is embedded here).
+        vectors, embedded = self.service.vectors.stored_or_embedded(
+            [item.id for item in items], [item.text for item in items]
+        )
+        report.embedded += embedded
+        lap("vectors")
+        findings = scan(items, vectors, self.thresholds, now, steps)
+        mark = time.perf_counter()
         created: list[tuple[uuid.UUID, str]] = []
         with self.database.session() as session:
-            for finding in scan(items, vectors, self.thresholds, now):
+            for finding in findings:
                 digest = signature(finding.kind, finding.ids)
                 if digest in known or busy & set(finding.ids):
                     continue
@@ -166,6 +191,7 @@ class Hygiene:
                 busy.update(finding.ids)
                 report.proposed[finding.kind] += 1
                 created.append((proposal.id, finding.kind))
+        lap("write")
         for proposal_id, kind in created:
             if kind in standing:
                 try:
@@ -173,6 +199,7 @@ class Hygiene:
                     report.auto_applied += 1
                 except MemoryError_ as exc:
                     log.info("standing hygiene rule could not apply %s: %s", proposal_id, exc.message)
+        lap("apply")
 
     @staticmethod
     def _proposal(user_pk: uuid.UUID, finding: Finding, digest: str, now: datetime) -> HygieneProposal:

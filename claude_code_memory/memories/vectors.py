@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -86,6 +87,8 @@ class VectorEngine(Protocol):
     def count(self, filters: dict[str, Any] | None = None) -> int: ...
 
     def point_ids(self) -> list[str]: ...
+
+    def stored_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]: ...
 
     @property
     def disk(self) -> DiskGuard: ...
@@ -264,6 +267,18 @@ class Vectors:
         if batch is not None:
             return batch(texts)
         return [self.engine.embed(t) for t in texts]
+
+    def stored_or_embedded(self, ids: Sequence[str], texts: Sequence[str]) -> tuple[list[list[float]], int]:
+        """The vector of each memory (``ids[i]`` holds ``texts[i]``): the one stored, which is
+        the embedding of its text, or for a memory whose point is missing its text embedded
+        now. Returns the vectors in order and how many had to be embedded."""
+        with self.engine.server_errors():
+            stored = self.engine.stored_vectors(list(ids))
+        missing = [index for index, memory_id in enumerate(ids) if memory_id not in stored]
+        fresh = self.embed_batch([texts[index] for index in missing]) if missing else []
+        by_index = dict(zip(missing, fresh, strict=True))
+        vectors = [stored[mid] if mid in stored else by_index[i] for i, mid in enumerate(ids)]
+        return vectors, len(missing)
 
     def require_room(self) -> None:
         """Refuse a write (507) while the data directory's disk is too full to take it safely."""
