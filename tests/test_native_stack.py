@@ -104,15 +104,41 @@ def describe(completed: subprocess.CompletedProcess[str], where: Checkout) -> st
     return f"exit {completed.returncode}\n{completed.stdout}\n{completed.stderr}\n{logs}"
 
 
-def test_up_integration_restart_down(checkout: Checkout) -> None:
+def test_deploy_script_native_up_integration_restart_down(checkout: Checkout) -> None:
+    """`deploy-mem0.sh --native`, as a user runs it from a checkout: up (``ccmem stack up``, its
+    output passed through) with the connection instructions; then the stack itself, checked with
+    ``ccmem stack``; ``--status``, and ``--down`` (without --native: it finds what runs). One
+    stack brought up for both the script and ``ccmem stack``: each start costs three services."""
+    for name in ("deploy-mem0.sh", "docker-compose.yml", "docker-compose.embedded.yml"):
+        shutil.copy2(REPO_ROOT / name, checkout.root / name)
+    (checkout.root / ".venv").symlink_to(ccmem_bin().parent.parent)
+    checkout.env["USER"] = "alice"
+
+    def deploy(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", str(checkout.root / "deploy-mem0.sh"), *args],
+            cwd=checkout.root,
+            env=checkout.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
     timings = {}
     started = time.monotonic()
-    upped = checkout.ccmem("stack", "up", "--timeout", "180")
+    upped = deploy("--native", "--timeout", "180")
     timings["up"] = time.monotonic() - started
     assert upped.returncode == 0, describe(upped, checkout)
     api_url = f"http://127.0.0.1:{checkout.ports['api']}"
+    # ccmem stack up's own lines...
     assert api_url in upped.stdout
     assert f"{api_url}/mcp/claude-code/sse/<user>" in upped.stdout
+    # ...and the script's instructions.
+    assert f"claude mcp add --transport sse memory {api_url}/mcp/claude-code/sse/alice" in upped.stdout
+    assert ".venv/bin/ccmem token create --user alice" in upped.stdout
+    assert f"HTTPS_PROXY=http://127.0.0.1:{checkout.ports['proxy']}" in upped.stdout
     services = checkout.state()["services"]
     # The same three services as docker-compose.yml (the proxy needs proxy/.venv: ./install.sh).
     assert list(services) == ["api", "ui", "proxy"]
@@ -171,9 +197,13 @@ def test_up_integration_restart_down(checkout: Checkout) -> None:
     assert again.returncode == 0 and "already runs" in again.stdout
     assert checkout.supervisor_pid() == supervisor
 
+    status = deploy("--status")
+    assert status.returncode == 0, describe(status, checkout)
+    assert "healthy" in status.stdout
+
     children = [s["pid"] for s in checkout.state()["services"].values()]
     started = time.monotonic()
-    stopped = checkout.ccmem("stack", "down")
+    stopped = deploy("--down")  # ccmem stack down, its output passed through
     timings["down"] = time.monotonic() - started
     assert stopped.returncode == 0, describe(stopped, checkout)
     assert "stopped the stack" in stopped.stdout
@@ -186,49 +216,10 @@ def test_up_integration_restart_down(checkout: Checkout) -> None:
     after = checkout.ccmem("stack", "status")
     assert after.returncode == 3 and "not running" in after.stderr
     assert checkout.ccmem("stack", "down").stdout.strip() == "the stack is not running"
-    print("native stack timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
-
-
-def test_deploy_script_native_up_status_down(checkout: Checkout) -> None:
-    """`deploy-mem0.sh --native`, as a user runs it from a checkout: up with the connection
-    instructions, --status, --down (without --native: it finds what runs)."""
-    for name in ("deploy-mem0.sh", "docker-compose.yml", "docker-compose.embedded.yml"):
-        shutil.copy2(REPO_ROOT / name, checkout.root / name)
-    (checkout.root / ".venv").symlink_to(ccmem_bin().parent.parent)
-    checkout.env["USER"] = "alice"
-
-    def deploy(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            ["bash", str(checkout.root / "deploy-mem0.sh"), *args],
-            cwd=checkout.root,
-            env=checkout.env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-
-    upped = deploy("--native", "--timeout", "180")
-    assert upped.returncode == 0, describe(upped, checkout)
-    api = f"http://127.0.0.1:{checkout.ports['api']}"
-    assert f"claude mcp add --transport sse memory {api}/mcp/claude-code/sse/alice" in upped.stdout
-    assert ".venv/bin/ccmem token create --user alice" in upped.stdout
-    assert f"HTTPS_PROXY=http://127.0.0.1:{checkout.ports['proxy']}" in upped.stdout
-    supervisor = checkout.supervisor_pid()
-    assert supervisor and alive(supervisor)
-
-    status = deploy("--status")
-    assert status.returncode == 0, describe(status, checkout)
-    assert "healthy" in status.stdout
-
-    stopped = deploy("--down")
-    assert stopped.returncode == 0, describe(stopped, checkout)
-    assert "stopped the stack" in stopped.stdout
-    assert not alive(supervisor)
     after = deploy("--status")
     assert after.returncode == 3 and "Nothing runs" in after.stdout
     assert "Nothing runs" in deploy("--down").stdout
+    print("native stack timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
 
 
 @pytest.mark.integration
