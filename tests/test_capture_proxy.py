@@ -8,6 +8,7 @@ waits between events. The clients are the real Claude Code CLI and the anthropic
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import re
 import socket
@@ -17,7 +18,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import anthropic
 import httpx
@@ -42,10 +43,28 @@ def _mitmdump() -> None:
     require_mitmdump()
 
 
+class Memory(NamedTuple):
+    server: MemoryServer
+    token: str
+    user: str
+
+
+@pytest.fixture(scope="module")
+def memory_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
+    with MemoryServer(tmp_path_factory.mktemp("capture-server")) as server:
+        yield server
+
+
+_users = itertools.count(1)
+
+
 @pytest.fixture
-def memory(start_server: Any) -> tuple[MemoryServer, str]:
-    server = start_server()
-    return server, server.make_token("alice")
+def memory(memory_server: MemoryServer) -> Memory:
+    """A new user on the module's server: each test has a consent queue of its own."""
+    if memory_server.process is None:  # a test that stopped it failed before starting it again
+        memory_server.start()
+    user = f"capture-{next(_users)}"
+    return Memory(memory_server, memory_server.make_token(user), user)
 
 
 def pending(server: MemoryServer, token: str) -> list[dict[str, Any]]:
@@ -103,9 +122,9 @@ class TimedRun:
         return f"exit {self.returncode}\n{[e for _, e in self.lines][-5:]}\n{self.stderr[-3000:]}"
 
 
-def reverse_proxy(tmp_path: Path, memory: tuple[MemoryServer, str], upstream: FakeAnthropic) -> CaptureProxy:
+def reverse_proxy(tmp_path: Path, memory: Memory, upstream: FakeAnthropic) -> CaptureProxy:
     """A reverse-mode capture proxy in front of ``upstream``, delivering to the test server."""
-    server, token = memory
+    server, token, _ = memory
     return CaptureProxy(
         tmp_path / "proxy",
         mode="reverse",
@@ -173,7 +192,8 @@ def assert_captured_turn(server: MemoryServer, token: str, proxy: CaptureProxy, 
     return item
 
 
-def approve_and_find(server: MemoryServer, token: str, item: dict[str, Any]) -> None:
+def approve_and_find(memory: Memory, item: dict[str, Any]) -> None:
+    server, token, user = memory
     headers = {"Authorization": f"Bearer {token}"}
     approved = httpx.post(
         f"{server.base_url}/api/v1/consent/{item['id']}/approve", headers=headers, timeout=30
@@ -181,7 +201,7 @@ def approve_and_find(server: MemoryServer, token: str, item: dict[str, Any]) -> 
     assert approved.status_code == 200, approved.text
     found = httpx.post(
         f"{server.base_url}/api/v1/memories/filter",
-        json={"user_id": "alice", "search_query": "teal", "size": 10},
+        json={"user_id": user, "search_query": "teal", "size": 10},
         headers=headers,
         timeout=30,
     )
@@ -190,8 +210,8 @@ def approve_and_find(server: MemoryServer, token: str, item: dict[str, Any]) -> 
     assert any("teal" in text for text in texts), texts
 
 
-def test_claude_code_through_the_reverse_proxy(memory: tuple[MemoryServer, str], tmp_path: Path) -> None:
-    server, token = memory
+def test_claude_code_through_the_reverse_proxy(memory: Memory, tmp_path: Path) -> None:
+    server, token, _ = memory
     upstream = FakeAnthropic(always_text(ANSWER), first_event_delay=0.2, event_delay=EVENT_DELAY)
     with upstream:
         proxy = reverse_proxy(tmp_path, memory, upstream)
@@ -209,12 +229,12 @@ def test_claude_code_through_the_reverse_proxy(memory: tuple[MemoryServer, str],
             # It went through the proxy, and the upstream saw the key the proxy never keeps.
             assert upstream.message_requests and upstream.message_requests[0].headers["x-api-key"] == API_KEY
         assert_no_credentials(proxy)
-    approve_and_find(server, token, item)
+    approve_and_find(memory, item)
 
 
-def test_claude_code_through_the_forward_proxy(memory: tuple[MemoryServer, str], tmp_path: Path) -> None:
+def test_claude_code_through_the_forward_proxy(memory: Memory, tmp_path: Path) -> None:
     """HTTPS_PROXY + our CA (NODE_EXTRA_CA_CERTS); the MCP URL on 127.0.0.1 bypasses it (NO_PROXY)."""
-    server, token = memory
+    server, token, user = memory
     cert, key = self_signed_certificate(tmp_path / "tls", "localhost")
     upstream = FakeAnthropic(
         always_text(ANSWER), host="localhost", tls=(cert, key), first_event_delay=0.2, event_delay=EVENT_DELAY
@@ -239,7 +259,7 @@ def test_claude_code_through_the_forward_proxy(memory: tuple[MemoryServer, str],
                 "NO_PROXY": "127.0.0.1",
                 "no_proxy": "127.0.0.1",
             }
-            mcp = mcp_config("memory", f"{server.base_url}/mcp/claude-code/sse/alice", token)
+            mcp = mcp_config("memory", f"{server.base_url}/mcp/claude-code/sse/{user}", token)
             config_path = home / "mcp.json"
             home.mkdir(parents=True, exist_ok=True)
             config_path.write_text(json.dumps(mcp))
@@ -264,7 +284,7 @@ def test_claude_code_through_the_forward_proxy(memory: tuple[MemoryServer, str],
 
 
 @pytest.fixture
-def reverse(memory: tuple[MemoryServer, str], tmp_path: Path) -> Iterator[tuple[FakeAnthropic, CaptureProxy]]:
+def reverse(memory: Memory, tmp_path: Path) -> Iterator[tuple[FakeAnthropic, CaptureProxy]]:
     with (
         FakeAnthropic(always_text(ANSWER), event_delay=EVENT_DELAY) as upstream,
         reverse_proxy(tmp_path, memory, upstream) as proxy,
@@ -277,7 +297,7 @@ def sdk(base_url: str) -> anthropic.Anthropic:
 
 
 def test_anthropic_sdk_streamed_and_not(memory, reverse) -> None:
-    server, token = memory
+    server, token, _ = memory
     upstream, proxy = reverse
     client = sdk(proxy.url)
     arrivals = []
@@ -360,7 +380,7 @@ def sdk_failure(base_url: str) -> type[BaseException]:
 
 @pytest.mark.parametrize("fault", ["rate_limit", "server_error", "cut"])
 def test_upstream_errors_reach_the_client_as_sent_and_nothing_is_stored(memory, reverse, fault) -> None:
-    server, token = memory
+    server, token, _ = memory
     upstream, proxy = reverse
     upstream.fault = fault
     body = {
@@ -392,7 +412,7 @@ def test_upstream_errors_reach_the_client_as_sent_and_nothing_is_stored(memory, 
 
 
 def test_api_outage_and_proxy_restart_deliver_every_turn_once(memory, reverse) -> None:
-    server, token = memory
+    server, token, _ = memory
     upstream, proxy = reverse
     server.stop()
     client = sdk(proxy.url)
@@ -456,11 +476,9 @@ def test_forward_mode_tunnels_other_hosts_without_interception(tmp_path: Path) -
         assert_no_credentials(proxy)
 
 
-def test_a_claude_code_tool_loop_is_captured_as_one_turn(
-    memory: tuple[MemoryServer, str], tmp_path: Path
-) -> None:
+def test_a_claude_code_tool_loop_is_captured_as_one_turn(memory: Memory, tmp_path: Path) -> None:
     """Prompt -> ToolSearch -> MCP search_memory -> answer: three requests, one memory."""
-    server, token = memory
+    server, token, user = memory
     tool = "mcp__memory__search_memory"
     answer = "You like the zebrafinch build tool best."
     script = ToolThenAnswer(tool, {"query": "favourite build tool"}, answer)
@@ -473,7 +491,7 @@ def test_a_claude_code_tool_loop_is_captured_as_one_turn(
                 "Which build tool do I like best?",
                 home=home,
                 upstream_url=proxy.url,
-                mcp_config=mcp_config("memory", f"{server.base_url}/mcp/claude-code/sse/alice", token),
+                mcp_config=mcp_config("memory", f"{server.base_url}/mcp/claude-code/sse/{user}", token),
                 allowed_tools=["mcp__memory"],
             )
             assert run.event("result").get("result") == answer, run.describe()

@@ -92,6 +92,12 @@ def one_line_error(completed: subprocess.CompletedProcess[str], code: int, *frag
 
 
 def new_user(server: MemoryServer) -> tuple[str, str]:
+    """A new user and a token for it, over REST (no process): for tests of other commands."""
+    user = f"cli-{uuid.uuid4().hex[:8]}"
+    return user, server.make_token(user)
+
+
+def new_user_from_the_cli(server: MemoryServer) -> tuple[str, str]:
     user = f"cli-{uuid.uuid4().hex[:8]}"
     created = as_json(
         ccmem(server, "token", "create", "--user", user, "--json", "--data-dir", str(server.data_dir))
@@ -379,7 +385,7 @@ def test_export_then_import_round_trip(memory_server: MemoryServer, tmp_path: Pa
 
 # -- tokens, consent, retention ------------------------------------------------------------------
 def test_tokens_create_list_and_revoke(memory_server: MemoryServer) -> None:
-    user, token = new_user(memory_server)
+    user, token = new_user_from_the_cli(memory_server)
     data = ("--data-dir", str(memory_server.data_dir))
     plain = ccmem(memory_server, "token", "create", "--user", user, "--name", "laptop", *data).stdout.strip()
     assert plain.startswith("ccm_") and "\n" not in plain

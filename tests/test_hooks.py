@@ -11,6 +11,7 @@ a secret, captures the turn at Stop into the consent queue as the proxy would, a
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,13 @@ def test_budgets_have_a_hard_ceiling(key: str) -> None:
 # -- integration: the endpoint -------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
+    """One server for the endpoint's tests; each test has users of its own."""
+    with MemoryServer(tmp_path_factory.mktemp("hooks-server")) as running:
+        yield running
+
+
 def hook(server: MemoryServer, token: str, body: dict[str, Any]) -> dict[str, Any]:
     response = httpx.post(
         f"{server.base_url}/api/v1/hooks/claude-code",
@@ -146,8 +154,8 @@ def event(name: str, session: str, cwd: Path, **fields: Any) -> dict[str, Any]:
 
 
 def test_hooks_recall_once_above_the_floor_and_capture_the_turn(server: MemoryServer, tmp_path: Path) -> None:
-    token = server.make_token("alice")
-    other = server.make_token("bob")
+    token = server.make_token(f"alice-{uuid.uuid4().hex[:6]}")
+    other = server.make_token(f"bob-{uuid.uuid4().hex[:6]}")
     project = tmp_path / "shop-api"
     (project / ".git").mkdir(parents=True)
     fact = add(server, token, "The shop-api project deploys with the zebrafinch build tool", "shop-api")
@@ -220,7 +228,7 @@ def test_hooks_recall_once_above_the_floor_and_capture_the_turn(server: MemorySe
 
 
 def test_hooks_answer_nothing_rather_than_fail(server: MemoryServer, tmp_path: Path) -> None:
-    token = server.make_token("carol")
+    token = server.make_token(f"carol-{uuid.uuid4().hex[:6]}")
     url = f"{server.base_url}/api/v1/hooks/claude-code"
     headers = {"Authorization": f"Bearer {token}"}
     for body in (

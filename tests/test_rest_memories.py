@@ -245,13 +245,12 @@ def test_openapi_docs(srv: MemoryServer) -> None:
     assert httpx.get(f"{srv.base_url}/docs").status_code == 200
 
 
-def test_memories_survive_a_restart(start_server) -> None:  # type: ignore[no-untyped-def]
-    server = start_server()
-    token = server.make_token("carol")
-    with client(server, token) as c:
+def test_memories_survive_a_restart(srv: MemoryServer) -> None:
+    token = srv.make_token(f"u{uuid.uuid4().hex[:10]}")
+    with client(srv, token) as c:
         row = add(c, "The release checklist lives in docs/RELEASING.md")
-    server.restart()
-    with client(server, token) as c:
+    srv.restart()  # the module's server; the tests after this one use it restarted
+    with client(srv, token) as c:
         hits = c.post("/api/v1/memories/search", json={"query": "where is the release checklist?"}).json()
         assert hits["results"][0]["id"] == row["id"]
         assert c.get(f"/api/v1/memories/{row['id']}").json()["text"] == row["content"]

@@ -121,7 +121,18 @@ class MemoryServer(ChildProcess):
         return self.start()
 
     def make_token(self, user: str) -> str:
-        """A new bearer token for ``user``, from ``ccmem token create``."""
+        """A new bearer token for ``user``: from ``POST /api/v1/tokens`` with the admin token while
+        the server runs (no process to start), else from ``ccmem token create``."""
+        if self.process is not None and self.process.poll() is None:
+            response = httpx.post(
+                f"{self.base_url}/api/v1/tokens",
+                json={"user_id": user},
+                headers=self.admin_headers(),
+                timeout=30,
+            )
+            if response.status_code != 201:
+                raise RuntimeError(f"POST /api/v1/tokens answered {response.status_code}: {response.text}")
+            return str(response.json()["token"])
         completed = self.ccmem("token", "create", "--user", user, "--data-dir", str(self.data_dir))
         lines = [line.strip() for line in completed.stdout.splitlines() if line.strip()]
         if not lines:
