@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from ..config import ProfileLlmSettings
 from ..errors import Unavailable
 from .profile_rules import ASSISTANT, CATEGORIES, MAX_FACT_CHARS, USER, Fact
+
+if TYPE_CHECKING:  # httpx is loaded only with an LLM configured: `ccmem serve` starts without it
+    import httpx
 
 SYSTEM_PROMPT = (
     "You extract lasting facts for a long-term memory. Given a note or a conversation turn "
@@ -39,6 +40,8 @@ class LlmExtractor:
     def __init__(self, settings: ProfileLlmSettings, transport: httpx.BaseTransport | None = None) -> None:
         if not settings.base_url or not settings.model:
             raise ValueError("profile.llm needs base_url and model")
+        import httpx
+
         self.settings = settings
         self.url = settings.base_url.rstrip("/") + "/chat/completions"
         self.client = httpx.Client(timeout=settings.timeout_seconds, transport=transport)
@@ -57,6 +60,8 @@ class LlmExtractor:
             "temperature": 0,
             "response_format": {"type": "json_object"},
         }
+        import httpx
+
         try:
             response = self.client.post(self.url, json=body, headers=headers)
         except httpx.HTTPError as exc:
