@@ -229,18 +229,42 @@ def test_the_scheduler_sweeps_on_its_interval_and_stops_cleanly(components: Comp
 def test_forget_matches_a_project_glob_in_every_state_including_tombstones(components: Components) -> None:
     service = components.service
     in_project = [
-        add(service, "dave", "User: build?\n\nAssistant: make all", "capture", project="/src/shop/api"),
-        add(service, "dave", "User: test?\n\nAssistant: make test", "capture", project="/src/shop/web"),
+        add(
+            service,
+            "dave",
+            "User: how do I build the shop api?\n\nAssistant: run make all in its folder",
+            "capture",
+            project="/src/shop/api",
+        ),
+        add(
+            service,
+            "dave",
+            "User: how do I test the shop web app?\n\nAssistant: run make test in its folder",
+            "capture",
+            project="/src/shop/web",
+        ),
     ]
     service.approve(in_project[0], user_id="dave", decided_by="user:dave")  # becomes active, new id
     with service.database.session() as session:
         approved_id = str(session.scalar(select(Memory.id).where(Memory.project == "/src/shop/api")))
-    tombstone = add(service, "dave", "User: lint?\n\nAssistant: ruff", "capture", project="/src/shop/cli")
+    tombstone = add(
+        service,
+        "dave",
+        "User: which linter does the shop cli use?\n\nAssistant: ruff, with the default rules",
+        "capture",
+        project="/src/shop/cli",
+    )
     service.approve(tombstone, user_id="dave", decided_by="user:dave")
     with service.database.session() as session:
         tombstone = str(session.scalar(select(Memory.id).where(Memory.project == "/src/shop/cli")))
     service.delete_memories([tombstone], user_id="dave")
-    other = add(service, "dave", "User: docs?\n\nAssistant: mkdocs", "capture", project="/src/blog")
+    other = add(
+        service,
+        "dave",
+        "User: what builds the blog's docs?\n\nAssistant: mkdocs, from the docs folder",
+        "capture",
+        project="/src/blog",
+    )
     retention = Retention(service)
 
     receipt = retention.forget("dave", project="/src/shop/*")

@@ -40,9 +40,8 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +52,6 @@ from qdrant_edge import (
     EdgeConfig,
     EdgeShard,
     EdgeVectorParams,
-    PayloadSchemaType,
     Point,
     PointVectors,
     Query,
@@ -66,6 +64,19 @@ from qdrant_edge import (
 from ..errors import BadInput, ConfigError, NotFound, Unavailable
 from . import shard_copy
 from .disk_space import room_to_load
+from .edge_points import (
+    DEFAULT_PAYLOAD_INDEXES,
+    RETIRED_PAYLOAD_INDEXES,
+    TEXT_FIELDS,
+    OutputData,
+    TextSource,
+)
+from .edge_points import (
+    SCHEMA_TYPES as _SCHEMA_TYPES,
+)
+from .edge_points import output as _output
+from .edge_points import point_id as _point_id
+from .edge_points import without_text as _without_text
 from .filters import edge_filter
 from .index_build import IndexBuilder
 
@@ -76,66 +87,7 @@ logger = logging.getLogger(__name__)
 RELOAD_SHARE = 0.1
 RELOAD_MIN = 1000
 
-#: Payload fields indexed by default. Filters on other fields work too (Edge then reads the
-#: payloads of the candidates); an index makes a selective filter cheap at 100k points.
-DEFAULT_PAYLOAD_INDEXES: dict[str, str] = {
-    "user_id": "keyword",
-    "agent_id": "keyword",
-    "run_id": "keyword",
-    "actor_id": "keyword",
-    "app_id": "keyword",
-    "project": "keyword",
-    "state": "keyword",
-    "expires_at": "float",
-    "created_ts": "float",
-}
-#: Indexes earlier versions made and this one drops when it opens a shard. ``hash`` (mem0's
-#: content digest, a different value on every point) was never a filter: it was the costliest
-#: index to load (0.08 of 0.41 s at 100k points) and to keep up to date.
-RETIRED_PAYLOAD_INDEXES = ("hash",)
-
-_SCHEMA_TYPES = {
-    "keyword": PayloadSchemaType.Keyword,
-    "integer": PayloadSchemaType.Integer,
-    "float": PayloadSchemaType.Float,
-    "datetime": PayloadSchemaType.Datetime,
-    "text": PayloadSchemaType.Text,
-    "uuid": PayloadSchemaType.Uuid,
-}
 _SCROLL_PAGE = 1000
-#: Payload fields a point never keeps: the memory's text as mem0 writes it (``data``) and its
-#: lemmas for mem0's BM25 (``text_lemmatized``). Edge deletes logically and keeps old payloads
-#: in its segment pages and its write-ahead log, so text stored here would outlive every
-#: delete. The text lives in the databases that erase it (memories/erasure.py); mem0's reads
-#: get it back through :attr:`QdrantEdgeStore.text_source`.
-TEXT_FIELDS = ("data", "text_lemmatized")
-
-#: ``ids -> {id: text}`` for the points mem0 reads back (get, search, list).
-TextSource = Callable[[Sequence[str]], Mapping[str, str]]
-
-
-@dataclass(slots=True)
-class OutputData:
-    """One point as mem0 reads it."""
-
-    id: str
-    score: float | None
-    payload: dict[str, Any]
-
-
-def _point_id(value: Any) -> str:
-    try:
-        return str(uuid.UUID(str(value)))
-    except ValueError:
-        raise BadInput(f"vector ids must be UUIDs, got {value!r}") from None
-
-
-def _without_text(payload: Mapping[str, Any] | None) -> dict[str, Any]:
-    return {key: value for key, value in (payload or {}).items() if key not in TEXT_FIELDS}
-
-
-def _output(point: Any, score: float | None = None) -> OutputData:
-    return OutputData(id=str(point.id), score=score, payload=dict(point.payload or {}))
 
 
 class QdrantEdgeStore(VectorStoreBase):
