@@ -16,26 +16,23 @@ standing rule of theirs; a rejected proposal is not proposed again.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hashlib
 import logging
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-import anyio
 from sqlalchemy import func, select, update
 
 from ..auth.identity import Principal, acting_user
-from ..db.models import HygieneProposal, HygieneRule, Memory, MemoryAccessLog, MemoryState, User, utcnow
+from ..db.models import HygieneProposal, HygieneRule, Memory, MemoryAccessLog, MemoryState, User
 from ..errors import BadInput, Conflict, Forbidden, MemoryError_, NotFound
 from .consent import BULK_MAX, decider
 from .hygiene_scan import KINDS, Finding, Item, Thresholds, scan
+from .periodic import Periodic
 from .service import MemoryService
 from .values import iso
 
@@ -539,39 +536,19 @@ class Hygiene:
         }
 
 
-class HygieneScheduler:
-    """The server's schedule: ``hygiene.run()`` in a worker thread every ``hours``; 0: never."""
+class HygieneScheduler(Periodic):
+    """The server's schedule: ``hygiene.run()`` in a worker thread every ``hours``; 0: never
+    (see :mod:`.periodic`)."""
 
     def __init__(
         self, hygiene: Hygiene, hours: float, first_delay_seconds: float = FIRST_RUN_DELAY_SECONDS
     ) -> None:
+        interval_seconds = hours * 3600
+        super().__init__(
+            hygiene,
+            hygiene.run,
+            interval_seconds=interval_seconds,
+            first_delay_seconds=min(first_delay_seconds, interval_seconds),
+            name="hygiene run",
+        )
         self.hygiene = hygiene
-        self.interval_seconds = hours * 3600
-        self.first_delay_seconds = min(first_delay_seconds, self.interval_seconds)
-
-    async def loop(self) -> None:
-        delay = self.first_delay_seconds
-        while True:
-            self.hygiene.next_run_at = utcnow() + timedelta(seconds=delay)
-            await asyncio.sleep(delay)
-            try:
-                await anyio.to_thread.run_sync(self.hygiene.run)
-            except Exception:
-                log.exception(
-                    "hygiene run failed; the next one runs in %g hours", self.interval_seconds / 3600
-                )
-            delay = self.interval_seconds
-
-    @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[HygieneScheduler]:
-        if self.interval_seconds <= 0:
-            yield self
-            return
-        task = asyncio.create_task(self.loop(), name="hygiene-scheduler")
-        try:
-            yield self
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-            self.hygiene.next_run_at = None

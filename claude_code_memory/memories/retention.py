@@ -18,18 +18,15 @@ conversation ids that a user asking to be forgotten means.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import fnmatch
 import logging
 import threading
 import uuid
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-import anyio
 from sqlalchemy import and_, delete, func, or_, select
 from sqlalchemy.orm import Session
 
@@ -41,9 +38,9 @@ from ..db.models import (
     MemoryCategory,
     MemoryState,
     MemoryStatusHistory,
-    utcnow,
 )
 from ..errors import BadInput, NotFound
+from .periodic import Periodic
 from .service import MemoryService
 from .values import iso, validate_app_name
 
@@ -353,13 +350,9 @@ def _chunks(items: list[_Target], size: int) -> Iterable[list[_Target]]:
         yield items[start : start + size]
 
 
-class Sweeper:
-    """The server's schedule: ``retention.sweep()`` in a worker thread every interval.
-
-    The first sweep runs shortly after start-up. A failed sweep is logged and the loop goes on;
-    leaving :meth:`running` cancels the loop, waiting for a sweep in progress to finish (a
-    worker thread cannot be interrupted) so the stores are never closed under it.
-    """
+class Sweeper(Periodic):
+    """The server's schedule: ``retention.sweep()`` in a worker thread every interval, the first
+    shortly after start-up (see :mod:`.periodic`)."""
 
     def __init__(
         self,
@@ -367,33 +360,14 @@ class Sweeper:
         interval_minutes: float,
         first_delay_seconds: float = FIRST_SWEEP_DELAY_SECONDS,
     ) -> None:
+        super().__init__(
+            retention,
+            retention.sweep,
+            interval_seconds=interval_minutes * 60,
+            first_delay_seconds=first_delay_seconds,
+            name="retention sweep",
+        )
         self.retention = retention
-        self.interval_seconds = interval_minutes * 60
-        self.first_delay_seconds = first_delay_seconds
-
-    async def loop(self) -> None:
-        delay = self.first_delay_seconds
-        while True:
-            self.retention.next_run_at = utcnow() + timedelta(seconds=delay)
-            await asyncio.sleep(delay)
-            try:
-                await anyio.to_thread.run_sync(self.retention.sweep)
-            except Exception:
-                log.exception(
-                    "retention sweep failed; the next one runs in %g minutes", self.interval_seconds / 60
-                )
-            delay = self.interval_seconds
-
-    @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[Sweeper]:
-        task = asyncio.create_task(self.loop(), name="retention-sweeper")
-        try:
-            yield self
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-            self.retention.next_run_at = None
 
 
 def _scope_value(value: object) -> object:
