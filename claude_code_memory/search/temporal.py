@@ -31,8 +31,8 @@ from .relative_dates import Anchor, anchors, order, spans
 
 #: How many of an event's best keyword matches place it in time.
 ANCHOR_HITS = 2
-#: Seconds a scope's reference time is reused: finding it reads every memory of the scope
-#: (no index holds the newest ``captured_at`` of a user), and a minute does not move a day.
+#: Seconds a scope's reference time is reused: a minute does not move a day, and reading it
+#: costs the memories of the scope written without a ``captured_at`` (:func:`reference_time`).
 REFERENCE_TTL = 60.0
 
 
