@@ -79,6 +79,33 @@ def test_the_guard_refuses_with_507_flushes_once_and_accepts_again(tmp_path: Pat
     assert flushes == [1, 1]
 
 
+def test_the_holes_are_counted_again_after_a_second_or_when_space_runs_short(tmp_path: Path) -> None:
+    """Counting them stats every segment file; on a roomy disk a count a second old will do."""
+    free, now, counts = {"bytes": 2000 * MIB}, {"s": 0.0}, []
+
+    def claimed() -> int:
+        counts.append(1)
+        return 32 * MIB
+
+    guard = DiskGuard(
+        tmp_path,
+        64 * MIB,
+        claimed=claimed,
+        statvfs=lambda path: fake_statvfs(free["bytes"], 4000 * MIB)(path),
+        clock=lambda: now["s"],
+    )
+    for _ in range(5):
+        guard.require_room()
+    assert len(counts) == 1
+    now["s"] = 1.5
+    guard.require_room()
+    assert len(counts) == 2
+    free["bytes"] = 300 * MIB  # less than reserve + holes + CLAIMED_MARGIN: count every time
+    guard.require_room()
+    guard.require_room()
+    assert len(counts) == 4
+
+
 def test_clients_of_the_api_raise_the_same_error_for_507() -> None:
     error = error_for_status(507, "not enough disk space")
     assert isinstance(error, InsufficientStorage)

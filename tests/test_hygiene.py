@@ -115,6 +115,36 @@ def test_the_job_compares_stored_vectors_and_embeds_only_a_lost_one(tmp_path: Pa
         parts.close()
 
 
+def test_a_run_reads_only_the_newest_memories_of_a_user(tmp_path: Path) -> None:
+    """hygiene.max_memories bounds a run: neighbours compare every pair of what it reads."""
+    settings = load_settings(
+        config_path=None,
+        environ={},
+        overrides={
+            "server.data_dir": str(tmp_path / "data"),
+            "hygiene.schedule_hours": 0,
+            "hygiene.max_memories": 100,
+        },
+    )
+    parts = Components(settings)
+    try:
+        service = parts.service
+        texts = [
+            "The deploy script lives in scripts/deploy.sh",
+            "the deploy script lives in scripts/deploy.sh!",
+        ]
+        texts += [f"Ticket {n} is about the {n}th service of the {n % 7} cluster" for n in range(100)]
+        for text in texts:  # the duplicate pair first: the oldest two
+            service.add_memory(user_id="ann", app_name="test", text=text)
+        report = Hygiene(service).run("ann")
+        assert report.memories == 100 and report.proposed["duplicate"] == 0
+        service.settings.hygiene.max_memories = 102
+        report = Hygiene(service).run("ann")
+        assert report.memories == 102 and report.proposed["duplicate"] == 1
+    finally:
+        parts.close()
+
+
 @pytest.fixture(scope="module")
 def memory_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
     # Only on demand here: the scheduled run has its own server below.

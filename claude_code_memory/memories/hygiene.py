@@ -144,8 +144,10 @@ class Hygiene:
                 .outerjoin(last_read, last_read.c.memory_id == Memory.id)
                 # A memory-tool file is the model's own notebook: its structure is not ours to merge.
                 .where(Memory.user_id == user_pk, Memory.state == MemoryState.active, Memory.path.is_(None))
-                .order_by(Memory.created_at)
-            ).all()
+                # The newest only: neighbours compare every pair (hygiene.max_memories).
+                .order_by(Memory.created_at.desc())
+                .limit(self.settings.max_memories)
+            ).all()[::-1]
             known = set(
                 session.scalars(select(HygieneProposal.signature).where(HygieneProposal.user_id == user_pk))
             )

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, Uuid, bindparam, select, text
 
 from ..config import SearchSettings
 from ..db.models import Memory, MemoryState
@@ -31,8 +31,8 @@ from .relative_dates import Anchor, anchors, order, spans
 
 #: How many of an event's best keyword matches place it in time.
 ANCHOR_HITS = 2
-#: Seconds a scope's reference time is reused: finding it reads every memory of the scope
-#: (no index holds the newest ``captured_at`` of a user), and a minute does not move a day.
+#: Seconds a scope's reference time is reused: a minute does not move a day, and reading it
+#: costs the memories of the scope written without a ``captured_at`` (:func:`reference_time`).
 REFERENCE_TTL = 60.0
 
 
@@ -121,20 +121,46 @@ class ReferenceTimes:
 
 def reference_time(connection: Connection, scope: Scope, now: datetime) -> datetime | None:
     """The newest time among the memories in scope (``captured_at``, else creation), at most
-    ``now``; None when the scope holds none."""
-    newest = select(func.max(func.coalesce(Memory.captured_at, Memory.created_at))).where(
-        Memory.user_id == scope.user_pk, Memory.state == MemoryState.active
-    )
+    ``now``; None when the scope holds none.
+
+    Two reads of the index ``(user_id, captured_at)`` rather than one over every memory of the
+    scope: the newest ``captured_at`` is the first active row walking it from the top, and the
+    memories without one (OpenMemory's clients write none; every conversation turn has one)
+    are the index's range of nulls, the only rows whose creation time is read. Over every row,
+    finding the reference took a time that grew with the store (see docs/search.md)."""
+    params: dict[str, object] = {"user": scope.user_pk, "state": MemoryState.active.value}
+    filters = ""
     if scope.app_id is not None:
-        newest = newest.where(Memory.app_id == scope.app_id)
+        filters += " AND app_id = :app"
+        params["app"] = scope.app_id
     if scope.project is not None:
-        newest = newest.where(Memory.project == scope.project)
-    value = connection.execute(newest).scalar()
+        filters += " AND project = :project"
+        params["project"] = scope.project
+    # SQLite's planner, which keeps no statistics here, picks (user_id, state) for the nulls.
+    table = (
+        "memories INDEXED BY ix_memories_user_captured" if connection.dialect.name == "sqlite" else "memories"
+    )
+    types = [bindparam("user", type_=Uuid()), bindparam("app", type_=Uuid())]
+    captured = text(
+        f"SELECT captured_at FROM {table} WHERE user_id = :user AND captured_at IS NOT NULL "
+        f"AND state = :state{filters} ORDER BY captured_at DESC LIMIT 1"
+    ).bindparams(*types[: 2 if "app" in params else 1])
+    stored = text(
+        f"SELECT max(created_at) FROM {table} WHERE user_id = :user AND captured_at IS NULL "
+        f"AND state = :state{filters}"
+    ).bindparams(*types[: 2 if "app" in params else 1])
+    moments = [_moment(connection.execute(statement, params).scalar()) for statement in (captured, stored)]
+    known = [moment for moment in moments if moment is not None]
+    return min(max(known), now) if known else None
+
+
+def _moment(value: object) -> datetime | None:
     if value is None:
         return None
-    if isinstance(value, str):  # SQLite hands back coalesce() of two DateTime columns as text
-        value = datetime.fromisoformat(value)
-    return min(value, now)
+    if isinstance(value, str):  # SQLite hands back DateTime columns of a text() query as text
+        return datetime.fromisoformat(value)
+    assert isinstance(value, datetime)
+    return value
 
 
 def event_times(connection: Connection, keywords: KeywordIndex, scope: Scope, phrase: str) -> list[datetime]:
