@@ -243,3 +243,31 @@ def test_a_batch_is_stored_in_a_few_transactions_not_one_a_memory(service: Memor
     assert [o["results"][0]["event"] for o in outcomes] == ["ADD"] * 40
     assert len(commits) <= 3, len(commits)
     assert len(service.vectors.history_ids() - stamps_before) == 40
+
+
+def test_a_refused_user_or_paused_app_fails_every_item_as_single_writes_do(service: MemoryService) -> None:
+    from claude_code_memory.db.models import App
+
+    items = [{"text": "One fact for a paused app"}, {"text": "  "}, {"text": "Another fact for it"}]
+    service.add_memory(user_id="pauser", app_name="paused", text="Written before the pause")
+    with service.database.session() as session:
+        app = session.scalar(select(App).where(App.name == "paused"))
+        assert app is not None
+        app.is_active = False
+    for user_id in ("pauser", "no such user/with a slash"):
+        batch = service.add_memories(user_id=user_id, app_name="paused", items=items, channel="rest")
+        single = []
+        for index, item in enumerate(items):
+            try:
+                single.append(
+                    {
+                        "index": index,
+                        "results": service.add_memory(
+                            **item_arguments(item), user_id=user_id, app_name="paused"
+                        ),
+                    }
+                )
+            except Exception as exc:
+                single.append({"index": index, "error": exc.message, "code": exc.code, "status": exc.status})  # type: ignore[attr-defined]
+        assert batch == single
+        assert all("error" in outcome for outcome in batch), batch

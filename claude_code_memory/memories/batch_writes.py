@@ -76,9 +76,11 @@ class BatchWrite:
             except MemoryError_ as exc:
                 outcomes[index] = _error(index, exc)
         accepted: list[_Item] = []
+        user, app = None, None
         with w.database.session() as session:
             try:
-                user, app = w.owners.user_app(session, user_id, app_name) if writes else (None, None)
+                if writes:
+                    user, app = w.owners.user_app(session, user_id, app_name)
             except MemoryError_ as exc:
                 outcomes.update({index: _error(index, exc) for index, _ in writes})
                 writes = []
