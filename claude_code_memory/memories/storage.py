@@ -11,6 +11,7 @@ are the length of their memories' text, what the quota counts.
 
 from __future__ import annotations
 
+import uuid
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -107,12 +108,17 @@ def quota_state(used: int, quota: int, ratio: float) -> dict[str, Any]:
     return state
 
 
-def quota_warning(service: MemoryService, user_id: str) -> dict[str, Any] | None:
+def quota_warning(
+    service: MemoryService, user_id: str, user_pk: uuid.UUID | None = None
+) -> dict[str, Any] | None:
     """The user's quota state when it is at ``performance.quota_warning_ratio`` or over, else
-    None. Cheap: the usage is counted once, then kept up to date in process."""
-    with service.database.session() as session:
-        user = service.find_user(session, user_id)
-        used = service.usage.used(session, user.id)
+    None. Cheap: the usage is counted once, then kept up to date in process; with the user's
+    key (``user_pk``, a row just written has it) and the count kept, no query at all."""
+    used = service.usage.known(user_pk) if user_pk is not None else None
+    if used is None:
+        with service.database.session() as session:
+            user = service.find_user(session, user_id)
+            used = service.usage.used(session, user.id)
     state = quota_state(used, quota_bytes(service), service.settings.performance.quota_warning_ratio)
     return state if state["warning"] else None
 

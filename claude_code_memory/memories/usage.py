@@ -31,6 +31,10 @@ class Usage:
             self._bytes[user_pk] = used
         return used
 
+    def known(self, user_pk: uuid.UUID) -> int | None:
+        """The user's bytes if counted already (no query), else None."""
+        return self._bytes.get(user_pk)
+
     def add(self, user_pk: uuid.UUID, text: str) -> None:
         if user_pk in self._bytes:
             self._bytes[user_pk] += len(text.encode("utf-8"))

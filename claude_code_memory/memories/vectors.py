@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import uuid
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
+
+from mem0.utils.lemmatization import lemmatize_for_bm25
 
 from ..db.models import MemoryState
 from ..errors import BadInput, NotFound
@@ -135,6 +138,58 @@ class Vectors:
         except ValueError as exc:
             raise BadInput(str(exc)) from exc
         return list(result.get("results", []))
+
+    def add_many(
+        self, writes: Sequence[tuple[str, Admitted, list[float], dict[str, Any]]], *, user_id: str
+    ) -> None:
+        """Store the points of several admitted writes in one upsert, and their mem0 ``ADD``
+        history rows in one transaction: what :meth:`add` (mem0's ``Memory.add`` with
+        ``infer=False``) stores for each, field for field. Each write is ``(id, admitted,
+        vector, payload)``, the payload :func:`point_payload`'s. Points first, history after:
+        a crash between them leaves points whose rows were never written, orphans the
+        reconciler removes with their history."""
+        for _, admitted, _, _ in writes:
+            if not isinstance(admitted, Admitted):
+                raise TypeError("the engine stores only writes admitted by policy.gate.admit()")
+        if not writes:
+            return
+        stamp = datetime.now(UTC).isoformat()  # mem0's own clock for its fields
+        payloads = [
+            {
+                **payload,
+                "user_id": user_id,
+                "role": "user",
+                "data": admitted.text,
+                "hash": hashlib.md5(admitted.text.encode()).hexdigest(),  # mem0's digest of the text
+                "created_at": stamp,
+                "updated_at": stamp,
+                "text_lemmatized": lemmatize_for_bm25(admitted.text),
+            }
+            for _, admitted, _, payload in writes
+        ]
+        with self.engine.server_errors():
+            self.engine.store.insert(
+                vectors=[vector for _, _, vector, _ in writes],
+                payloads=payloads,
+                ids=[memory_id for memory_id, _, _, _ in writes],
+            )
+        history = self.memory.db
+        rows = [
+            (str(uuid.uuid4()), memory_id, None, admitted.text, "ADD", stamp, stamp, 0, None, "user")
+            for memory_id, admitted, _, _ in writes
+        ]
+        with history._lock:  # mem0's own lock around its sqlite connection
+            history.connection.execute("BEGIN")
+            try:
+                history.connection.executemany(
+                    "INSERT INTO history (id, memory_id, old_memory, new_memory, event, created_at,"
+                    " updated_at, is_deleted, actor_id, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+            except Exception:
+                history.connection.execute("ROLLBACK")
+                raise
+            history.connection.execute("COMMIT")
 
     def update(self, memory_id: str, admitted: Admitted) -> None:
         if not isinstance(admitted, Admitted):

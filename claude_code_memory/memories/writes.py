@@ -36,7 +36,7 @@ from ..db.models import (
     User,
     utcnow,
 )
-from ..errors import BadInput, Conflict, MemoryError_, NotFound, TooLarge
+from ..errors import Conflict, NotFound, TooLarge
 from ..policy.gate import (
     Admitted,
     Facts,
@@ -50,12 +50,13 @@ from ..policy.gate import (
 )
 from ..policy.redact import redact
 from ..search.categories import Categoriser
+from .batch_writes import BatchWrite
 from .capture_filter import CaptureFilter
 from .owners import Owners, owned
-from .scopes import project_name, scope_of
 from .usage import Usage
 from .values import already_existed, epoch_seconds, parse_memory_id, validate_app_name, validate_text
 from .vectors import Vectors
+from .write_input import make_write
 
 
 class Writes:
@@ -107,26 +108,20 @@ class Writes:
         ``FILTERED`` (with ``reason``, no id) for a junk capture the capture filter dropped.
         """
         self.vectors.require_room()
-        text = validate_text(text)
-        if metadata is not None and not isinstance(metadata, dict):
-            raise BadInput("metadata must be a JSON object")
-        scope = scope_of(project, task)
-        # A capture names its working directory; its scope is the name the hooks give it.
-        named = project_name(scope.project) if channel == "capture" else scope.project
-        write = Write(
+        write = make_write(
             user_id=user_id,
-            app=validate_app_name(app_name),
+            app_name=app_name,
             text=text,
+            metadata=metadata,
             channel=channel,
-            metadata=dict(metadata or {}),
-            project=named,
+            project=project,
+            task=task,
             conversation_id=conversation_id,
             model=model,
             captured_at=captured_at,
             redacted_upstream=redacted_upstream,
-            task=scope.task,
-            origin=scope.project if named != scope.project else None,
         )
+        text = write.text
         try:
             with self.database.session() as session:
                 user, app = self.owners.user_app(session, user_id, app_name)
@@ -138,7 +133,7 @@ class Writes:
                         return [
                             {"id": None, "memory": None, "event": "FILTERED", "reason": f"junk: {reason}"}
                         ]
-                admitted = admit(write, self.policy, self._facts(session, user))
+                admitted = admit(write, self.policy, self._facts(session, user, channel))
                 user_pk, app_pk = user.id, app.id
                 existing = self._stored(session, user_pk, admitted.content_hash)
                 if existing is not None:
@@ -165,31 +160,11 @@ class Writes:
     def add_memories(
         self, *, user_id: str, app_name: str, items: Sequence[dict[str, Any]], channel: str = "rest"
     ) -> list[dict[str, Any]]:
-        """Several writes from one caller, embedded as a batch; each passes the gate on its own and
-        fails on its own (``{"index", "error", "status"}``) without stopping the others."""
+        """Several writes from one caller, stored together (:mod:`.batch_writes`); each passes
+        the gate on its own and fails on its own (``{"index", "error", "status"}``) without
+        stopping the others, with the answer it would get written alone after the ones before."""
         self.vectors.require_room()
-        self.prime_embeddings(item.get("text") for item in items)  # type: ignore[misc]
-        outcomes: list[dict[str, Any]] = []
-        for index, item in enumerate(items):
-            try:
-                results = self.add_memory(
-                    user_id=user_id,
-                    app_name=app_name,
-                    text=item.get("text"),  # type: ignore[arg-type]
-                    metadata=item.get("metadata"),
-                    infer=bool(item.get("infer", False)),
-                    channel=channel,
-                    project=item.get("project"),
-                    task=item.get("task"),
-                    conversation_id=item.get("conversation_id"),
-                    captured_at=item.get("captured_at"),
-                )
-                outcomes.append({"index": index, "results": results})
-            except MemoryError_ as exc:
-                outcomes.append(
-                    {"index": index, "error": exc.message, "code": exc.code, "status": exc.status}
-                )
-        return outcomes
+        return BatchWrite(self).add(user_id=user_id, app_name=app_name, items=items, channel=channel)
 
     def prime_embeddings(self, texts: Iterable[str]) -> int:
         """Embed texts that are about to be written in one batch (``performance.batch_operations``).
@@ -464,17 +439,25 @@ class Writes:
             session.add(memory)
             session.flush()  # a racing writer of the same text fails here, on the index
             self._set_categories(session, memory, self.vectors.embed(text), new=True)
-            if admitted.consent in ("rule", "approved", "approved_edited"):
-                session.add(
-                    ConsentDecision(
-                        memory_id=memory.id,
-                        user_id=user_pk,
-                        decision="allowed" if admitted.consent == "rule" else "approved",
-                        decided_by=decided_by or f"rule:{admitted.rule_id}",
-                        rule_id=admitted.rule_id,
-                        edited=admitted.consent == "approved_edited",
-                    )
-                )
+            decision = self.consent_decision(admitted, memory.id, user_pk, decided_by)
+            if decision is not None:
+                session.add(decision)
+
+    @staticmethod
+    def consent_decision(
+        admitted: Admitted, memory_id: uuid.UUID, user_pk: uuid.UUID, decided_by: str
+    ) -> ConsentDecision | None:
+        """The record of the consent a stored write had (a rule or an approval), if any."""
+        if admitted.consent not in ("rule", "approved", "approved_edited"):
+            return None
+        return ConsentDecision(
+            memory_id=memory_id,
+            user_id=user_pk,
+            decision="allowed" if admitted.consent == "rule" else "approved",
+            decided_by=decided_by or f"rule:{admitted.rule_id}",
+            rule_id=admitted.rule_id,
+            edited=admitted.consent == "approved_edited",
+        )
 
     @staticmethod
     def _stored(session: Session, user_pk: uuid.UUID, digest: str | None) -> Memory | None:
@@ -525,10 +508,17 @@ class Writes:
             path=write.path,
         )
 
-    def _facts(self, session: Session, user: User) -> Facts:
-        rules = session.scalars(
-            select(ConsentRule).where(ConsentRule.user_id == user.id).order_by(ConsentRule.created_at)
-        ).all()
+    def _facts(self, session: Session, user: User, channel: str | None = None) -> Facts:
+        """What the gate needs to know; the consent rules only for a ``channel`` they apply to
+        (None: any), saving their query on every other write."""
+        consenting = self.policy.require_consent and channel in self.policy.consent_channels
+        rules = (
+            session.scalars(
+                select(ConsentRule).where(ConsentRule.user_id == user.id).order_by(ConsentRule.created_at)
+            ).all()
+            if channel is None or consenting
+            else []
+        )
         ordered = sorted(rules, key=lambda r: r.effect != "deny")  # deny rules decide first
         return Facts(
             now=self.clock(),

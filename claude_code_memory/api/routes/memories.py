@@ -196,10 +196,11 @@ def create_memory(
     first = results[0] if results else None
     if first is None:
         return None
-    row = memory_row(service.get(first["id"], uid))
+    memory = service.get(first["id"], uid)
+    row = memory_row(memory)
     if first.get("already_existed"):
         row["already_existed"] = True  # de-duplicated: the same text is stored once per user
-    return with_quota_warning(response, service, uid, row)
+    return with_quota_warning(response, service, uid, row, memory.user_id)
 
 
 @router.post("/batch", summary="Create up to 500 memories in one request (embedded as a batch)")

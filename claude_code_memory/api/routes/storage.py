@@ -11,6 +11,7 @@ once the user's text reaches ``performance.quota_warning_ratio`` of the quota: a
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import anyio.to_thread
@@ -60,9 +61,12 @@ async def reclaim(
     return report
 
 
-def with_quota_warning(response: Response, service: MemoryService, user_id: str, body: Any) -> Any:
-    """``body`` with the user's quota warning added (and the header set), when there is one."""
-    warning = storage.quota_warning(service, user_id)
+def with_quota_warning(
+    response: Response, service: MemoryService, user_id: str, body: Any, user_pk: uuid.UUID | None = None
+) -> Any:
+    """``body`` with the user's quota warning added (and the header set), when there is one.
+    ``user_pk``: the user's key when the caller has it (saves looking the user up)."""
+    warning = storage.quota_warning(service, user_id, user_pk)
     if warning is not None:
         response.headers[QUOTA_HEADER] = warning["warning"]
         if isinstance(body, dict):
