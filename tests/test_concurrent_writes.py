@@ -30,7 +30,7 @@ import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's telemetry
 from claude_code_memory.config import load_settings
 from claude_code_memory.memories.components import Components
 from claude_code_memory.memories.service import MemoryService
-from tests.support.postgres import PostgresCluster
+from tests.support.postgres import PostgresDatabase
 from tests.support.server import MemoryServer
 
 WRITERS = 20
@@ -102,7 +102,7 @@ def test_concurrent_writers_of_the_same_texts_store_each_once_on_postgresql(  # 
     _check(start_server(env={"DATABASE_URL": postgres_url}))
 
 
-def _waiting_on_locks(postgres: PostgresCluster) -> int:
+def _waiting_on_locks(postgres: PostgresDatabase) -> int:
     """How many of the server's connections wait for a lock another transaction holds."""
     with postgres.superuser_connection() as connection:
         row = connection.execute(
@@ -121,7 +121,7 @@ def _until(condition: Callable[[], bool], what: str, timeout: float = 60) -> Non
 
 @pytest.mark.postgres
 def test_a_category_another_writer_is_still_creating_is_not_linked_before_it_commits(
-    postgres: PostgresCluster, tmp_path: Path
+    postgres: PostgresDatabase, tmp_path: Path
 ) -> None:
     settings = load_settings(
         config_path=None,

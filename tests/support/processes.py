@@ -43,10 +43,21 @@ def require_tool(path: str | Path, what: str, *, required: bool = False) -> Path
 
 
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A TCP port on 127.0.0.1 that nothing listens on right now.
+
+    Under pytest-xdist each worker takes only ports whose remainder by the number of workers is
+    its own number: a port one worker has just found free and not yet bound cannot be handed
+    to another worker meanwhile.
+    """
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    mine = int(worker.removeprefix("gw")) if worker.removeprefix("gw").isdigit() else 0
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if workers <= 1 or port % workers == mine:
+            return port
 
 
 def tail(path: Path, limit: int = 6000) -> str:
