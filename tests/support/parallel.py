@@ -7,9 +7,9 @@ one server among their tests (a module-scoped fixture): split across workers, ea
 its own.
 
 README's command (``.venv/bin/python -m pytest``) gets this by default; ``-n N`` chooses
-another number of workers, ``-n 0`` or ``-p no:xdist`` runs serially, and so does ``--pdb``
-(pdb needs the terminal). It is set here rather than in ``addopts`` so that ``-p no:xdist``
-still parses.
+another number of workers, ``-n 0`` or ``-p no:xdist`` runs serially, and so do ``--pdb`` (pdb
+needs the terminal) and a run of one file (it would go to one worker anyway). It is set here
+rather than in ``addopts`` so that ``-p no:xdist`` still parses.
 """
 
 from __future__ import annotations
@@ -60,6 +60,9 @@ def default_to_workers(config: pytest.Config) -> None:
         return
     if config.getoption("usepdb", False) or config.getoption("collectonly", False):
         return
+    files = {arg.split("::")[0] for arg in config.args}
+    if len(files) == 1 and files.pop().endswith(".py"):
+        return  # one file: it would run on one worker anyway
     option.numprocesses = WORKERS
     option.dist = "loadfile"
     # Keep the order below: xdist would otherwise start with the files that have most tests.
