@@ -8,8 +8,9 @@ The machinery lives in ``tests/support/``; this file only turns it into fixtures
   ``make_token(user)``, ``restart()``, ``stop()``, ``log()``). Every server it started is
   stopped by PID at the end of the test.
 * ``server`` is one such server with the default settings.
-* ``postgres`` / ``postgres_url``: a fresh PostgreSQL cluster on 127.0.0.1 (Debian's
-  ``postgresql`` package); fails instead of skipping in CI when PostgreSQL is missing.
+* ``postgres`` / ``postgres_url``: a fresh database of its own on a PostgreSQL cluster on
+  127.0.0.1 (Debian's ``postgresql`` package; one cluster per test process, started when first
+  needed); fails instead of skipping in CI when PostgreSQL is missing.
 
 Every test gets exactly one speed tier, ``unit``, ``integration`` or ``e2e``, from the fixtures it
 uses (see :func:`tier_of`), so ``pytest -m unit`` is the quick loop. A unit test that starts a
@@ -27,7 +28,8 @@ from pathlib import Path
 import pytest
 import uvicorn
 
-from tests.support.postgres import PostgresCluster
+from tests.support import parallel, temp_root
+from tests.support.postgres import PostgresCluster, PostgresDatabase
 from tests.support.processes import free_port as _free_port
 from tests.support.server import MemoryServer
 
@@ -63,6 +65,16 @@ E2E_FIXTURES = frozenset({"browser", "page", "_mitmdump"})
 INTEGRATION_MARKERS = frozenset({"integration", "postgres"})
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which reads these options
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    parallel.default_to_workers(config)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Before pytest makes its base temporary directory (and before xdist starts its workers).
+    temp_root.choose(config.option.basetemp)
+
+
 def tier_of(fixture_names: Iterable[str], marker_names: Iterable[str]) -> str:
     """The slowest tier any of a test's fixtures or explicit markers puts it in."""
     fixtures, markers = set(fixture_names), set(marker_names)
@@ -89,6 +101,7 @@ def tier_of_item(item: pytest.Item) -> str:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         item.add_marker(tier_of_item(item))
+    parallel.longest_first(items)
 
 
 def _refuse(what: str) -> Callable[..., None]:
@@ -138,13 +151,23 @@ def server(start_server: StartServer) -> MemoryServer:
     return start_server()
 
 
-@pytest.fixture
-def postgres() -> Iterator[PostgresCluster]:
+@pytest.fixture(scope="session")
+def _postgres_cluster() -> Iterator[PostgresCluster]:
+    """One cluster for the test process (each xdist worker has its own), started when a test
+    first needs it."""
     with PostgresCluster() as cluster:
         yield cluster
 
 
 @pytest.fixture
-def postgres_url(postgres: PostgresCluster) -> str:
+def postgres(_postgres_cluster: PostgresCluster) -> Iterator[PostgresDatabase]:
+    """A fresh, empty database and its own role, dropped afterwards."""
+    database = _postgres_cluster.new_database()
+    yield database
+    database.drop()
+
+
+@pytest.fixture
+def postgres_url(postgres: PostgresDatabase) -> str:
     """``postgresql://user:password@127.0.0.1:PORT/db`` of a fresh, empty database."""
     return postgres.url

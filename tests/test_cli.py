@@ -122,6 +122,31 @@ def test_the_server_start_up_path_imports_no_client_library() -> None:
     assert done.stdout.strip() == "[]"
 
 
+# What the server, the embedded stores and the model need; a command talking to a server over
+# REST needs none of it, and `ccmem` starts ~170 times in this suite.
+SERVER_SIDE = (
+    "fastapi", "starlette", "uvicorn", "sqlalchemy", "alembic", "mcp", "mem0", "qdrant_client",
+    "qdrant_edge", "onnxruntime", "tokenizers", "numpy",
+)  # fmt: skip
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("command", [("--help",), ("list", "--token", "t", "--url", "{url}")])
+def test_commands_that_use_the_rest_api_load_nothing_of_the_server(command: tuple[str, ...]) -> None:
+    argv = [part.format(url=f"http://127.0.0.1:{free_port()}") for part in ("ccmem", *command)]
+    code = (
+        "import sys\n"
+        "from claude_code_memory.cli import main\n"
+        f"sys.argv = {argv!r}\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"print('loaded:', sorted(m for m in {SERVER_SIDE!r} if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT
+    )
+    assert done.stdout.strip().splitlines()[-1] == "loaded: []", done.stdout + done.stderr
+
+
 # -- usage and exit codes ------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "args",

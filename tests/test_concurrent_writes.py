@@ -4,18 +4,33 @@ The audit sent the same 15 texts from 20 REST writers at once (single and batch 
 found 71 rows instead of 15. The database now decides (a unique index on the user and the
 text's hash): every writer gets a 200, and each text is stored exactly once — on SQLite and
 on PostgreSQL.
+
+Under load the PostgreSQL run also found writes failing on the categories' foreign key: a
+writer remembered the id of a category it had just inserted before its transaction committed,
+and other writers linked to that row while it was still invisible to them (or gone, when the
+transaction rolled back). The last test holds that window open on purpose.
 """
 
 from __future__ import annotations
 
 import random
 import threading
+import time
+import uuid
 from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 
+import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's telemetry switches before mem0 loads
+from claude_code_memory.config import load_settings
+from claude_code_memory.memories.components import Components
+from claude_code_memory.memories.service import MemoryService
+from tests.support.postgres import PostgresDatabase
 from tests.support.server import MemoryServer
 
 WRITERS = 20
@@ -85,3 +100,76 @@ def test_concurrent_writers_of_the_same_texts_store_each_once_on_postgresql(  # 
     start_server, postgres_url: str
 ) -> None:
     _check(start_server(env={"DATABASE_URL": postgres_url}))
+
+
+def _waiting_on_locks(postgres: PostgresDatabase) -> int:
+    """How many of the server's connections wait for a lock another transaction holds."""
+    with postgres.superuser_connection() as connection:
+        row = connection.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND wait_event_type = 'Lock'",
+            [postgres.database],
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _until(condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting until {what}"
+        time.sleep(0.05)
+
+
+@pytest.mark.postgres
+def test_a_category_another_writer_is_still_creating_is_not_linked_before_it_commits(
+    postgres: PostgresDatabase, tmp_path: Path
+) -> None:
+    settings = load_settings(
+        config_path=None,
+        environ={},
+        overrides={"server.data_dir": str(tmp_path / "data"), "storage.database_url": postgres.url},
+    )
+    parts = Components(settings)
+    service: MemoryService = parts.service
+    # First writer: filed under "preferences" and "projects", in that order; second writer:
+    # under "preferences" alone. Neither category exists yet.
+    first_text = "I prefer short feature branches in our repository"
+    second_text = "I prefer ruff over flake8 for linting Python"
+    outcomes: dict[str, Any] = {}
+
+    def write(name: str, text: str) -> None:
+        try:
+            outcomes[name] = service.add_memory(user_id="racer", app_name="notes", text=text)
+        except Exception as exc:
+            outcomes[name] = exc
+
+    try:
+        with postgres.superuser_connection(postgres.database) as holder, holder.transaction():
+            # Another transaction is creating "projects": the first writer inserts
+            # "preferences", then waits here with it uncommitted.
+            holder.execute(
+                "INSERT INTO categories (id, name, created_at, updated_at)"
+                " VALUES (%s, 'projects', now(), now())",
+                [uuid.uuid4()],
+            )
+            first = threading.Thread(target=write, args=("first", first_text))
+            first.start()
+            _until(lambda: _waiting_on_locks(postgres) == 1, "the first writer waits for 'projects'")
+            second = threading.Thread(target=write, args=("second", second_text))
+            second.start()
+            # The second writer must wait for the first's "preferences", not link to it.
+            _until(
+                lambda: not second.is_alive() or _waiting_on_locks(postgres) == 2,
+                "the second writer waits or finishes",
+            )
+            raise psycopg.Rollback  # that "projects" is never made: the first writer makes it
+        first.join(timeout=60)
+        second.join(timeout=60)
+        assert not isinstance(outcomes["second"], Exception), repr(outcomes["second"])
+        assert not isinstance(outcomes["first"], Exception), repr(outcomes["first"])
+        filed = {
+            name: sorted(c.name for c in service.get(outcomes[name][0]["id"], "racer").categories)
+            for name in ("first", "second")
+        }
+        assert filed == {"first": ["preferences", "projects"], "second": ["preferences"]}
+    finally:
+        parts.close()

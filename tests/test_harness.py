@@ -15,7 +15,7 @@ import pytest
 
 from tests.support.fake_anthropic import FakeAnthropic, Reply, ToolThenAnswer, always_text
 from tests.support.node_clients import run_claude
-from tests.support.postgres import PostgresCluster
+from tests.support.postgres import PostgresDatabase
 
 
 def parse_sse(text: str) -> list[tuple[str, dict]]:
@@ -95,7 +95,7 @@ def test_claude_code_talks_to_the_fake_upstream(tmp_path: Path) -> None:
 
 @pytest.mark.postgres
 def test_postgres_fixture_gives_a_password_login_on_loopback(
-    postgres: PostgresCluster, postgres_url: str
+    postgres: PostgresDatabase, postgres_url: str
 ) -> None:
     with psycopg.connect(postgres_url, connect_timeout=5) as connection:
         user, address = connection.execute("SELECT current_user, inet_server_addr()").fetchone()

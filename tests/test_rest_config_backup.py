@@ -52,6 +52,22 @@ def stored_config(server: MemoryServer) -> dict[str, Any]:
 
 
 # -- config -------------------------------------------------------------------------------------
+# The config tests change the server-wide config, restart the server and compare against its
+# defaults. They share one server that each finds as a new one would: without a saved config
+# (the server reads the row on every request and makes it from its settings when missing).
+@pytest.fixture(scope="module")
+def config_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
+    with MemoryServer(tmp_path_factory.mktemp("config-server")) as started:
+        yield started
+
+
+@pytest.fixture
+def server(config_server: MemoryServer) -> MemoryServer:
+    with sqlite3.connect(config_server.data_dir / "memory.db") as db:
+        db.execute("DELETE FROM configs")
+    return config_server
+
+
 def test_config_defaults_come_from_the_server_settings(server: MemoryServer) -> None:
     user = api(server, server.make_token("alice"))
     response = user.get("/api/v1/config")
@@ -308,9 +324,7 @@ def total_memories(admin: httpx.Client, user: str) -> int:
     return response.json()["total_memories"]
 
 
-# The backup tests share one server: each works with users of its own. The config tests above
-# take a fresh server each (the conftest's ``server``): they change the server-wide config,
-# restart it and compare against its defaults.
+# The backup tests share one server: each works with users of its own.
 @pytest.fixture(scope="module")
 def backup_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
     with MemoryServer(tmp_path_factory.mktemp("backup-server")) as started:

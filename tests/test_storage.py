@@ -23,6 +23,7 @@ from mcp import Client
 from mcp.client.sse import sse_client
 
 from claude_code_memory.memories.storage import quota_state
+from tests.support import temp_root
 from tests.support.server import MemoryServer
 
 pytestmark = pytest.mark.timeout(300)
@@ -32,9 +33,10 @@ N = 120  # memories written, half of them deleted
 
 
 @pytest.fixture(scope="module")
-def storage_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
+def storage_server() -> Iterator[MemoryServer]:
     env = {"CCMEM_PERFORMANCE__MAX_MEMORY_SIZE_MB": "0.5", "CCMEM_STORAGE__AUTO_RECLAIM": "false"}
-    with MemoryServer(tmp_path_factory.mktemp("storage"), env=env) as server:
+    # What the stores take on a disk, not on the tmpfs the other tests use (tests/support/temp_root.py).
+    with temp_root.on_disk("storage") as where, MemoryServer(where, env=env) as server:
         yield server
 
 

@@ -7,6 +7,7 @@ because the embedded vector store belongs to the server process (it locks its di
 from __future__ import annotations
 
 import os
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -52,11 +53,21 @@ def choose_token(
     return None
 
 
+def _tls(base_url: str) -> ssl.SSLContext | bool:
+    """What the client verifies TLS with: the default trust store for an https server. A plain
+    http server needs none, and loading one is most of what the client costs to make; the context
+    given instead verifies as strictly and trusts nothing, so no TLS connection succeeds with it."""
+    return True if base_url.startswith("https://") else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
 class Remote:
     def __init__(self, base_url: str, token: str, timeout: float = 30) -> None:
         self.base_url = base_url.rstrip("/")
         self.client = httpx.Client(
-            base_url=self.base_url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout
+            base_url=self.base_url,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=timeout,
+            verify=_tls(self.base_url),
         )
 
     @classmethod

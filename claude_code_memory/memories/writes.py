@@ -19,7 +19,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, event, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -529,7 +529,9 @@ class Writes:
     def _set_categories(
         self, session: Session, memory: Memory, vector: Sequence[float], *, new: bool = False
     ) -> None:
-        names = self.categoriser.categorise(vector, memory.content)
+        # In one order for every writer: two transactions that each create categories the other
+        # needs would otherwise wait for each other (a deadlock on PostgreSQL).
+        names = sorted(set(self.categoriser.categorise(vector, memory.content)))
         if not new:
             session.execute(delete(MemoryCategory).where(MemoryCategory.memory_id == memory.id))
         for name in names:
@@ -538,17 +540,22 @@ class Writes:
         session.expire(memory, ["categories"])
 
     def _category_id(self, session: Session, name: str) -> uuid.UUID:
-        # Categories are a small fixed-ish set and never deleted: remember their ids.
+        # Categories are a small fixed-ish set and never deleted: remember their ids, but only
+        # once this transaction commits. Before that, a category it inserted is invisible to
+        # other writers (their link to it fails the foreign key), and if it rolls back (its
+        # memory lost a race to the same text) the id names no category at all.
         cached = self._category_ids.get(name)
-        if cached is None:
-            category = get_or_create(
-                session,
-                Category,
-                {"name": name},
-                {"description": f"Automatically created category for {name}"},
-            )
-            cached = self._category_ids[name] = category.id
-        return cached
+        if cached is not None:
+            return cached
+        category_id = get_or_create(
+            session, Category, {"name": name}, {"description": f"Automatically created category for {name}"}
+        ).id
+
+        def remember(_: Session) -> None:
+            self._category_ids[name] = category_id
+
+        event.listen(session, "after_commit", remember, once=True)
+        return category_id
 
 
 def _same_text(exc: IntegrityError) -> bool:

@@ -5,6 +5,10 @@ system user (the package creates it), in a fresh directory under the system temp
 user owns (pytest's own temp tree is mode 0700 to root, out of its reach). The server listens
 on 127.0.0.1 only, on a free port, with its unix socket in that directory; it is stopped by
 its PID with a fast shutdown and the directory is removed.
+
+Starting a cluster (``initdb``, then the server) costs seconds; a database costs milliseconds.
+The tests' fixture keeps one cluster per test process (one per xdist worker) and gives each
+test a :class:`PostgresDatabase` of its own: a new database owned by a new role.
 """
 
 from __future__ import annotations
@@ -180,17 +184,22 @@ class PostgresCluster:
             return False
 
     def _create_database(self) -> None:
+        self._create(self.database, self.user, self.password)
+
+    def _create(self, database: str, user: str, password: str) -> None:
         with self.superuser_connection() as connection:
+            role = sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}")
+            connection.execute(role.format(sql.Identifier(user), sql.Literal(password)))
             connection.execute(
-                sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
-                    sql.Identifier(self.user), sql.Literal(self.password)
-                )
+                sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(database), sql.Identifier(user))
             )
-            connection.execute(
-                sql.SQL("CREATE DATABASE {} OWNER {}").format(
-                    sql.Identifier(self.database), sql.Identifier(self.user)
-                )
-            )
+
+    def new_database(self) -> PostgresDatabase:
+        """A new, empty database on this cluster, owned by a new role with a password login."""
+        name = f"test_{secrets.token_hex(6)}"
+        database = PostgresDatabase(self, name, name, secrets.token_hex(12))
+        self._create(database.database, database.user, database.password)
+        return database
 
     def stop(self) -> None:
         if self.process is not None:
@@ -206,3 +215,35 @@ class PostgresCluster:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+class PostgresDatabase:
+    """One database of a running :class:`PostgresCluster` and the role that owns it."""
+
+    def __init__(self, cluster: PostgresCluster, database: str, user: str, password: str) -> None:
+        self.cluster = cluster
+        self.database = database
+        self.user = user
+        self.password = password
+
+    @property
+    def port(self) -> int:
+        return self.cluster.port
+
+    @property
+    def url(self) -> str:
+        """``postgresql://user:password@127.0.0.1:PORT/database``."""
+        return f"postgresql://{self.user}:{self.password}@127.0.0.1:{self.port}/{self.database}"
+
+    def superuser_connection(self, dbname: str = "postgres") -> psycopg.Connection[Any]:
+        return self.cluster.superuser_connection(dbname)
+
+    def drop(self) -> None:
+        """Drop the database (closing what is still connected to it) and its role."""
+        if self.cluster.process is None:
+            return
+        with self.superuser_connection() as connection:
+            connection.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(self.database))
+            )
+            connection.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(self.user)))

@@ -7,6 +7,7 @@ name, and its output goes to a file so a failure can show it.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import socket
@@ -43,10 +44,40 @@ def require_tool(path: str | Path, what: str, *, required: bool = False) -> Path
 
 
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A TCP port on 127.0.0.1 that nothing listens on right now.
+
+    Taken at random below the kernel's ephemeral range, where no outgoing connection takes a port
+    meanwhile. Under pytest-xdist each worker draws from its own slice, so a port one worker has
+    found free and not bound yet cannot go to another worker. (Not ``bind(0)`` and a remainder:
+    Linux hands ``bind(0)`` odd ports.)
+    """
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    mine = int(worker) % workers if worker.isdigit() and workers > 1 else 0
+    low, high = _PORTS
+    span = (high - low) // max(workers, 1)
+    first = low + mine * span
+    for _ in range(1000):
+        port = random.randrange(first, first + span)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port on 127.0.0.1 in {first}-{first + span - 1}")
+
+
+def _ports_below_the_ephemeral_range() -> tuple[int, int]:
+    try:
+        ephemeral_low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral_low = 32768
+    return (10000, ephemeral_low) if ephemeral_low >= 20000 else (20000, 32768)
+
+
+#: Where :func:`free_port` draws from: ``[low, high)``.
+_PORTS = _ports_below_the_ephemeral_range()
 
 
 def tail(path: Path, limit: int = 6000) -> str:
