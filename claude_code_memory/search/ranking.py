@@ -190,10 +190,23 @@ def shapes_of(session: Session, ids: set[str], full: bool = False) -> dict[str, 
     }
 
 
+#: :func:`moments_of` for SQLite's driver, where times are stored as ISO text: a query that
+#: names a time reads ~400 candidates' moments, which through the ORM took 9 ms.
+_MOMENTS_SQLITE = """
+SELECT m.id, coalesce(m.captured_at, m.created_at) FROM memories m
+WHERE m.id IN (SELECT value FROM json_each(?))
+"""
+
+
 def moments_of(session: Session, fused: list[tuple[str, float]]) -> dict[str, datetime]:
     """When each candidate happened: ``captured_at``, else when it was stored."""
     if not fused:
         return {}
+    raw = session.connection().connection.driver_connection
+    if isinstance(raw, sqlite3.Connection):
+        by_hex = {memory_id.replace("-", "").lower(): memory_id for memory_id, _ in fused}
+        rows = raw.execute(_MOMENTS_SQLITE, (json.dumps(list(by_hex)),))
+        return {by_hex[memory_id]: datetime.fromisoformat(moment) for memory_id, moment in rows}
     return {
         str(mid): captured or created
         for mid, captured, created in session.execute(
