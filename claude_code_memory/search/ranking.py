@@ -64,7 +64,7 @@ def rank(
     if fused and (settings.neighbour_share or settings.conversation_share):
         nearby = adjacent(session, [memory_id for memory_id, _ in fused])
         answers: dict[str, str] = {}
-        if settings.answer_share or settings.length_prior or when:
+        if settings.length_prior or when or (settings.answer_share and nearby.following):
             # One read for all: the candidates' texts, and their neighbours' for the lengths.
             shapes = shapes_of(
                 session, {memory_id for memory_id, _ in fused} | set(nearby.conversation), when
