@@ -76,9 +76,15 @@ TURNS = [
 ]
 
 
-@pytest.fixture
-def session_with_turns(tmp_path: Path):  # type: ignore[no-untyped-def]
-    database = Database(f"sqlite:///{tmp_path / 'memory.db'}")
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def session_with_turns(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-untyped-def]
+    # SQLite reads the texts' shapes with its own statement (straight to the driver);
+    # PostgreSQL through the ORM.
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'memory.db'}"
+    else:
+        url = str(request.getfixturevalue("postgres_url"))
+    database = Database(url)
     database.migrate()
     with database.session() as session:
         user = User(user_id="ann")
