@@ -1,7 +1,7 @@
 """Retrieval benchmark on LoCoMo through the public REST API. Prints JSON.
 
     .venv/bin/python bench/bench_locomo.py [--data ../shared/bench/locomo-dev.json] [--compare-plain]
-        [--variant LABEL:KEY=VALUE[,KEY=VALUE...]]...
+        [--plain] [--variant LABEL:KEY=VALUE[,KEY=VALUE...]]...
 
 Starts the real server with a temporary data directory, stores every dialog turn of each
 conversation as one memory of its own user (one user per conversation; the dialog id, speaker
@@ -14,7 +14,9 @@ parsed with `D\\d+:\\d+` and kept only when the turn exists (the data has a few 
 evidence strings). `--compare-plain` runs a second server side by side with the turns stored
 without conversation id and time; each ``--variant`` runs one more server side by side with
 those config settings (``--variant no-lift:search.conversation_share=0``), so a ranking change
-is measured against the default on the same data in one run.
+is measured against the default on the same data in one run. ``--plain`` stores the turns
+without conversation id and time in every server (the default and each variant): how a
+ranking change does on memories that belong to no conversation.
 
 The data (LoCoMo, Maharana et al., ACL 2024; CC BY-NC 4.0) is test data and is not part of this
 repository; see ../shared/bench/README.md.
@@ -136,6 +138,11 @@ def main() -> None:
         help="also run with turns stored without conversation id and time (side by side)",
     )
     parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="store the turns without conversation id and time in every server",
+    )
+    parser.add_argument(
         "--variant",
         action="append",
         default=[],
@@ -145,13 +152,17 @@ def main() -> None:
     )
     args = parser.parse_args()
     data = json.loads(args.data.read_text())
-    report = run(data, args.data.name, args.limit, True)
+    provenance = not args.plain
+    report = run(data, args.data.name, args.limit, provenance)
     if args.compare_plain or args.variant:
-        report = {"with_provenance": report}
-        if args.compare_plain:
+        report = {"with_provenance" if provenance else "plain_defaults": report}
+        if args.compare_plain and provenance:
             report["plain"] = run(data, args.data.name, args.limit, False)
         for label, settings in args.variant:
-            report[label] = {"settings": settings, **run(data, args.data.name, args.limit, True, settings)}
+            report[label] = {
+                "settings": settings,
+                **run(data, args.data.name, args.limit, provenance, settings),
+            }
     print(json.dumps(report, indent=2))
 
 

@@ -185,7 +185,9 @@ class Server:
         self.port = free_port()
         self.admin = secrets.token_urlsafe(24)
         self.base = f"http://127.0.0.1:{self.port}"
-        self.env = {**os.environ, "CCMEM_ADMIN_TOKEN": self.admin, "CCMEM_CONFIG": str(ROOT / "config.yaml")}
+        # Another checkout reads its own config.yaml: this one's may hold keys it does not know.
+        config = (code or ROOT) / "config.yaml"
+        self.env = {**os.environ, "CCMEM_ADMIN_TOKEN": self.admin, "CCMEM_CONFIG": str(config)}
         for key, value in (settings or {}).items():
             self.env["CCMEM_" + key.upper().replace(".", "__")] = value
         if code is not None:

@@ -163,8 +163,23 @@ class SearchSettings(_Section):
     """How search ranks: the conversation shares (:mod:`claude_code_memory.search.conversation`) and
     the optional boosts (:mod:`claude_code_memory.search.boosts`); 0 turns one off."""
 
+    #: Candidates each retriever (dense, keyword) contributes before fusion.
+    candidates: int = Field(20, ge=5, le=200)
+    #: Reciprocal-rank fusion constant: each ranking adds 1 / (rrf_k + rank) to its items.
+    rrf_k: int = Field(6, ge=1, le=1000)
     neighbour_share: float = Field(0.15, ge=0, le=1)
     conversation_share: float = Field(0.5, ge=0, le=1)
+    #: The turn right after one that asks a question gains this share of its score instead of
+    #: neighbour_share: the answer follows the question (search/priors.py). 0: off.
+    answer_share: float = Field(0.5, ge=0, le=1)
+    #: Scores of memories shorter than most candidates shrink by (length / reference) to this
+    #: power: a short memory that matches a query's words rarely holds its answer
+    #: (search/priors.py). 0: off.
+    length_prior: float = Field(0.5, ge=0, le=2)
+    #: For a question asking when ("When did…", "How long ago…"), memories that name a time
+    #: ("yesterday", "last week", "in May", "2023") gain this share of their score
+    #: (search/priors.py). 0: off.
+    when_boost: float = Field(0.0, ge=0, le=2)
     recency_weight: float = Field(0.0, ge=0, le=1)
     recency_half_life_days: float = Field(30.0, gt=0)
     recall_weight: float = Field(0.0, ge=0, le=1)

@@ -24,6 +24,18 @@ def test_propagate_lifts_the_neighbours_of_strong_hits() -> None:
     assert propagate(fused, {}, share=0.6) == fused  # no conversations: order unchanged
 
 
+def test_propagate_gives_the_answer_after_a_question_a_larger_share() -> None:
+    fused = [("question", 1.0), ("other", 0.5)]
+    adjacency = {"question": ["before", "answer"], "other": ["answer"]}
+    answers = {"question": "answer"}
+    scores = dict(propagate(fused, adjacency, share=0.15, answers=answers, answer_share=0.5))
+    assert scores["answer"] == pytest.approx(0.5 * 1.0 + 0.15 * 0.5)
+    assert scores["before"] == pytest.approx(0.15)  # the turn before gains the usual share
+    # Off (answer_share 0): every neighbour gains the same share, as before.
+    off = dict(propagate(fused, adjacency, share=0.15, answers=answers, answer_share=0.0))
+    assert off["answer"] == pytest.approx(0.15 * 1.0 + 0.15 * 0.5)
+
+
 def test_lift_moves_a_conversations_candidates_towards_its_best() -> None:
     scored = [("a1", 1.0), ("lone", 0.9), ("b1", 0.8), ("a2", 0.5), ("b2", 0.4), ("a3", 0.2)]
     conversation_of = {"a1": "A", "a2": "A", "a3": "A", "b1": "B", "b2": "B"}
@@ -93,6 +105,12 @@ def test_adjacent_and_around_walk_one_users_active_conversation(database_url: st
         assert found[ids["turn 4"]] == [ids["turn 3"], ids["turn 6"]]  # the paused turn is skipped
         assert found[ids["turn 7"]] == []  # alone in its conversation
         assert ids["turn 8"] not in found  # no conversation
+        # The turn right after each candidate that has one (the paused turn skipped).
+        assert nearby.following == {
+            ids["turn 0"]: ids["turn 1"],
+            ids["turn 2"]: ids["turn 3"],
+            ids["turn 4"]: ids["turn 6"],
+        }
         # The conversation of each candidate and of its neighbours; none for the loose turn.
         in_c1 = ["turn 0", "turn 1", "turn 2", "turn 3", "turn 4", "turn 6"]
         assert nearby.conversation == {ids[name]: "c1" for name in in_c1} | {ids["turn 7"]: "c2"}

@@ -110,10 +110,14 @@ def ranked_trip(server: MemoryServer) -> tuple[list[str], list[str], list[str]]:
     return trip, loose, [h["id"] for h in search(c, "Patagonia", limit=20)]
 
 
-def test_the_conversation_of_the_best_hit_ranks_together(srv: MemoryServer, tmp_path: Path) -> None:
+@pytest.mark.integration
+def test_the_conversation_of_the_best_hit_ranks_together(tmp_path: Path) -> None:
+    # The length prior is off on both sides: it moves the trip's short turns ("That sounds
+    # exhausting.") below the longer loose memories, which is its own test's business.
     # With search.conversation_share off, the retrievers put a loose memory about hiking above
     # turns of the trip the best hit comes from ...
-    off = MemoryServer(tmp_path / "off", env={"CCMEM_SEARCH__CONVERSATION_SHARE": "0"})
+    no_prior = {"CCMEM_SEARCH__LENGTH_PRIOR": "0"}
+    off = MemoryServer(tmp_path / "off", env=no_prior | {"CCMEM_SEARCH__CONVERSATION_SHARE": "0"})
     off.start()
     try:
         trip, loose, ranked = ranked_trip(off)
@@ -123,7 +127,12 @@ def test_the_conversation_of_the_best_hit_ranks_together(srv: MemoryServer, tmp_
     alps = ranked.index(loose[2])
     assert alps < ranked.index(trip[6]), "the data no longer shows what the share changes"
     # ... with the default share, every turn of that trip ranks above every loose memory.
-    trip, loose, ranked = ranked_trip(srv)
+    on = MemoryServer(tmp_path / "on", env=no_prior)
+    on.start()
+    try:
+        trip, loose, ranked = ranked_trip(on)
+    finally:
+        on.stop()
     assert ranked[0] == trip[0]
     assert set(ranked[: len(TRIP)]) == set(trip)
     assert set(ranked[len(TRIP) :]) <= set(loose)

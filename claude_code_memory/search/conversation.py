@@ -1,6 +1,6 @@
 """Order within a conversation: a memory's neighbouring turns.
 
-    propagate(fused, adjacency, share)   neighbours of strong hits move up (pure)
+    propagate(fused, adjacency, share)   neighbours of strong hits move up, answers more (pure)
     lift(scored, conversation_of, share) a conversation's candidates move up towards its best (pure)
     adjacent(session, ids)               the turns just before and after each id, and its conversation (SQL)
     around(session, memory, count)       up to ``count`` turns on each side, in order (SQL)
@@ -48,17 +48,31 @@ class Neighbourhood:
     neighbours: dict[str, list[str]] = field(default_factory=dict)
     #: conversation id of every candidate in one, and of those neighbouring turns
     conversation: dict[str, str] = field(default_factory=dict)
+    #: candidate id -> the id of the active turn right after it
+    following: dict[str, str] = field(default_factory=dict)
 
 
 def propagate(
-    fused: Sequence[tuple[str, float]], adjacency: Mapping[str, list[str]], share: float
+    fused: Sequence[tuple[str, float]],
+    adjacency: Mapping[str, list[str]],
+    share: float,
+    *,
+    answers: Mapping[str, str] | None = None,
+    answer_share: float = 0.0,
 ) -> list[tuple[str, float]]:
     """Add ``share`` of each candidate's score to its neighbours (candidates or not); best first.
-    Scores are propagated from the fused scores only, never from propagated ones."""
+    Scores are propagated from the fused scores only, never from propagated ones.
+
+    ``answers`` maps a candidate that asks a question to the turn right after it, which gains
+    ``answer_share`` of its score instead (when ``answer_share`` is not 0): the answer follows
+    the question, which is the turn holding the query's words."""
     scores = dict(fused)
+    asked: Mapping[str, str] = answers if answers and answer_share else {}
     for memory_id, score in fused:
+        answer = asked.get(memory_id)
         for neighbour in adjacency.get(memory_id, ()):
-            scores[neighbour] = scores.get(neighbour, 0.0) + share * score
+            gained = answer_share if neighbour == answer else share
+            scores[neighbour] = scores.get(neighbour, 0.0) + gained * score
     return sorted(scores.items(), key=lambda pair: pair[1], reverse=True)
 
 
@@ -147,33 +161,50 @@ WHERE m.id IN (SELECT value FROM json_each(?)) AND m.conversation_id IS NOT NULL
 """
 
 
+def _dashed(hex_id: str) -> str:
+    """A UUID's 32 hex characters in the canonical form (``str(uuid.UUID(hex_id))``)."""
+    return f"{hex_id[:8]}-{hex_id[8:12]}-{hex_id[12:16]}-{hex_id[16:20]}-{hex_id[20:]}"
+
+
 def adjacent(session: Session, ids: Sequence[str]) -> Neighbourhood:
     """For each id that belongs to a conversation, the ids of the active turns right before and
     after it, and the conversation (one query; two index seeks per id)."""
     found = Neighbourhood()
     if not ids:
         return found
-    keys = [uuid.UUID(i) for i in ids]
     connection = session.connection()
     raw = connection.connection.driver_connection
     if isinstance(raw, sqlite3.Connection):
+        # Ids are canonical UUID strings, stored as their hex: the dashes dropped and put back
+        # by slicing (parsing every id as a UUID both ways took a third of this step).
+        by_hex = {memory_id.replace("-", "").lower(): memory_id for memory_id in ids}
         rows = [
             (
-                str(uuid.UUID(memory_id)),
-                [str(uuid.UUID(n)) for n in (previous, following) if n is not None],
+                by_hex[memory_id],
+                None if previous is None else _dashed(previous),
+                None if following is None else _dashed(following),
                 conversation,
             )
             for memory_id, previous, following, conversation in raw.execute(
-                _ADJACENT_SQLITE, (json.dumps([key.hex for key in keys]),)
+                _ADJACENT_SQLITE, (json.dumps(list(by_hex)),)
             )
         ]
     else:
+        keys = [uuid.UUID(i) for i in ids]
         rows = [
-            (str(memory_id), [str(n) for n in (previous, following) if n is not None], conversation)
+            (
+                str(memory_id),
+                None if previous is None else str(previous),
+                None if following is None else str(following),
+                conversation,
+            )
             for memory_id, previous, following, conversation in session.execute(_ADJACENT, {"ids": keys})
         ]
-    for memory_id, neighbours, conversation in rows:
+    for memory_id, previous, following, conversation in rows:
+        neighbours = [n for n in (previous, following) if n is not None]
         found.neighbours[memory_id] = neighbours
+        if following is not None:
+            found.following[memory_id] = following
         for member in (memory_id, *neighbours):
             found.conversation[member] = conversation
     return found

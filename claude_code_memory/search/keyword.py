@@ -30,10 +30,12 @@ _STOPWORD_TEXT = """a about after all also am an and any are as at be been befor
     too up us very was we were what when where which while who whom why will with would you your yours
     did does ever"""
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-#: Reciprocal-rank fusion constant. 60 (the paper's) rewards a memory both retrievers rank low
-#: over one that a single retriever ranks first, so results got worse the deeper each list
-#: went; at 10, LoCoMo recall_any@10 held within 0.736-0.749 for 20 to 100 candidates a list.
-RRF_K = 10
+#: Reciprocal-rank fusion constant (``search.rrf_k`` sets the one searches use). 60 (the
+#: paper's) rewards a memory both retrievers rank low over one that a single retriever ranks
+#: first, so results got worse the deeper each list went; 10 held LoCoMo recall_any@10 within
+#: 0.736-0.749 for 20 to 100 candidates a list, and with the priors after fusion
+#: (search/priors.py) 4-7 did better than 10 (docs/search.md).
+RRF_K = 6
 #: A term in more than this share of the memories is too common to rank by: its BM25 weight is
 #: near zero, yet ranking its matches is what a keyword query spends its time on (measured at
 #: 10k synthetic memories: 6.3 ms median, 14.4 ms p95 with such terms; 1.4 / 3.2 ms without).

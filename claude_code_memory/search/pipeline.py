@@ -34,8 +34,6 @@ from .ranking import rank
 from .temporal import ReferenceTimes, Scope, TemporalPlan, TimeWindow
 
 MAX_QUERY_CHARS = 10_000
-#: Candidates each retriever (dense, keyword) contributes before fusion.
-SEARCH_CANDIDATES = 20
 #: Candidates each retriever contributes when a scope leaves some out (a project, a task, global).
 SCOPE_CANDIDATES = 60
 #: When a query names a date, each retriever looks this deep for memories from that time.
@@ -160,7 +158,8 @@ class Search:
         if task is not None and (project or current_project) is None:
             raise BadInput("a task belongs to a project: name the project too")
         scoped = current_project is not None and self.settings.search.scope_ranking
-        candidates = max(limit, SCOPE_CANDIDATES if scoped or task or global_only else SEARCH_CANDIDATES)
+        wide = scoped or bool(task) or global_only
+        candidates = max(limit, self.settings.search.candidates, SCOPE_CANDIDATES if wide else 0)
         plan = TemporalPlan.read(query, self.settings.search)
         depth = max(candidates, WINDOW_CANDIDATES) if plan.looks_deeper else candidates
         # The keyword half runs beside the dense half, which starts at once in this thread:
@@ -190,6 +189,7 @@ class Search:
                 session,
                 dense,
                 keyword,
+                query=query,
                 named=named,
                 order=plan.order,
                 candidates=candidates,

@@ -1,0 +1,93 @@
+"""What a memory's text says about whether it holds an answer, whatever the query (pure).
+
+    asks(text)                                 whether the text asks a question
+    length_prior(scored, lengths, exponent)    short memories move down (best first)
+    asks_when(query), names_a_time(text)       a question about when; a text that says when
+    time_boost(scored, texts, share)           memories that say when move up (best first)
+
+Both correct what the retrievers cannot see. In a conversation the answer is the turn after
+the question ("What breed is it?" / "A three-legged greyhound."), while the question holds the
+query's words: :func:`asks` tells :func:`.conversation.propagate` which turns pass more of
+their score to the turn that follows. And a short memory ("Cool! What did it look like?")
+scores high in both retrievers — its embedding is close to any question's, and BM25 ranks a
+short text that holds a query word above a long one — yet rarely holds the fact asked for:
+:func:`length_prior` scales scores down by length. A question that asks when is answered by a
+memory that says when ("I went to the fair yesterday"), as a question asking who is by one
+that names a person: :func:`time_boost` ranks those up for such questions (answer-type
+matching). docs/search.md has the measurements.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+#: A question mark that ends a sentence: after a non-space character and before a space, a
+#: closing quote or bracket, more punctuation or the end. Not the ``?`` of a URL's query string
+#: (``?q=1``) or of code (``a ? b : c``). The full-width ``？`` of Chinese and Japanese anywhere.
+_QUESTION = re.compile(r"\S\?+(?=[\s\"'”’)\]!.…]|$)|？")
+#: A question about when something happened (at the start of the query).
+_WHEN = re.compile(
+    r"\s*(?:when\b|what\s+(?:date|day|time|year|month|week)\b|how\s+long\s+ago\b|"
+    r"(?:in|on)\s+which\s+(?:date|day|year|month|week)\b)",
+    re.IGNORECASE,
+)
+#: Words that place a text in time: relative days and spans, weekdays, months, years.
+_TIME = re.compile(
+    r"\b(?:yesterday|today|tonight|tomorrow|ago|last|next|recently|lately|earlier|weekend|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|june|july|"
+    r"august|september|october|november|december|(?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+#: Lengths are compared with this quantile of the candidates' lengths: a memory at least that
+#: long keeps its score, a shorter one loses by its share of it.
+REFERENCE_QUANTILE = 0.75
+
+
+def asks(text: str) -> bool:
+    """Whether the text asks a question (a sentence ends with a question mark)."""
+    return _QUESTION.search(text) is not None
+
+
+def length_prior(
+    scored: Sequence[tuple[str, float]], lengths: Mapping[str, int], exponent: float
+) -> list[tuple[str, float]]:
+    """Each score times ``(length / reference) ** exponent``, at most 1; best first.
+
+    ``lengths``: each memory's length in characters (a memory without one keeps its score).
+    The reference is the :data:`REFERENCE_QUANTILE` of the candidates' lengths, so the prior
+    adapts to the store: where every memory is short, few lose much, and a long memory gains
+    nothing over one of the reference length (a long text is not more likely the answer past
+    that)."""
+    known = sorted(lengths[memory_id] for memory_id, _ in scored if memory_id in lengths)
+    if not known or exponent <= 0:
+        return list(scored)
+    reference = max(1, known[int(REFERENCE_QUANTILE * (len(known) - 1))])
+    adjusted = [
+        (memory_id, score * min(1.0, max(1, lengths[memory_id]) / reference) ** exponent)
+        if memory_id in lengths
+        else (memory_id, score)
+        for memory_id, score in scored
+    ]
+    return sorted(adjusted, key=lambda pair: pair[1], reverse=True)
+
+
+def asks_when(query: str) -> bool:
+    """Whether the query asks when something happened ("When did…", "What date…")."""
+    return _WHEN.match(query) is not None
+
+
+def names_a_time(text: str) -> bool:
+    """Whether the text says when: a relative day or span, a weekday, a month or a year."""
+    return _TIME.search(text) is not None
+
+
+def time_boost(
+    scored: Sequence[tuple[str, float]], texts: Mapping[str, str], share: float
+) -> list[tuple[str, float]]:
+    """Each memory whose text names a time gains ``share`` of its score; best first."""
+    boosted = [
+        (memory_id, score * (1 + share) if names_a_time(texts.get(memory_id, "")) else score)
+        for memory_id, score in scored
+    ]
+    return sorted(boosted, key=lambda pair: pair[1], reverse=True)
