@@ -139,9 +139,10 @@ def _kmeans(unit: np.ndarray, lists: int, rng: np.random.Generator, rounds: int 
     centroids = sample[rng.choice(len(sample), lists, replace=False)].copy()
     for _ in range(rounds):
         assigned = np.argmax(sample @ centroids.T, axis=1)
-        sums = np.zeros_like(centroids)
-        np.add.at(sums, assigned, sample)
-        empty = np.bincount(assigned, minlength=lists) == 0
+        order = np.argsort(assigned, kind="stable")
+        starts = np.searchsorted(assigned[order], np.arange(lists))
+        sums = np.add.reduceat(sample[order], np.minimum(starts, len(sample) - 1), axis=0)
+        empty = np.bincount(assigned, minlength=lists) == 0  # their sums above are not theirs
         sums[empty] = sample[rng.choice(len(sample), int(empty.sum()), replace=False)]
         centroids = unit_rows(sums)
     return centroids
@@ -160,8 +161,12 @@ def clustered(unit: np.ndarray, floor: float, k: int = K, probes: int = PROBES, 
     probed = np.empty((count, probes), dtype=np.int64)  # each row's lists, its own first
     for start in range(0, count, 4096):
         sims = unit[start : start + 4096] @ centroids.T
-        top = np.argsort(-sims, axis=1, kind="stable")[:, :probes]
-        probed[start : start + 4096] = top
+        if probes < lists:
+            top = np.argpartition(-sims, probes - 1, axis=1)[:, :probes]
+        else:
+            top = np.broadcast_to(np.arange(lists), sims.shape)
+        nearest_first = np.argsort(-np.take_along_axis(sims, top, axis=1), axis=1, kind="stable")
+        probed[start : start + 4096] = np.take_along_axis(top, nearest_first, axis=1)
     home = probed[:, 0]
     members = np.argsort(home, kind="stable")
     member_bounds = np.searchsorted(home[members], np.arange(lists + 1))
@@ -178,21 +183,13 @@ def clustered(unit: np.ndarray, floor: float, k: int = K, probes: int = PROBES, 
         block = unit[asking] @ unit[held].T
         # Every row asks its own list: the held rows are among the asking ones (both sorted).
         block[np.searchsorted(asking, held), np.arange(len(held))] = -np.inf
-        # Both ways: each asking row's nearest among the held rows, each held row's among the
-        # asking ones (a pair found from either side counts for both of its rows).
-        for rows_of, cols_of, sims in ((asking, held, block), (held, asking, block.T)):
-            hit_rows, hit_cols = _nearest_in_block(sims, floor_q, k)
-            keys = _keys(sims[hit_rows, hit_cols], cols_of[hit_cols], floor_q)
-            _merge(best, rows_of[hit_rows], keys, k)
+        # Both ways: the asking row gets the held one and the held row the asking one, so a
+        # pair found from either side counts for both of its rows.
+        hit_rows, hit_cols = np.nonzero(block >= (floor_q - 0.5) / _SCALE)
+        if len(hit_rows) == 0:
+            continue
+        sims = block[hit_rows, hit_cols]
+        rows = np.concatenate([asking[hit_rows], held[hit_cols]])
+        cols = np.concatenate([held[hit_cols], asking[hit_rows]])
+        _merge(best, rows, _keys(np.concatenate([sims, sims]), cols, floor_q), k)
     return _decode(best)
-
-
-def _nearest_in_block(sims: np.ndarray, floor_q: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The entries of each row of ``sims`` that may be among its ``k`` nearest at or above the
-    floor: at least the k-th largest less a rounding step, so rounded ties are all kept."""
-    lowest = (floor_q - 0.5) / _SCALE
-    if sims.shape[1] > k:
-        kth = -np.partition(-sims, k - 1, axis=1)[:, k - 1]
-        lowest = np.maximum(lowest, kth - 1.5 / _SCALE)[:, None]
-    hit_rows, hit_cols = np.nonzero(sims >= lowest)
-    return hit_rows, hit_cols
