@@ -27,6 +27,8 @@ K = 8
 EXACT_UP_TO = 20_000
 #: Lists of the clustered search each row looks in (its own and the nearest others).
 PROBES = 16
+#: The clustered search splits n rows into this many times sqrt(n) lists.
+LISTS_PER_ROOT = 1.0
 #: Decimal places similarities are rounded to, so both ways of computing them agree.
 DECIMALS = 4
 #: Rows of a similarity block (block x n float32 in ``exact``).
@@ -92,9 +94,7 @@ def exact(unit: np.ndarray, floor: float, k: int = K, rows: np.ndarray | None = 
         these = asked[start : start + BLOCK]
         block = unit[these] @ unit.T
         block[np.arange(len(these)), these] = -np.inf  # not its own neighbour
-        # Only pairs at or above the floor are kept, so look only at those (a comparison over
-        # the block costs a fraction of sorting every row), then the best k of each row.
-        hit_rows, hit_cols = np.nonzero(block >= (floor_q - 0.5) / _SCALE)
+        hit_rows, hit_cols = _nearest_in_block(block, floor_q, k)
         if len(hit_rows) == 0:
             continue
         keys = _keys(block[hit_rows, hit_cols], hit_cols, floor_q)
@@ -155,7 +155,7 @@ def clustered(unit: np.ndarray, floor: float, k: int = K, probes: int = PROBES, 
         return [[] for _ in range(count)]
     k = min(k, count - 1)
     floor_q = int(np.ceil(floor * _SCALE - 1e-9))
-    lists = max(1, int(round(np.sqrt(count))))
+    lists = max(1, int(round(LISTS_PER_ROOT * np.sqrt(count))))
     probes = min(probes, lists)
     centroids = _kmeans(unit, lists, np.random.default_rng(seed))
     probed = np.empty((count, probes), dtype=np.int64)  # each row's lists, its own first
@@ -185,11 +185,32 @@ def clustered(unit: np.ndarray, floor: float, k: int = K, probes: int = PROBES, 
         block[np.searchsorted(asking, held), np.arange(len(held))] = -np.inf
         # Both ways: the asking row gets the held one and the held row the asking one, so a
         # pair found from either side counts for both of its rows.
-        hit_rows, hit_cols = np.nonzero(block >= (floor_q - 0.5) / _SCALE)
-        if len(hit_rows) == 0:
-            continue
-        sims = block[hit_rows, hit_cols]
-        rows = np.concatenate([asking[hit_rows], held[hit_cols]])
-        cols = np.concatenate([held[hit_cols], asking[hit_rows]])
-        _merge(best, rows, _keys(np.concatenate([sims, sims]), cols, floor_q), k)
+        above = block >= (floor_q - 0.5) / _SCALE
+        for rows_of, cols_of, sims, hits in ((asking, held, block, above), (held, asking, block.T, above.T)):
+            hit_rows, hit_cols = _nearest_in_block(sims, floor_q, k, hits)
+            keys = _keys(sims[hit_rows, hit_cols], cols_of[hit_cols], floor_q)
+            _merge(best, rows_of[hit_rows], keys, k)
     return _decode(best)
+
+
+def _nearest_in_block(
+    sims: np.ndarray, floor_q: int, k: int, above: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The entries of each row of ``sims`` that may be among its ``k`` nearest at or above the
+    floor (``above``: which are at or above it, if known): all of them where a row has at most
+    k; else those at least its k-th largest less a rounding step (rounded ties are all kept).
+    Rows with more than k are rare in most stores, common in one full of templated texts:
+    sorting only those keeps both cheap."""
+    if above is None:
+        above = sims >= (floor_q - 0.5) / _SCALE
+    counts = np.count_nonzero(above, axis=1)
+    dense = np.flatnonzero(counts > k)
+    if len(dense) == 0:
+        hit_rows, hit_cols = np.nonzero(above)
+        return hit_rows, hit_cols
+    sparse = np.flatnonzero(counts <= k)
+    sparse_at, sparse_cols = np.nonzero(above[sparse])
+    crowded = sims[dense]
+    kth = -np.partition(-crowded, k - 1, axis=1)[:, k - 1]
+    dense_at, dense_cols = np.nonzero(crowded >= (kth - 1.5 / _SCALE)[:, None])
+    return np.concatenate([sparse[sparse_at], dense[dense_at]]), np.concatenate([sparse_cols, dense_cols])
