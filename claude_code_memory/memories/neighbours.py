@@ -3,8 +3,9 @@
     neighbours(vectors, floor, k) -> list[list[tuple[int, float]]]
 
 For row ``i``, up to ``k`` other rows whose similarity is at least ``floor``, nearest first.
-Similarities are rounded to ``DECIMALS`` places and ties go to the lower row number, so the
-answer is a function of the vectors alone, whichever way it was computed:
+Similarities are rounded to ``DECIMALS`` places and ties go to the lower row number, so both
+ways of computing them give the same answer (but where two float products of one pair fall
+either side of a rounding step, a last place apart):
 
 - ``exact``: every pair, a matrix product block by block (a block of rows against all rows;
   never an n x n matrix). Cost grows with n².

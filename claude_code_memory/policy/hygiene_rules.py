@@ -4,7 +4,8 @@
     junk_capture(turn) -> str | None            the same for a captured turn: all its messages junk
     same_fact(a, b) -> bool                     two texts say the same thing (the text check that
                                                 confirms a vector match as a near-duplicate)
-    supersedes(newer, older) -> bool            ``newer`` changes a value ``older`` states
+    supersedes(newer, older) -> bool            ``newer`` changes a value ``older`` states (both
+                                                one short statement: ``Statement.of``, not chat)
     keeper(texts) -> int                        which text of a duplicate cluster to keep
 
 The vector side (which pairs are near at all) is the caller's (memories/hygiene.py); these rules
@@ -257,16 +258,24 @@ class Statement:
     speaker: str | None
     body: str
     tokens: tuple[str, ...]
+    token_set: frozenset[str]
     #: Numbers, names and identifiers in ``body`` (stemmed as ``tokens`` are), and capitalised
     #: words wherever they stand: a new value may open the sentence ("Bob is now the lead").
     values: frozenset[str]
     #: "I", "my", "me": the speaker is part of the subject ("Ann: I live in Berlin").
     first_person: bool
+    #: A word of change in it ("moved", "now"), and those of ``tokens`` that are one.
+    cue: bool
+    cue_tokens: frozenset[str]
+    #: A plan, a wish or a guess ("we could move ..."): it changes nothing yet.
+    not_yet: bool
 
     @classmethod
-    def of(cls, text: str) -> Statement | None:
+    def of(cls, text: str, known: tuple[tuple[str, ...], frozenset[str]] | None = None) -> Statement | None:
         """``text`` as one statement, or None when it is a question, a greeting or
-        interjection, more than one sentence, or longer than ``MAX_STATEMENT_WORDS``."""
+        interjection, more than one sentence, or longer than ``MAX_STATEMENT_WORDS``.
+        ``known``: ``text``'s tokens and specifics, if computed already (used when the text is
+        its own body: no label, nothing to strip)."""
         clean = _ANSI.sub("", text).strip()
         label = _SPEAKER_LABEL.match(clean)
         body = clean[label.end() :] if label else clean
@@ -280,12 +289,17 @@ class Statement:
             for raw in _TOKEN.findall(body)
             if raw[:1].isupper() and raw.rstrip(".,:;!").lower() not in STOPWORDS
         }
+        sequence, specific = known if known is not None and body == text else (tokens(body), specifics(body))
         return cls(
             speaker=label.group(1) if label else None,
             body=body,
-            tokens=tokens(body),
-            values=frozenset(stem(t) for t in specifics(body) | capitalised),
+            tokens=sequence,
+            token_set=frozenset(sequence),
+            values=frozenset(stem(t) for t in specific | capitalised),
             first_person=any(w in FIRST_PERSON for w in all_words),
+            cue=CHANGE_CUES.search(body) is not None,
+            cue_tokens=frozenset(t for t in sequence if CHANGE_CUES.fullmatch(t)),
+            not_yet=NOT_YET.search(body) is not None,
         )
 
 
@@ -305,13 +319,14 @@ class Facts:
     def of(cls, text: str) -> Facts:
         all_words = words(text)
         sequence = tokens(text)
+        specific = specifics(text)
         return cls(
             text=text,
             words=frozenset(sequence),
-            specifics=specifics(text),
+            specifics=specific,
             negated=any(w in NEGATIONS or w.endswith("n't") for w in all_words),
             tokens=sequence,
-            statement=Statement.of(text),
+            statement=Statement.of(text, (sequence, specific)),
         )
 
 
@@ -392,17 +407,17 @@ def supersedes(newer: Facts | str, older: Facts | str) -> bool:
         return False
     if (sn.first_person or so.first_person) and sn.speaker != so.speaker:
         return False
-    if NOT_YET.search(sn.body):
+    if sn.not_yet:
         return False
-    cue = CHANGE_CUES.search(sn.body)
+    cue = sn.cue
     if fn.negated != fo.negated and not cue:
         return False
-    new_words, old_words = set(sn.tokens), set(so.tokens)
+    new_words, old_words = sn.token_set, so.token_set
     added, dropped = new_words - old_words, old_words - new_words
     if not added or len(new_words & old_words) < 2:
         return False
     # Only numbers changed ("every 5 minutes" -> "every 30 minutes now"), a cue word aside.
-    changed = {t for t in added if not CHANGE_CUES.fullmatch(t)}
+    changed = added - sn.cue_tokens
     if (
         dropped
         and changed
