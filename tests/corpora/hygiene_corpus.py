@@ -423,7 +423,7 @@ def build(seed: int = SEED) -> list[dict[str, Any]]:
         older_t, newer_t = CHAT_SUPERSEDE_TEMPLATES[index % len(CHAT_SUPERSEDE_TEMPLATES)]
         a, b = CHAT_PEOPLE[index % len(CHAT_PEOPLE)]
         what, old, new = rng.choice(DATABASES if index % 2 else LANGUAGES)
-        if "port" in older_t:
+        if "on port" in older_t:  # not "export"
             old, new = str(rng.choice([8084, 8085, 3002])), str(rng.choice([9094, 9095, 4002]))
         elif "minutes" in older_t:
             old, new = str(rng.choice([5, 10, 15])), str(rng.choice([30, 45, 60]))
