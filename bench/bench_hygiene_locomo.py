@@ -8,12 +8,14 @@ bench_locomo.py does (``Speaker: text``, the session as ``conversation_id``, its
 ``captured_at``). Then:
 
 1. before: every question of categories 1-4 through ``POST /api/v1/memories/search``, scored as
-   bench_locomo.py scores (turn level: recall_any@{1,5,10,20}, recall_all@10, MRR);
+   bench_locomo.py scores (turn level: recall_any@{1,5,10,20}, recall_all@10, MRR), then the
+   same again with nothing changed (what the searches themselves move: the noise floor);
 2. ``POST /api/v1/hygiene/run`` (admin: every user), then every open proposal of every user
    approved through ``POST /api/v1/hygiene/approve`` unedited — what a user who approves
    everything gets, the worst case;
 3. after: the same questions again, after each kind is applied (junk, duplicate, stale,
-   superseded; cumulative) and at the end.
+   superseded; cumulative) and at the end, with every question whose first evidence rank moved.
+   Archived evidence turns are counted per conversation (LoCoMo repeats turn ids across them).
 
 Two scores after: ``strict`` (a hit only on the evidence turn's own memory, as bench_locomo.py)
 and ``merge_aware`` (an applied duplicate merge's kept memory also stands for the turns it
