@@ -1,7 +1,7 @@
 """The hygiene job, measured. Prints JSON.
 
-    .venv/bin/python bench/bench_hygiene.py [--quality-only] [--sizes 10000,20000]
-        [--neighbour-sizes 10000,50000,100000] [--locomo]
+    .venv/bin/python bench/bench_hygiene.py [--quality-only] [--sizes 10000,100000]
+        [--compare-exact] [--neighbour-sizes 10000,100000] [--exact-too] [--locomo]
 
 1. Quality: the labelled corpus (tests/corpora/hygiene/labelled.jsonl, made by
    tests/corpora/hygiene_corpus.py) through the same scan the server runs
@@ -11,8 +11,11 @@
 2. Time: the server's job (``Hygiene.run``, in process) over n synthetic memories of one user
    (facts from the corpus's templates with numbers varied, plus junk and copies; loaded through
    the service first, which is not the job's time) for each size in --sizes, by step: load
-   (SQL), vectors (the stored ones read), neighbours, rules, write (proposals), apply; and
-   the nearest-neighbour step alone, the only O(n^2) one, at --neighbour-sizes.
+   (SQL), vectors (the stored ones read), neighbours, rules, write (proposals), apply, with
+   each run's peak resident memory and the load average; above neighbours.EXACT_UP_TO the
+   clustered neighbours are checked against exact ones for 2,000 rows, and --compare-exact
+   scans the store again comparing every pair and compares the proposals. And the
+   nearest-neighbour step alone at --neighbour-sizes (--exact-too: against every pair, timed).
    The machine is shared: timings are noisy.
 3. --locomo: LoCoMo recall before and after applying every proposal the job makes on a store of
    captured LoCoMo turns (bench_hygiene_locomo.py, through the real server).
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import random
 import sys
 import tempfile
@@ -42,15 +46,53 @@ import claude_code_memory.engine  # noqa: E402, F401 - first: it sets mem0's swi
 from claude_code_memory.config import load_settings  # noqa: E402
 from claude_code_memory.db.models import Memory, MemoryAccessLog, MemoryState, utcnow  # noqa: E402
 from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder  # noqa: E402
+from claude_code_memory.memories import neighbours as nb  # noqa: E402
 from claude_code_memory.memories.components import Components  # noqa: E402
 from claude_code_memory.memories.hygiene import Hygiene  # noqa: E402
-from claude_code_memory.memories.hygiene_scan import KINDS, Item, Thresholds, neighbours, scan  # noqa: E402
+from claude_code_memory.memories.hygiene_scan import KINDS, Item, Thresholds, scan  # noqa: E402
 from claude_code_memory.memories.vectors import point_payload  # noqa: E402
 from claude_code_memory.policy.gate import content_hash  # noqa: E402
 from tests.corpora import hygiene_corpus  # noqa: E402
 
 NOW = datetime(2025, 6, 1, 12, 0, 0)
 USER = "bench"
+
+
+def reset_peak_rss() -> None:
+    """Start the process's resident high-water mark (VmHWM) again from what it holds now."""
+    Path("/proc/self/clear_refs").write_text("5")
+
+
+def rss_mib(field: str) -> float:
+    """``VmRSS`` (now) or ``VmHWM`` (peak since the last reset) in MiB, from /proc/self/status."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return round(int(line.split()[1]) / 1024, 1)
+    raise LookupError(field)
+
+
+def load_average() -> list[float]:
+    return [round(value, 2) for value in os.getloadavg()]
+
+
+def sampled_recall(
+    unit: np.ndarray, found: nb.Neighbours, floor: float, sample: int, seed: int = 1
+) -> dict[str, Any]:
+    """What ``found`` (a clustered search) keeps of the exact neighbours of ``sample`` rows."""
+    rng = np.random.default_rng(seed)
+    rows = rng.choice(len(unit), min(sample, len(unit)), replace=False)
+    exact = nb.exact(unit, floor, rows=rows)
+    truth = sum(map(len, exact))
+    kept = sum(
+        len({c for c, _ in e} & {c for c, _ in found[row]}) for e, row in zip(exact, rows, strict=True)
+    )
+    same = sum(e == found[row] for e, row in zip(exact, rows, strict=True))
+    return {
+        "rows_checked": len(rows),
+        "exact_pairs": truth,
+        "pair_recall": round(kept / truth, 5) if truth else None,
+        "rows_identical": round(same / len(rows), 5),
+    }
 
 
 def corpus_items(rows: list[dict[str, Any]]) -> list[Item]:
@@ -203,12 +245,16 @@ def bulk_load(parts: Components, items: list[Item]) -> dict[str, Item]:
     return stored
 
 
-def job_timing(size: int, thresholds: Thresholds) -> dict[str, Any]:
+def job_timing(size: int, thresholds: Thresholds, compare_exact: bool = False) -> dict[str, Any]:
     """The server's job (memories/hygiene.py ``Hygiene.run``) over ``size`` synthetic memories
     of one user, in process on a temporary data directory: loaded by :func:`bulk_load` (timed
     apart, not the job), their ages and recalls set in SQL,
     then the job run twice: the first stores every proposal, the second (the schedule's steady
-    state) finds the same and stores none."""
+    state) finds the same and stores none. Each run's peak resident memory (VmHWM, reset before
+    it) and the load average around it are reported. Then the stored vectors are read again
+    and, above ``neighbours.EXACT_UP_TO``, the clustered neighbours checked against exact ones
+    for 2,000 rows; with ``compare_exact`` the whole scan is run a second time with every pair
+    compared, and the two sets of proposals compared."""
     items = synthetic(size)
     shift = utcnow() - NOW  # the job's clock is the real one
     with tempfile.TemporaryDirectory(prefix="ccmem-hygiene-") as tmp:
@@ -222,6 +268,8 @@ def job_timing(size: int, thresholds: Thresholds) -> dict[str, Any]:
                 "hygiene.duplicate_similarity": thresholds.duplicate_similarity,
                 "hygiene.supersede_similarity": thresholds.supersede_similarity,
                 "hygiene.stale_days": thresholds.stale_days,
+                # The whole store: the server reads a user's newest hygiene.max_memories.
+                "hygiene.max_memories": max(size * 2, 100),
             },
         )
         parts = Components(settings)
@@ -254,36 +302,117 @@ def job_timing(size: int, thresholds: Thresholds) -> dict[str, Any]:
                     ],
                 )
             hygiene = Hygiene(service)
-            first = hygiene.run(USER).to_dict()
-            again = hygiene.run(USER).to_dict()
+            runs = []
+            for _ in range(2):
+                held, load_before = rss_mib("VmRSS"), load_average()
+                reset_peak_rss()
+                report = hygiene.run(USER).to_dict()
+                report.pop("finished_at", None)
+                report["rss_mib_before"], report["peak_rss_mib"] = held, rss_mib("VmHWM")
+                report["load_average_before_after"] = [load_before, load_average()]
+                runs.append(report)
+            checks = neighbour_checks(service, ids, shift, thresholds, compare_exact)
         finally:
             parts.close()
-    for report in (first, again):
-        report.pop("finished_at", None)
     return {
         "memories": len(ids),
         "load_seconds_not_the_job": round(loaded, 1),
-        "first_run": first,
-        "second_run": again,
+        "first_run": runs[0],
+        "second_run": runs[1],
+        "neighbours_checked": checks,
     }
 
 
-def neighbours_timing(size: int, seed: int = 3) -> dict[str, Any]:
-    """The scan's only O(n^2) part, nearest neighbours over the whole store, on ``size`` random
-    unit vectors with one in five a near copy of another: its cost is a matrix product and a
-    comparison over every pair, whatever the texts (the text rules then see at most
-    ``NEIGHBOURS`` pairs a memory: linear)."""
+def neighbour_checks(
+    service: Any, ids: dict[str, Item], shift: timedelta, thresholds: Thresholds, compare_exact: bool
+) -> dict[str, Any]:
+    """The job's neighbours against exact ones, on the store's own vectors (see job_timing)."""
+    floor = min(thresholds.duplicate_similarity, thresholds.supersede_similarity)
+    ordered = sorted(ids, key=lambda mid: ids[mid].created_at)
+    vectors, _ = service.vectors.stored_or_embedded(ordered, [ids[mid].text for mid in ordered])
+    unit = nb.unit_rows(np.asarray(vectors, dtype=np.float32))
+    out: dict[str, Any] = {"exact_up_to": nb.EXACT_UP_TO, "path": "exact"}
+    if len(unit) > nb.EXACT_UP_TO:
+        started = time.perf_counter()
+        found = nb.clustered(unit, floor)
+        out |= {"path": "clustered", "clustered_seconds": round(time.perf_counter() - started, 1)}
+        out |= {"load_average": load_average(), **sampled_recall(unit, found, floor, 2000)}
+    if compare_exact:
+        items = [
+            Item(
+                mid,
+                ids[mid].text,
+                ids[mid].created_at + shift,
+                None if ids[mid].last_recalled is None else ids[mid].last_recalled + shift,
+            )
+            for mid in ordered
+        ]
+        now = utcnow()
+        seconds: dict[str, float] = {}
+        default = scan(items, vectors, thresholds, now, seconds)
+        limit = nb.EXACT_UP_TO
+        nb.EXACT_UP_TO = len(items)  # every pair
+        try:
+            every_pair: dict[str, float] = {}
+            exact = scan(items, vectors, thresholds, now, every_pair)
+        finally:
+            nb.EXACT_UP_TO = limit
+
+        def proposals(findings: list[Any]) -> set[tuple[Any, ...]]:
+            return {(f.kind, tuple(f.ids), f.keep) for f in findings}
+
+        a, b = proposals(default), proposals(exact)
+        out["scan_compared"] = {
+            "neighbours_seconds": round(seconds["neighbours"], 1),
+            "neighbours_seconds_every_pair": round(every_pair["neighbours"], 1),
+            "load_average": load_average(),
+            "proposals": len(a),
+            "proposals_every_pair": len(b),
+            "only_in_default": len(a - b),
+            "only_with_every_pair": len(b - a),
+            "examples_only_with_every_pair": [list(x) for x in sorted(b - a)[:5]],
+        }
+    return out
+
+
+def neighbours_timing(size: int, exact_too: bool, seed: int = 3) -> dict[str, Any]:
+    """The nearest-neighbour step alone on ``size`` random unit vectors, one in five a near copy
+    of another (the step's cost hardly depends on the texts): the search the job uses at this
+    size, checked against exact neighbours for 2,000 rows; with ``exact_too`` also every pair
+    (the search below ``neighbours.EXACT_UP_TO``), timed."""
     rng = np.random.default_rng(seed)
     vectors = rng.normal(0, 1, (size, 384)).astype(np.float32)
     copies = size // 5
     vectors[:copies] = vectors[size - copies :] + rng.normal(0, 0.3, (copies, 384)).astype(np.float32)
+    floor = min(Thresholds.duplicate_similarity, Thresholds.supersede_similarity)
+    unit = nb.unit_rows(vectors)
+    out: dict[str, Any] = {"memories": size, "load_average_before": load_average()}
     started = time.perf_counter()
-    near = neighbours(vectors, min(Thresholds.duplicate_similarity, Thresholds.supersede_similarity))
-    return {
-        "memories": size,
-        "neighbours_seconds": round(time.perf_counter() - started, 1),
-        "pairs_found": sum(map(len, near)),
-    }
+    found = nb.neighbours(unit, floor)
+    out["seconds"] = round(time.perf_counter() - started, 1)
+    out["path"] = "exact" if size <= nb.EXACT_UP_TO else "clustered"
+    out["pairs_found"] = sum(map(len, found))
+    if size > nb.EXACT_UP_TO:
+        out |= sampled_recall(unit, found, floor, 2000)
+    if exact_too:
+        started = time.perf_counter()
+        exact = nb.exact(unit, floor)
+        out["exact_seconds"] = round(time.perf_counter() - started, 1)
+        # Neighbour by neighbour; a similarity may differ in its last (fourth) place where the
+        # two products' float rounding falls either side of a rounding step.
+        out["rows_with_other_neighbours"] = sum(
+            [c for c, _ in e] != [c for c, _ in f] for e, f in zip(exact, found, strict=True)
+        )
+        out["largest_similarity_difference"] = max(
+            (
+                abs(a - b)
+                for e, f in zip(exact, found, strict=True)
+                for (_, a), (_, b) in zip(e, f, strict=False)
+            ),
+            default=0.0,
+        )
+    out["load_average_after"] = load_average()
+    return out
 
 
 def main() -> None:
@@ -291,7 +420,15 @@ def main() -> None:
     parser.add_argument("--quality-only", action="store_true")
     parser.add_argument("--sizes", default="10000", help="the job, in process, at these sizes")
     parser.add_argument(
-        "--neighbour-sizes", default="", help="the O(n^2) nearest-neighbour step alone at these sizes"
+        "--neighbour-sizes", default="", help="the nearest-neighbour step alone at these sizes"
+    )
+    parser.add_argument(
+        "--exact-too", action="store_true", help="--neighbour-sizes: also compare every pair (slow at 100k)"
+    )
+    parser.add_argument(
+        "--compare-exact",
+        action="store_true",
+        help="--sizes: scan the stored memories again comparing every pair; compare the proposals",
     )
     parser.add_argument("--duplicate-similarity", type=float, default=Thresholds.duplicate_similarity)
     parser.add_argument("--supersede-similarity", type=float, default=Thresholds.supersede_similarity)
@@ -303,9 +440,11 @@ def main() -> None:
     embedder = OnnxMiniLmEmbedder(cache_size=0)
     report: dict[str, Any] = {"thresholds": thresholds.__dict__, "quality": quality(embedder, thresholds)}
     if not args.quality_only:
-        report["timing"] = [job_timing(int(size), thresholds) for size in args.sizes.split(",") if size]
+        report["timing"] = [
+            job_timing(int(size), thresholds, args.compare_exact) for size in args.sizes.split(",") if size
+        ]
         report["neighbours_timing"] = [
-            neighbours_timing(int(size)) for size in args.neighbour_sizes.split(",") if size
+            neighbours_timing(int(size), args.exact_too) for size in args.neighbour_sizes.split(",") if size
         ]
         report["timing_note"] = "2 shared cores; other jobs ran at the same time: noisy"
     if args.locomo:

@@ -8,12 +8,14 @@ bench_locomo.py does (``Speaker: text``, the session as ``conversation_id``, its
 ``captured_at``). Then:
 
 1. before: every question of categories 1-4 through ``POST /api/v1/memories/search``, scored as
-   bench_locomo.py scores (turn level: recall_any@{1,5,10,20}, recall_all@10, MRR);
+   bench_locomo.py scores (turn level: recall_any@{1,5,10,20}, recall_all@10, MRR), then the
+   same again with nothing changed (what the searches themselves move: the noise floor);
 2. ``POST /api/v1/hygiene/run`` (admin: every user), then every open proposal of every user
    approved through ``POST /api/v1/hygiene/approve`` unedited — what a user who approves
    everything gets, the worst case;
 3. after: the same questions again, after each kind is applied (junk, duplicate, stale,
-   superseded; cumulative) and at the end.
+   superseded; cumulative) and at the end, with every question whose first evidence rank moved.
+   Archived evidence turns are counted per conversation (LoCoMo repeats turn ids across them).
 
 Two scores after: ``strict`` (a hit only on the evidence turn's own memory, as bench_locomo.py)
 and ``merge_aware`` (an applied duplicate merge's kept memory also stands for the turns it
@@ -50,8 +52,11 @@ def score(
     asked: list[tuple[str, dict[str, Any]]],
     dia_of: dict[str, set[str]],
     limit: int = 20,
+    ranks: list[int | None] | None = None,
 ) -> dict[str, Any]:
-    """bench_locomo.py's metrics; ``dia_of`` maps a memory id to the turns it stands for."""
+    """bench_locomo.py's metrics; ``dia_of`` maps a memory id to the turns it stands for.
+    ``ranks``, if given, gets each question's first evidence rank (1-based; None: not in the
+    top ``limit``), in the order asked."""
     hits_at = dict.fromkeys(KS, 0)
     all_at_10 = 0
     reciprocal = 0.0
@@ -72,6 +77,8 @@ def score(
         all_at_10 += evidence <= covered(10)
         first = next((i for i, d in enumerate(ranked) if d & evidence), None)
         reciprocal += 0 if first is None else 1 / (first + 1)
+        if ranks is not None:
+            ranks.append(None if first is None else first + 1)
     n = len(asked)
     return {
         **{f"recall_any@{k}": round(hits_at[k] / n, 4) for k in KS},
@@ -112,6 +119,7 @@ def run(data_path: Path = DEFAULT_DATA, settings: dict[str, str] | None = None) 
         ) as client:
             asked: list[tuple[str, dict[str, Any]]] = []
             dia_of: dict[str, set[str]] = {}
+            user_of: dict[str, str] = {}
             users = []
             n_turns = 0
             for number, conversation in enumerate(data):
@@ -121,8 +129,13 @@ def run(data_path: Path = DEFAULT_DATA, settings: dict[str, str] | None = None) 
                 n_turns += len(items)
                 for memory_id, dia in ingest(client, user, items).items():
                     dia_of[memory_id] = {dia}
+                    user_of[memory_id] = user
                 asked.extend((user, qa) for qa in questions(conversation, {t["dia_id"] for t in items}))
-            before = score(client, asked, dia_of)
+            ranks_before: list[int | None] = []
+            before = score(client, asked, dia_of, ranks=ranks_before)
+            # The same searches again, nothing changed: how much the searches themselves (their
+            # access log) move the ranking, the noise floor of the comparison.
+            before_again = score(client, asked, dia_of)
 
             started = time.perf_counter()
             job = client.post("/api/v1/hygiene/run", json={})
@@ -164,12 +177,26 @@ def run(data_path: Path = DEFAULT_DATA, settings: dict[str, str] | None = None) 
                         for mid in proposal["memory_ids"]:
                             if mid == keep:
                                 continue
-                            archived_dias.setdefault(kind, []).extend(sorted(dia_of.get(mid, ())))
+                            archived_dias.setdefault(kind, []).extend(
+                                f"{user_of[mid]}/{dia}" for dia in sorted(dia_of.get(mid, ()))
+                            )
                             if kind == "duplicate" and keep is not None:
                                 merged[keep] = merged.get(keep, set()) | dia_of.get(mid, set())
                 after_each[f"+{kind}"] = score(client, asked, dia_of)
-            evidence = {e for _, qa in asked for e in qa["evidence"]}
-            after_strict = score(client, asked, dia_of)
+            evidence = {f"{user}/{e}" for user, qa in asked for e in qa["evidence"]}
+            ranks_after: list[int | None] = []
+            after_strict = score(client, asked, dia_of, ranks=ranks_after)
+            moved = [
+                {
+                    "user": user,
+                    "question": qa["question"],
+                    "evidence": qa["evidence"],
+                    "rank_before": was,
+                    "rank_after": now,
+                }
+                for (user, qa), was, now in zip(asked, ranks_before, ranks_after, strict=True)
+                if was != now
+            ]
             after_merge_aware = score(client, asked, merged)
         return {
             "data": data_path.name,
@@ -178,6 +205,7 @@ def run(data_path: Path = DEFAULT_DATA, settings: dict[str, str] | None = None) 
             "questions": len(asked),
             "settings": settings,
             "before": before,
+            "before_searched_again": before_again,
             "after": {"strict": after_strict, "merge_aware": after_merge_aware},
             "after_each_kind_strict_cumulative": after_each,
             "job": job.json(),
@@ -189,6 +217,7 @@ def run(data_path: Path = DEFAULT_DATA, settings: dict[str, str] | None = None) 
             "archived_evidence_turns": {
                 kind: sorted(set(dias) & evidence) for kind, dias in archived_dias.items()
             },
+            "questions_whose_first_evidence_rank_moved": moved,
         }
     finally:
         server.stop()

@@ -12,6 +12,7 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,9 @@ import pytest
 
 from claude_code_memory.api.app import Components
 from claude_code_memory.config import load_settings
+from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder
 from claude_code_memory.memories.hygiene import Hygiene
+from claude_code_memory.memories.hygiene_scan import Item, Thresholds, scan
 from claude_code_memory.policy import hygiene_rules as rules
 from tests.support.server import MemoryServer
 
@@ -78,6 +81,86 @@ def test_supersedes_needs_the_same_subject() -> None:
         "The search service listens on port 9090.", "The billing service listens on port 8080."
     )
     assert not rules.supersedes("The API runs on Postgres 14.", "The API runs on Postgres 14 in production.")
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        # Real changes told in chat: the speaker label is not the subject, lower case, no full stop.
+        ("Bob: the API runs on Postgres 14", "Ann: we moved the API to Postgres 16"),
+        ("Ann: the export runs every 5 minutes", "Ben: the export runs every 30 minutes now"),
+        (
+            "Kim: the wiki deploy script uses yarn",
+            "Leo: fyi we switched the wiki deploy script from yarn to pnpm",
+        ),
+        ("Ivo: the forum team lead is Zoe", "Jun: Bob is the forum team lead now"),
+        ("Ann: the API listens on port 8080", "Ann: heads up, the API now listens on port 9090"),
+    ],
+)
+def test_a_change_written_as_chat_supersedes(older: str, newer: str) -> None:
+    assert rules.supersedes(newer, older)
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        # The same two people greeting, asking, thanking and telling news: words of change and
+        # the other's name first, but no statement whose value a later one replaces.
+        (
+            "Ann: Hey Ben! Good to see you! How have you been?",
+            "Ann: Hey Ben! Long time no talk. So much has changed!",
+        ),
+        (
+            "Ann: Hi Ben, how was the trip to the coast?",
+            "Ann: Hi Ben, how is the new flat now that you moved in?",
+        ),
+        (
+            "Ann: Thanks, Ben! Your advice really helped.",
+            "Ann: Thanks, Ben! I switched my routine and it helped.",
+        ),
+        (
+            "Ann: I went hiking with my sister last weekend. The view was amazing!",
+            "Ann: I went kayaking with my cousins on Saturday. Now I want to go every month!",
+        ),
+        # Several sentences of chat hide the subject: even a real-looking change is not compared.
+        ("Ann: the cache runs on Redis 6", "Ben: Long day! Anyway, we moved the cache to Redis 7."),
+        # "I" is the speaker: one person's news does not replace another's.
+        ("Ann: I run a 5 km loop most mornings.", "Ben: I run a 10 km loop most mornings."),
+        ("Ann: My team uses Jira for tickets.", "Ben: My team moved from Jira to Linear."),
+        # A question or a plan about a change is not the change.
+        ("Ann: the API runs on Postgres 14", "Ben: should we move the API to Postgres 16?"),
+        ("Ann: the API listens on port 8080", "Ben: we could move the API to port 9090"),
+        ("Ann: the worker runs on Python 3.10", "Ben: we will upgrade the worker to Python 3.12"),
+    ],
+)
+def test_chat_turns_do_not_supersede(older: str, newer: str) -> None:
+    assert not rules.supersedes(newer, older)
+
+
+def test_the_same_speaker_updating_a_number_about_themselves_supersedes() -> None:
+    assert rules.supersedes("Ann: I run a 10 km loop most mornings.", "Ann: I run a 5 km loop most mornings.")
+
+
+def test_the_scan_over_captured_chat_proposes_only_the_change() -> None:
+    """The vector side and the rule together, on real embeddings: greetings between the same two
+    people are near each other in embedding space, and only the told change is proposed."""
+    texts = [
+        "Ann: Hey Ben! Good to see you! How have you been?",
+        "Bob: the API runs on Postgres 14",
+        "Ann: the export job runs every 5 minutes",
+        "Ann: Hey Ben! Long time no talk. So much has changed since then!",
+        "Ben: Thanks, Ann! Your advice about the interview really helped.",
+        "Ann: we moved the API to Postgres 16",
+        "Ben: the export job runs every 30 minutes now",
+    ]
+    start = datetime(2026, 1, 1)
+    items = [
+        Item(id=f"t{i}", text=text, created_at=start + timedelta(hours=i)) for i, text in enumerate(texts)
+    ]
+    vectors = OnnxMiniLmEmbedder(cache_size=0).embed_batch(texts)
+    findings = scan(items, vectors, Thresholds(), start + timedelta(days=1))
+    assert {(f.ids[0], f.keep) for f in findings if f.kind == "superseded"} == {("t1", "t5"), ("t2", "t6")}
+    assert not [f for f in findings if f.kind != "superseded"]
 
 
 # -- over REST ---------------------------------------------------------------------------------

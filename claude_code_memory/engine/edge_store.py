@@ -43,7 +43,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mem0.vector_stores.base import VectorStoreBase
 from qdrant_edge import (
@@ -79,6 +79,9 @@ from .edge_points import point_id as _point_id
 from .edge_points import without_text as _without_text
 from .filters import edge_filter
 from .index_build import IndexBuilder
+
+if TYPE_CHECKING:
+    import numpy as np
 
 logger = logging.getLogger(__name__)
 
@@ -473,10 +476,13 @@ class QdrantEdgeStore(VectorStoreBase):
             records = shard.retrieve([point_id], True, False)
         return self._with_text([_output(records[0])])[0] if records else None
 
-    def vectors(self, ids: Sequence[Any]) -> dict[str, list[float]]:
-        """The stored vectors of these points by id (as stored: unit length); ids with no point
-        are left out. What the hygiene job compares instead of embedding every text again."""
-        found: dict[str, list[float]] = {}
+    def vectors(self, ids: Sequence[Any]) -> dict[str, np.ndarray]:
+        """The stored vectors of these points by id (as stored: unit length), float32 (a list of
+        Python floats costs eight times the memory); ids with no point are left out. What the
+        hygiene job compares instead of embedding every text again."""
+        import numpy as np
+
+        found: dict[str, np.ndarray] = {}
         wanted: list[Any] = [_point_id(value) for value in ids]
         for start in range(0, len(wanted), _SCROLL_PAGE):
             with self._locked() as shard:  # per page: writes go on between pages
@@ -486,7 +492,7 @@ class QdrantEdgeStore(VectorStoreBase):
                 if isinstance(vector, dict):  # named vectors: this store keeps one, unnamed
                     vector = next(iter(vector.values()), None)
                 if vector is not None:
-                    found[str(record.id)] = [float(x) for x in vector]
+                    found[str(record.id)] = np.asarray(vector, dtype=np.float32)
         return found
 
     def ids(self) -> list[str]:

@@ -39,6 +39,7 @@ from ..errors import ConfigError, Unavailable
 from .disk_space import engine_guard
 
 if TYPE_CHECKING:
+    import numpy as np
     from mem0 import Memory
     from mem0.embeddings.base import EmbeddingBase
     from mem0.vector_stores.base import VectorStoreBase
@@ -427,13 +428,15 @@ class Engine:
             if offset is None:
                 return found
 
-    def stored_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+    def stored_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The vectors stored for these memory ids (missing points are left out), read rather
-        than embedded again."""
+        than embedded again; float32."""
+        import numpy as np
+
         store: Any = self.store
         if self.embedded:
             return dict(store.vectors(ids))
-        found: dict[str, list[float]] = {}
+        found: dict[str, np.ndarray] = {}
         for start in range(0, len(ids), SCROLL_PAGE):
             points = store.client.retrieve(
                 collection_name=store.collection_name,
@@ -446,7 +449,7 @@ class Engine:
                 if isinstance(vector, dict):
                     vector = next(iter(vector.values()), None)
                 if vector is not None:
-                    found[str(point.id)] = [float(x) for x in vector]
+                    found[str(point.id)] = np.asarray(vector, dtype=np.float32)
         return found
 
     def flush(self) -> None:

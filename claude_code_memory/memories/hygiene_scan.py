@@ -3,9 +3,9 @@
     scan(items, vectors, thresholds, now) -> list[Finding]
 
 The text rules are ``policy/hygiene_rules.py``; this adds the vector side: every memory's nearest
-neighbours by cosine similarity (normalised embeddings, block by block so a large store never
-needs an n x n matrix), the pairs the rules then confirm, and clusters of them. No I/O: the job
-in ``hygiene.py`` loads the memories and stores the proposals.
+neighbours by cosine similarity (``neighbours.py``: every pair up to 20k memories, a clustered
+search above), the pairs the rules then confirm, and clusters of them. No I/O: the job in
+``hygiene.py`` loads the memories and stores the proposals.
 
 A memory is in at most one finding, taken in the order junk, duplicate, superseded, stale.
 """
@@ -20,12 +20,9 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from ..policy import hygiene_rules as rules
+from .neighbours import neighbours
 
 KINDS = ("junk", "duplicate", "superseded", "stale")
-#: Neighbours looked at per memory: clusters larger than this are found through their members.
-NEIGHBOURS = 8
-#: Rows of the similarity matrix computed at once (block x n float32).
-BLOCK = 512
 
 
 @dataclass(frozen=True)
@@ -54,34 +51,6 @@ class Finding:
     keep: str | None = None
     score: float = 1.0
     texts: dict[str, str] = field(default_factory=dict)
-
-
-def neighbours(vectors: np.ndarray, floor: float, k: int = NEIGHBOURS) -> list[list[tuple[int, float]]]:
-    """For each row, up to ``k`` other rows with cosine similarity >= ``floor``, nearest first."""
-    count = len(vectors)
-    if count < 2:
-        return [[] for _ in range(count)]
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    unit = (vectors / np.where(norms == 0, 1, norms)).astype(np.float32)
-    k = min(k, count - 1)
-    out: list[list[tuple[int, float]]] = []
-    for start in range(0, count, BLOCK):
-        block = unit[start : start + BLOCK] @ unit.T
-        rows = np.arange(block.shape[0])
-        block[rows, start + rows] = -np.inf  # not its own neighbour
-        # Only pairs at or above the floor are kept, so look only at those (a comparison over
-        # the block costs a fraction of a partial sort of every row), then the best k of each.
-        hit_rows, hit_cols = np.nonzero(block >= floor)
-        bounds = np.searchsorted(hit_rows, np.arange(block.shape[0] + 1))
-        for row in range(block.shape[0]):
-            cols = hit_cols[bounds[row] : bounds[row + 1]]
-            scores = block[row, cols]
-            if len(cols) > k:
-                best = np.argpartition(-scores, k)[:k]
-                cols, scores = cols[best], scores[best]
-            order = np.argsort(-scores, kind="stable")
-            out.append([(int(cols[i]), float(scores[i])) for i in order])
-    return out
 
 
 def scan(

@@ -22,6 +22,7 @@ from ..policy.gate import Admitted
 from .values import epoch_seconds
 
 if TYPE_CHECKING:
+    import numpy as np
     from mem0 import Memory
     from mem0.embeddings.base import EmbeddingBase
     from mem0.vector_stores.base import VectorStoreBase
@@ -91,7 +92,7 @@ class VectorEngine(Protocol):
 
     def point_ids(self) -> list[str]: ...
 
-    def stored_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]: ...
+    def stored_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
 
     @property
     def disk(self) -> DiskGuard: ...
@@ -323,16 +324,22 @@ class Vectors:
             return batch(texts)
         return [self.engine.embed(t) for t in texts]
 
-    def stored_or_embedded(self, ids: Sequence[str], texts: Sequence[str]) -> tuple[list[list[float]], int]:
+    def stored_or_embedded(self, ids: Sequence[str], texts: Sequence[str]) -> tuple[np.ndarray, int]:
         """The vector of each memory (``ids[i]`` holds ``texts[i]``): the one stored, which is
         the embedding of its text, or for a memory whose point is missing its text embedded
-        now. Returns the vectors in order and how many had to be embedded."""
+        now. Returns them as the rows of one float32 matrix, and how many had to be embedded."""
+        import numpy as np
+
         with self.engine.server_errors():
             stored = self.engine.stored_vectors(list(ids))
         missing = [index for index, memory_id in enumerate(ids) if memory_id not in stored]
         fresh = self.embed_batch([texts[index] for index in missing]) if missing else []
         by_index = dict(zip(missing, fresh, strict=True))
-        vectors = [stored[mid] if mid in stored else by_index[i] for i, mid in enumerate(ids)]
+        first = next(iter(stored.values()), None)
+        width = len(first) if first is not None else len(fresh[0]) if fresh else 0
+        vectors = np.empty((len(ids), width), dtype=np.float32)
+        for index, memory_id in enumerate(ids):
+            vectors[index] = stored[memory_id] if memory_id in stored else by_index[index]
         return vectors, len(missing)
 
     def require_room(self) -> None:

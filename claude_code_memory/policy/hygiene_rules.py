@@ -4,7 +4,8 @@
     junk_capture(turn) -> str | None            the same for a captured turn: all its messages junk
     same_fact(a, b) -> bool                     two texts say the same thing (the text check that
                                                 confirms a vector match as a near-duplicate)
-    supersedes(newer, older) -> bool            ``newer`` changes a value ``older`` states
+    supersedes(newer, older) -> bool            ``newer`` changes a value ``older`` states (both
+                                                one short statement: ``Statement.of``, not chat)
     keeper(texts) -> int                        which text of a duplicate cluster to keep
 
 The vector side (which pairs are near at all) is the caller's (memories/hygiene.py); these rules
@@ -226,6 +227,82 @@ def junk_capture(text: str) -> str | None:
     return None
 
 
+#: A speaker label opening a captured chat turn: "Caroline: ...", "User: ...", "Ann Lee: ...".
+_SPEAKER_LABEL = re.compile(r"^\s*([A-Z][A-Za-z'’-]{0,19}(?: [A-Z][A-Za-z'’-]{0,19})?):\s+")
+#: A sentence ends at ".", "!" or "?" followed by more text ("v1.2" and "3.12" do not end one).
+_SENTENCE_END = re.compile(
+    r"(?<![0-9])(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\betc)[.!?]+\s+(?=\S)", re.IGNORECASE
+)
+#: First words of chat that is not a statement of fact: greetings, interjections, thanks.
+CHAT_OPENERS = _wordset(
+    """hey hi hello hiya yo dear wow whoa woah oh ooh aw aww omg yay haha hahaha lol thanks thank thx
+    congrats congratulations sorry ok okay yeah yes yep yup nope sure cool great nice awesome
+    amazing glad good well hmm ugh definitely absolutely totally guess guys"""
+)
+FIRST_PERSON = _wordset("i i'm i've i'd i'll me my mine myself")
+#: Words of a plan, a wish or a guess: "we could move the API to Postgres 16" changes nothing yet.
+NOT_YET = re.compile(
+    r"\b(?:(?i:could|should|would|might|maybe|perhaps|shall|plan|plans|planning|gonna|going to|"
+    r"thinking (?:of|about)|consider|considering|propose|proposed|if)|may|will)\b|\w'll\b"
+)
+#: Longer than this (in words, the speaker label not counted): not one short statement.
+MAX_STATEMENT_WORDS = 25
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A text that is one short declarative sentence, seen without its speaker label: what the
+    superseded rule compares. Chat turns are not statements: questions, greetings, several
+    sentences, long turns."""
+
+    speaker: str | None
+    body: str
+    tokens: tuple[str, ...]
+    token_set: frozenset[str]
+    #: Numbers, names and identifiers in ``body`` (stemmed as ``tokens`` are), and capitalised
+    #: words wherever they stand: a new value may open the sentence ("Bob is now the lead").
+    values: frozenset[str]
+    #: "I", "my", "me": the speaker is part of the subject ("Ann: I live in Berlin").
+    first_person: bool
+    #: A word of change in it ("moved", "now"), and those of ``tokens`` that are one.
+    cue: bool
+    cue_tokens: frozenset[str]
+    #: A plan, a wish or a guess ("we could move ..."): it changes nothing yet.
+    not_yet: bool
+
+    @classmethod
+    def of(cls, text: str, known: tuple[tuple[str, ...], frozenset[str]] | None = None) -> Statement | None:
+        """``text`` as one statement, or None when it is a question, a greeting or
+        interjection, more than one sentence, or longer than ``MAX_STATEMENT_WORDS``.
+        ``known``: ``text``'s tokens and specifics, if computed already (used when the text is
+        its own body: no label, nothing to strip)."""
+        clean = _ANSI.sub("", text).strip()
+        label = _SPEAKER_LABEL.match(clean)
+        body = clean[label.end() :] if label else clean
+        all_words = words(body)
+        if not all_words or "?" in body or len(all_words) > MAX_STATEMENT_WORDS:
+            return None
+        if all_words[0] in CHAT_OPENERS or _SENTENCE_END.search(body.rstrip(".!… ")):
+            return None
+        capitalised = {
+            raw.rstrip(".,:;!").lower()
+            for raw in _TOKEN.findall(body)
+            if raw[:1].isupper() and raw.rstrip(".,:;!").lower() not in STOPWORDS
+        }
+        sequence, specific = known if known is not None and body == text else (tokens(body), specifics(body))
+        return cls(
+            speaker=label.group(1) if label else None,
+            body=body,
+            tokens=sequence,
+            token_set=frozenset(sequence),
+            values=frozenset(stem(t) for t in specific | capitalised),
+            first_person=any(w in FIRST_PERSON for w in all_words),
+            cue=CHANGE_CUES.search(body) is not None,
+            cue_tokens=frozenset(t for t in sequence if CHANGE_CUES.fullmatch(t)),
+            not_yet=NOT_YET.search(body) is not None,
+        )
+
+
 @dataclass(frozen=True)
 class Facts:
     """What the pair rules compare, computed once per text."""
@@ -235,17 +312,21 @@ class Facts:
     specifics: frozenset[str]
     negated: bool
     tokens: tuple[str, ...]
+    #: The text as one statement without its speaker label; None for chat that is not one.
+    statement: Statement | None
 
     @classmethod
     def of(cls, text: str) -> Facts:
         all_words = words(text)
         sequence = tokens(text)
+        specific = specifics(text)
         return cls(
             text=text,
             words=frozenset(sequence),
-            specifics=specifics(text),
+            specifics=specific,
             negated=any(w in NEGATIONS or w.endswith("n't") for w in all_words),
             tokens=sequence,
+            statement=Statement.of(text, (sequence, specific)),
         )
 
 
@@ -308,36 +389,54 @@ def _is_value(token: str) -> bool:
 def supersedes(newer: Facts | str, older: Facts | str) -> bool:
     """Whether ``newer`` changes a value that ``older`` states about the same subject.
 
-    Without a word of change, only numbers may differ (a version, a port, a size) and every
-    other word must be the same: "the sync job runs every 5 minutes" -> "... every 30 minutes".
-    With one ("moved", "now", "switched", "instead"), ``newer`` must name ``older``'s subject
-    (its first two words that are not values or common verbs) and drop or replace ``older``'s
-    value (its last word, or name it after "from"). Two facts about different things that look
-    alike ("service foo on port 8080", "service bar on port 9090") keep both."""
+    Both must be one short declarative statement (``Statement``: a speaker label such as
+    "Ann:" set aside; no question, greeting or run of chat sentences), and a statement in the
+    first person ("I", "my") is about its speaker, so the two need the same one; a plan or a guess
+    ("we could move ...", "will", "maybe") changes nothing yet. Without a word
+    of change, only numbers may differ (a version, a port, a size) and every other word must be
+    the same: "the sync job runs every 5 minutes" -> "... every 30 minutes". With one ("moved",
+    "now", "switched", "instead"), ``newer`` must name ``older``'s subject (its first two words
+    that are not values or common verbs) and replace ``older``'s value (its last word: a number,
+    name or identifier that ``newer`` drops while adding one of its own), or name it after "from"
+    ("switched from yarn to pnpm"). Two facts about different things that look alike ("service
+    foo on port 8080", "service bar on port 9090") keep both."""
     fn = newer if isinstance(newer, Facts) else Facts.of(newer)
     fo = older if isinstance(older, Facts) else Facts.of(older)
-    cue = CHANGE_CUES.search(fn.text)
+    sn, so = fn.statement, fo.statement
+    if sn is None or so is None:
+        return False
+    if (sn.first_person or so.first_person) and sn.speaker != so.speaker:
+        return False
+    if sn.not_yet:
+        return False
+    cue = sn.cue
     if fn.negated != fo.negated and not cue:
         return False
-    new_words, old_words = set(fn.tokens), set(fo.tokens)
+    new_words, old_words = sn.token_set, so.token_set
     added, dropped = new_words - old_words, old_words - new_words
     if not added or len(new_words & old_words) < 2:
         return False
+    # Only numbers changed ("every 5 minutes" -> "every 30 minutes now"), a cue word aside.
+    changed = added - sn.cue_tokens
+    if (
+        dropped
+        and changed
+        and all(_is_value(t) for t in changed | dropped)
+        and len(changed) <= 2
+        and len(dropped) <= 2
+    ):
+        return True
     if not cue:
-        return (
-            bool(dropped)
-            and all(_is_value(t) for t in added | dropped)
-            and len(added) <= 2
-            and len(dropped) <= 2
-        )
-    subject = [t for t in fo.tokens if not _is_value(t) and t not in SOFT][:2]
+        return False
+    subject = [t for t in so.tokens if not _is_value(t) and t not in SOFT][:2]
     if len(subject) < 2 or not all(t in new_words for t in subject):
         return False
-    value = fo.tokens[-1]
+    value = so.tokens[-1]
     if value in subject:
         return False
-    named_as_old = re.search(rf"\bfrom {re.escape(value)}", normalise(fn.text)) is not None
-    return value not in new_words or named_as_old
+    if re.search(rf"\bfrom {re.escape(value)}", normalise(sn.body)) is not None:
+        return True
+    return value in so.values and value not in new_words and bool(added & sn.values)
 
 
 def keeper(texts: list[str]) -> int:

@@ -180,6 +180,112 @@ PARALLEL_TEMPLATES = [
     ("The {service} team lead is {old}.", "The {other} team lead is {new}."),
 ]
 
+# Captured chat: turns labelled with their speaker ("Ann: ..."), as a chat log or a transcript
+# arrives. The same two people greet, ask, thank and tell each other news again and again, with
+# words of change ("now", "moved", "switched") and the other's name first: none of it is a fact
+# that replaces an older one, so all of it is kept.
+CHAT_PEOPLE = [
+    ("Ann", "Ben"),
+    ("Carla", "Dev"),
+    ("Eli", "Fay"),
+    ("Gus", "Hana"),
+    ("Ivo", "Jun"),
+    ("Kim", "Leo"),
+]
+CHAT_LOOKALIKES = [
+    ("{a}: Hey {b}! Good to hear from you. How are things?",
+     "{a}: Hey {b}! It's been a while. So much has changed since we last talked!"),
+    ("{a}: Hi {b}, how was the trip to the coast?",
+     "{a}: Hi {b}, how is the new flat now that you have moved in?"),
+    ("{a}: Thanks, {b}! Your advice about the interview really helped.",
+     "{a}: Thanks, {b}! I switched to a calmer morning routine and it helped a lot."),
+    ("{a}: I went hiking with my sister last weekend. The view from the ridge was amazing!",
+     "{a}: I went kayaking with my cousins on Saturday. Now I want to go every month!"),
+    ("{a}: {b}, your balcony garden looks lovely. Did you plant the tomatoes yourself?",
+     "{a}: {b}, the balcony garden looks even better now. What did you change?"),
+    ("{a}: I started pottery classes to unwind after work.",
+     "{a}: Pottery changed how I spend my evenings. Now I even help with the beginners class on Sundays!"),
+    ("{a}: Wow, {b}, that sketch of the harbour is beautiful!",
+     "{a}: Wow, {b}! You moved so fast on the new mural, congrats!"),
+    ("{a}: My brothers have been a huge support through all of this.",
+     "{a}: My brothers moved closer last year, and now they visit every week. It makes such a difference."),
+    ("{a}: Remember the band I told you about? We finally saw them live.",
+     "{a}: Remember when we moved the piano up three floors? Good times."),
+    ("{a}: I adopted a rescue dog called Pepper last month.",
+     "{a}: I now walk Pepper along the river every morning before work."),
+    ("{a}: Glad the workshop went well for you, {b}.",
+     "{a}: Glad you switched teams, {b}, you seem much happier now."),
+    ("{a}: Good luck with the exam tomorrow, {b}!",
+     "{a}: Good luck with the move to Lisbon, {b}! Tell me how the new place is."),
+]  # fmt: skip
+# Two people stating facts about themselves: "I" is the speaker, so one's news does not replace
+# the other's. Kept.
+CHAT_OTHER_SPEAKER = [
+    ("{a}: I live in Lisbon these days.", "{b}: I moved to Porto last spring."),
+    ("{a}: I run on a 5 km loop most mornings.", "{b}: I switched to a 10 km loop this year."),
+    ("{a}: My team uses Jira for tickets.", "{b}: My team moved from Jira to Linear."),
+]
+# A plan or a question about a change, not the change: the older fact stays true. Kept.
+CHAT_NOT_YET = [
+    ("{a}: the {service} API runs on Postgres 14", "{b}: should we move the {service} API to Postgres 16?"),
+    (
+        "{a}: the {service} service listens on port 8082",
+        "{b}: we could move the {service} service to port 9092",
+    ),
+    (
+        "{a}: the {service} worker runs on Python 3.10",
+        "{b}: we will upgrade the {service} worker to Python 3.12 next quarter",
+    ),
+    (
+        "{a}: the {service} deploy script uses yarn",
+        "{b}: maybe we switch the {service} deploy script from yarn to pnpm",
+    ),
+]
+#: Subjects of the chat facts, each used by one pair only.
+CHAT_SERVICES = [
+    "wiki", "forum", "calendar", "status-page", "feedback", "docs-site", "signup", "onboarding",
+    "survey", "referrals", "rewards", "invoicing", "helpdesk", "changelog", "booking", "loyalty",
+    "sitemap", "crawler", "uploader", "transcoder", "geocoder", "dispatcher", "archiver", "linker",
+]  # fmt: skip
+# Real supersessions written as chat: a speaker label, lower case, no full stop, the change told
+# by whoever made it. The older is archived.
+CHAT_SUPERSEDE_TEMPLATES = [
+    ("{a}: the {service} API runs on {what} {old}", "{b}: we moved the {service} API to {what} {new}"),
+    (
+        "{a}: the {service} service listens on port {old}",
+        "{b}: heads up, the {service} service now listens on port {new}",
+    ),
+    (
+        "{a}: the {service} worker is on {what} {old}",
+        "{a}: just upgraded the {service} worker to {what} {new}",
+    ),
+    (
+        "{a}: the {service} export runs every {old} minutes",
+        "{b}: the {service} export runs every {new} minutes now",
+    ),
+    ("{a}: the {service} team lead is {old}", "{b}: {new} is the {service} team lead now"),
+    (
+        "{a}: the {service} deploy script uses {old}",
+        "{b}: fyi we switched the {service} deploy script from {old} to {new}",
+    ),
+]
+# The same news inside a longer chat turn: also real, and the rule does not see it (it compares
+# single statements only, so chat around a fact hides the fact). Planted, and counted as missed.
+CHAT_SUPERSEDE_IN_CHATTER = [
+    (
+        "{a}: the {service} cache runs on Redis 6",
+        "{b}: Long day! Anyway, we moved the {service} cache to Redis 7 this morning.",
+    ),
+    (
+        "{a}: the {service} service listens on port 8083",
+        "{b}: Sorry I missed the call. The {service} service now listens on port 9093, by the way.",
+    ),
+    (
+        "{a}: the {service} team lead is Marta",
+        "{b}: Big news today. Kofi is the {service} team lead now, taking over from Marta!",
+    ),
+]
+
 
 def build(seed: int = SEED) -> list[dict[str, Any]]:
     rng = random.Random(seed)
@@ -297,6 +403,44 @@ def build(seed: int = SEED) -> list[dict[str, Any]]:
         add(text, "junk")
     for text in KEEP_DESPITE_LOOKS:
         add(text, "keep", lookalike="junk")
+
+    # Captured chat (speaker-labelled turns): look-alikes kept, supersessions found.
+    for index, (older_t, newer_t) in enumerate(CHAT_LOOKALIKES * 2):
+        a, b = CHAT_PEOPLE[index % len(CHAT_PEOPLE)]
+        if index >= len(CHAT_LOOKALIKES):
+            a, b = b, a
+        age = rng.randint(20, 60)
+        add(older_t.format(a=a, b=b), "keep", age_days=age, lookalike="superseded")
+        add(newer_t.format(a=a, b=b), "keep", age_days=rng.randint(1, age - 5), lookalike="superseded")
+    chat_services = iter(CHAT_SERVICES)
+    for index, (older_t, newer_t) in enumerate(CHAT_OTHER_SPEAKER + CHAT_NOT_YET):
+        a, b = CHAT_PEOPLE[index % len(CHAT_PEOPLE)]
+        values = {"a": a, "b": b, "service": next(chat_services)}
+        age = rng.randint(20, 60)
+        add(older_t.format(**values), "keep", age_days=age, lookalike="superseded")
+        add(newer_t.format(**values), "keep", age_days=rng.randint(1, age - 5), lookalike="superseded")
+    for index in range(12):
+        older_t, newer_t = CHAT_SUPERSEDE_TEMPLATES[index % len(CHAT_SUPERSEDE_TEMPLATES)]
+        a, b = CHAT_PEOPLE[index % len(CHAT_PEOPLE)]
+        what, old, new = rng.choice(DATABASES if index % 2 else LANGUAGES)
+        if "on port" in older_t:  # not "export"
+            old, new = str(rng.choice([8084, 8085, 3002])), str(rng.choice([9094, 9095, 4002]))
+        elif "minutes" in older_t:
+            old, new = str(rng.choice([5, 10, 15])), str(rng.choice([30, 45, 60]))
+        elif "team lead" in older_t:
+            old, new = rng.sample(PEOPLE, 2)
+        elif "deploy script" in older_t:
+            old, new = rng.sample(TOOLS, 2)
+        values = {"a": a, "b": b, "service": next(chat_services), "what": what, "old": old, "new": new}
+        age = rng.randint(40, 90)
+        older = add(older_t.format(**values), "superseded", age_days=age)
+        add(newer_t.format(**values), "superseding", age_days=rng.randint(1, age - 5), supersedes=older)
+    for index, (older_t, newer_t) in enumerate(CHAT_SUPERSEDE_IN_CHATTER):
+        a, b = CHAT_PEOPLE[-1 - index]
+        values = {"a": a, "b": b, "service": next(chat_services)}
+        age = rng.randint(40, 90)
+        older = add(older_t.format(**values), "superseded", age_days=age)
+        add(newer_t.format(**values), "superseding", age_days=rng.randint(1, age - 5), supersedes=older)
     return rows
 
 
