@@ -14,8 +14,6 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mem0.utils.lemmatization import lemmatize_for_bm25
-
 from ..db.models import MemoryState
 from ..errors import BadInput, NotFound
 from ..policy.gate import Admitted
@@ -154,6 +152,10 @@ class Vectors:
                 raise TypeError("the engine stores only writes admitted by policy.gate.admit()")
         if not writes:
             return
+        # mem0 (and through it qdrant-client and httpx) loads with the engine, not with this
+        # module: the server's start-up path imports none of them (tests/test_cli.py).
+        from mem0.utils.lemmatization import lemmatize_for_bm25
+
         stamp = datetime.now(UTC).isoformat()  # mem0's own clock for its fields
         payloads = [
             {
