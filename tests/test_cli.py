@@ -40,7 +40,7 @@ from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.node_clients import claude_bin, claude_env, run_claude
 from tests.support.openmemory_db import OpenMemoryDb
 from tests.support.processes import free_port
-from tests.support.server import REPO_ROOT, MemoryServer
+from tests.support.server import REPO_ROOT, MemoryServer, add_memory
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -239,7 +239,7 @@ def test_the_admin_token_must_name_a_user(memory_server: MemoryServer) -> None:
 # -- status ------------------------------------------------------------------------------------
 def test_status_reports_health_version_and_counts(memory_server: MemoryServer) -> None:
     user, token = new_user(memory_server)
-    remote(memory_server, "add", "Status counts this memory", "--token", token)
+    add_memory(memory_server, token, "Status counts this memory", app="ccmem")  # REST: status is tested
 
     plain = as_json(remote(memory_server, "status", "--json"))
     assert plain["reachable"] and plain["healthy"] and plain["url"] == memory_server.base_url
@@ -263,7 +263,7 @@ def test_status_mcp_config_and_list_choose_the_same_token(
     """--token, then $CCMEM_TOKEN, then the admin token from the environment: the same order for
     every command, and the admin token is known by its value wherever it came from."""
     user, token = new_user(memory_server)
-    remote(memory_server, "add", "Every command picks the same token", "--token", token)
+    add_memory(memory_server, token, "Every command picks the same token", app="ccmem")
     admin = memory_server.admin_token
 
     def run(*args: str, env_token: str | None) -> subprocess.CompletedProcess[str]:
@@ -356,9 +356,9 @@ def test_add_search_list_and_get(memory_server: MemoryServer) -> None:
 def test_export_then_import_round_trip(memory_server: MemoryServer, tmp_path: Path) -> None:
     source, token = new_user(memory_server)
     texts = [f"Round trip fact number {n}: the {word} service owns billing" for n, word in enumerate("abc")]
-    for text in texts:
-        remote(memory_server, "add", text, "--app", "roundtrip", "--token", token)
-    remote(memory_server, "add", "A memory of another app stays out", "--app", "elsewhere", "--token", token)
+    for text in texts:  # over REST: export and import are what is tested here
+        add_memory(memory_server, token, text, app="roundtrip")
+    add_memory(memory_server, token, "A memory of another app stays out", app="elsewhere")
     archive = tmp_path / "roundtrip.zip"
 
     exported = as_json(
@@ -429,7 +429,7 @@ def test_tokens_create_list_and_revoke(memory_server: MemoryServer) -> None:
 def test_consent_and_retention_commands_print_json(memory_server: MemoryServer) -> None:
     user, token = new_user(memory_server)
     mine = ("--token", token)
-    remote(memory_server, "add", "A memory for the retention commands", *mine)
+    add_memory(memory_server, token, "A memory for the retention commands", app="ccmem")
 
     assert as_json(remote(memory_server, "consent", "list", "--json", *mine))["items"] == []
     assert as_json(remote(memory_server, "consent", "count", "--json", *mine))["total"] == 0

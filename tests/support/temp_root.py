@@ -35,11 +35,17 @@ def choose(basetemp: str | None) -> Path | None:
         return None
     if not _tmpfs_with_room(SHARED_MEMORY):
         return None
-    os.environ[DISK_TMPDIR] = tempfile.gettempdir()
     root = SHARED_MEMORY / "ccmem-tests"
-    root.mkdir(exist_ok=True)
-    # PostgreSQL runs as its own user in a directory made here (tests/support/postgres.py).
-    root.chmod(0o1777)
+    try:
+        root.mkdir(exist_ok=True)
+        if root.stat().st_uid == os.geteuid():
+            # PostgreSQL runs as its own user in a directory made here (tests/support/postgres.py).
+            root.chmod(0o1777)
+    except OSError:
+        return None
+    if not os.access(root, os.W_OK | os.X_OK):
+        return None
+    os.environ[DISK_TMPDIR] = tempfile.gettempdir()
     os.environ["TMPDIR"] = str(root)
     tempfile.tempdir = None  # read TMPDIR again
     return root
