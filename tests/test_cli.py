@@ -110,10 +110,11 @@ def new_user_from_the_cli(server: MemoryServer) -> tuple[str, str]:
 @pytest.mark.integration
 def test_the_server_start_up_path_imports_no_client_library() -> None:
     # Restart time at 100k memories is a target (docs/search.md): `ccmem serve` loads the CLI and
-    # the API, and neither needs httpx (the CLI's REST client) at start-up.
+    # the API, and neither needs httpx (the CLI's REST client) at start-up, nor the MCP SDK (the
+    # MCP endpoint is built on its first request: claude_code_memory/mcp/lazy.py).
     code = (
         "import sys, claude_code_memory.cli, claude_code_memory.api.app; "
-        "print(sorted(m for m in ('httpx', 'openai', 'qdrant_client', 'mem0') if m in sys.modules))"
+        "print(sorted(m for m in ('httpx', 'openai', 'qdrant_client', 'mem0', 'mcp') if m in sys.modules))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT

@@ -138,6 +138,30 @@ async def search(session: Client, query: str, **arguments: Any) -> list[dict[str
     return body["results"]
 
 
+# First in the file: the module's server has not served MCP yet.
+def test_the_first_requests_build_the_endpoint_once_for_every_client_at_once(
+    memory_server: MemoryServer, alice: tuple[str, str]
+) -> None:
+    # The endpoint is built on its first request (claude_code_memory/mcp/lazy.py); clients that
+    # arrive together on both transports all wait for that one build and are all served.
+    user, token = alice
+    listed: list[set[str]] = []
+
+    async def list_tools(transport: str) -> None:
+        async with connect(memory_server, transport, user, token) as session:
+            listed.append({tool.name for tool in (await session.list_tools()).tools})
+
+    async def scenario() -> None:
+        async with anyio.create_task_group() as clients:
+            for transport in TRANSPORTS * 3:
+                clients.start_soon(list_tools, transport)
+
+    run(scenario)
+    assert len(listed) == 6 and all(names >= TOOLS for names in listed), listed
+    # One endpoint, so one Streamable HTTP session manager (the SDK logs its start).
+    assert memory_server.log().count("StreamableHTTP session manager started") == 1, memory_server.log()
+
+
 async def listed(session: Client) -> list[dict[str, Any]]:
     items = json.loads(ok(await session.call_tool("list_memories", {})))
     assert isinstance(items, list)

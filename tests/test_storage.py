@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import random
 import string
+import threading
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -22,6 +24,9 @@ import pytest
 from mcp import Client
 from mcp.client.sse import sse_client
 
+import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's telemetry switches before mem0 loads
+from claude_code_memory.config import load_settings
+from claude_code_memory.memories.components import Components
 from claude_code_memory.memories.storage import quota_state
 from tests.support import temp_root
 from tests.support.server import MemoryServer
@@ -245,3 +250,33 @@ def test_on_postgresql_the_view_reports_the_database_size_and_reclaim_leaves_it_
         assert Reclaim(database, None, settings)._sql(force=True)["reason"].startswith("PostgreSQL")  # type: ignore[arg-type]
     finally:
         database.close()
+
+
+@pytest.mark.integration  # in process, with the real stores
+def test_closing_waits_for_a_background_reclaim(tmp_path: Path) -> None:
+    """A delete starts a reclaim in the background; shutting down meanwhile closed mem0's
+    history database under its VACUUM (a segmentation fault). Closing waits for it now."""
+    settings = load_settings(
+        config_path=None,
+        environ={},
+        overrides={"server.data_dir": str(tmp_path / "data"), "storage.auto_reclaim": True},
+    )
+    parts = Components(settings)
+    reclaim = parts.service.reclaim
+    closing = threading.Thread(target=parts.close, name="closing")
+    try:
+        with parts.engine.memory.db._lock:  # mem0's lock around its history database
+            reclaim.after_delete()  # the run stops at the history database, behind that lock
+            deadline = time.monotonic() + 60
+            while not reclaim._lock.locked():
+                assert time.monotonic() < deadline, "the background reclaim did not start"
+                time.sleep(0.01)
+            closing.start()
+            closing.join(timeout=1)
+            assert closing.is_alive(), "the stores were closed under a running reclaim"
+        closing.join(timeout=60)
+        assert not closing.is_alive()
+        assert reclaim.last_report is not None  # the run ended before the stores closed
+    finally:
+        if not closing.is_alive() and not closing.ident:
+            parts.close()

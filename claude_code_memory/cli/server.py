@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import socket
 import tempfile
@@ -197,13 +198,8 @@ def _check_port(settings: Settings) -> Check:
         listening = sock.connect_ex((host, port)) == 0
     if not listening:
         return Check("port", "ok", f"{host}:{port} is free")
-    import httpx
-
-    try:
-        body = httpx.get(f"http://{host}:{port}/health", timeout=3).json()
-    except (httpx.HTTPError, ValueError):
-        body = None
-    if isinstance(body, dict) and "vector_store" in body and "version" in body:
+    body = _health_report(_base(host, port))
+    if body is not None and _ours(body):
         return Check(
             "port", "ok", f"our server (version {body['version']}, {body['status']}) runs on {host}:{port}"
         )
@@ -330,17 +326,32 @@ def _check_proxy_ca(settings: Settings) -> Check:
     return Check("proxy CA", "warn", f"not set up ({path} does not exist)", hint)
 
 
-def _server_base(settings: Settings) -> str | None:
-    """Our server's URL when one answers on the configured port, else None."""
+def _base(host: str, port: int) -> str:
+    return f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+
+
+@functools.cache
+def _health_report(base: str) -> dict[str, Any] | None:
+    """``base``'s ``/health`` body (None unless JSON came back), asked once per command: doctor's
+    checks share it, so a program on the port that never answers costs one timeout, not three."""
     import httpx
 
-    host = settings.server.host if settings.server.host not in ("0.0.0.0", "::") else "127.0.0.1"
-    base = f"http://{'[' + host + ']' if ':' in host else host}:{settings.server.port}"
     try:
         body = httpx.get(f"{base}/health", timeout=3).json()
     except (httpx.HTTPError, ValueError):
         return None
-    return base if isinstance(body, dict) and "vector_store" in body and "version" in body else None
+    return body if isinstance(body, dict) else None
+
+
+def _ours(body: dict[str, Any] | None) -> bool:
+    return isinstance(body, dict) and "vector_store" in body and "version" in body
+
+
+def _server_base(settings: Settings) -> str | None:
+    """Our server's URL when one answers on the configured port, else None."""
+    host = settings.server.host if settings.server.host not in ("0.0.0.0", "::") else "127.0.0.1"
+    base = _base(host, settings.server.port)
+    return base if _ours(_health_report(base)) else None
 
 
 def _check_reconciliation(settings: Settings, run: bool) -> Check:
@@ -375,7 +386,7 @@ def _check_reconciliation(settings: Settings, run: bool) -> Check:
             return Check("reconciliation", "fail", f"the server answered HTTP {response.status_code}")
         report = response.json()
     else:
-        report = httpx.get(f"{base}/health", timeout=3).json().get("reconciliation")
+        report = (_health_report(base) or {}).get("reconciliation")
     return _reconciliation(report)
 
 

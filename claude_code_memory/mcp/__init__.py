@@ -15,12 +15,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 
-from .server import Caller, bind_caller, build_server, current_caller
-from .transport import DEFAULT_MAX_BODY_BYTES, Authenticate, McpEndpoint
+from .lazy import LazyMcpEndpoint
+from .paths import DEFAULT_MAX_BODY_BYTES
+
+if TYPE_CHECKING:
+    from .transport import Authenticate, McpEndpoint
 
 __all__ = [
     "Caller",
@@ -33,14 +36,35 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> Any:
+    # The MCP SDK loads with these, on first use (see .lazy).
+    if name in ("Caller", "bind_caller", "build_server", "current_caller"):
+        from . import server
+
+        return getattr(server, name)
+    if name == "McpEndpoint":
+        from .transport import McpEndpoint
+
+        return McpEndpoint
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def create_mcp_endpoint(
     *,
     get_service: Callable[[], Any],
     authenticate: Authenticate,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-) -> McpEndpoint:
-    """The MCP server and its routes. ``get_service()`` is called on every tool call."""
-    return McpEndpoint(build_server(get_service), authenticate, max_body_bytes=max_body_bytes)
+) -> LazyMcpEndpoint:
+    """The MCP server and its routes, built on the first request to one of them (see .lazy).
+    ``get_service()`` is called on every tool call."""
+
+    def build() -> McpEndpoint:
+        from .server import build_server
+        from .transport import McpEndpoint
+
+        return McpEndpoint(build_server(get_service), authenticate, max_body_bytes=max_body_bytes)
+
+    return LazyMcpEndpoint(build)
 
 
 def mount_mcp(
@@ -49,7 +73,7 @@ def mount_mcp(
     get_service: Callable[[], Any],
     authenticate: Authenticate,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-) -> McpEndpoint:
+) -> LazyMcpEndpoint:
     """Add the MCP routes to ``app`` and run the endpoint inside the app's existing lifespan."""
     endpoint = create_mcp_endpoint(
         get_service=get_service, authenticate=authenticate, max_body_bytes=max_body_bytes

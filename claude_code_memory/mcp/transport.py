@@ -41,15 +41,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..auth.identity import validate_user_id
 from ..errors import BadInput, Forbidden, MemoryError_, NotFound, TooLarge, Unavailable
+from .paths import DEFAULT_MAX_BODY_BYTES, MESSAGE_PATH, ROUTES, SSE_PATH
 from .server import Caller, bind_caller
 
 logger = logging.getLogger(__name__)
 
-MESSAGE_PATH = "/mcp/messages/"
-SSE_PATH = "/mcp/{client_name}/sse/{user_id}"
-HTTP_PATH = "/mcp/{client_name}/http/{user_id}"
 CLIENT_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
-DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 _SESSION_IN_ENDPOINT_EVENT = re.compile(rb"session_id=([0-9a-f]{32})")
 
 Authenticate = Callable[[Request], Any]
@@ -92,18 +89,18 @@ class McpEndpoint:
         logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
 
     @property
+    def apps(self) -> dict[str, ASGIApp]:
+        """What answers each kind of route (:data:`.paths.ROUTES` names them)."""
+        return {
+            "sse_connect": _Asgi(self._sse_connect),
+            "sse_message": _Asgi(_json_errors(self._sse_message)),
+            "streamable_http": _Asgi(self._streamable_http),
+        }
+
+    @property
     def routes(self) -> list[BaseRoute]:
-        sse_message = _Asgi(_json_errors(self._sse_message))
-        http = _Asgi(self._streamable_http)
-        return [
-            Route(SSE_PATH, _Asgi(self._sse_connect), name="mcp_sse"),
-            Route(MESSAGE_PATH, sse_message, name="mcp_messages"),
-            Route(MESSAGE_PATH.rstrip("/"), sse_message),
-            Route(SSE_PATH + "/messages/", sse_message, name="mcp_sse_messages"),
-            Route(SSE_PATH + "/messages", sse_message),
-            Route(HTTP_PATH, http, name="mcp_http"),
-            Route(HTTP_PATH + "/", http),
-        ]
+        apps = self.apps
+        return [Route(path, apps[kind], name=name) for path, name, kind in ROUTES]
 
     @asynccontextmanager
     async def run(self) -> AsyncIterator[None]:

@@ -94,6 +94,7 @@ class Reclaim:
         self.clock = clock
         self._lock = threading.Lock()
         self._last_check: float | None = None
+        self._closed = False
         self.last_report: dict[str, Any] | None = None
 
     def after_delete(self) -> None:
@@ -110,9 +111,17 @@ class Reclaim:
         # store's compaction run (seconds on a large store), and one run at a time (the lock).
         threading.Thread(target=self._run_quietly, name="ccmem-reclaim", daemon=True).start()
 
+    def close(self) -> None:
+        """Wait for a background run in progress, and start none after: it works on the stores,
+        which are closed next (mem0 closes its history database under a running VACUUM)."""
+        with self._lock:
+            self._closed = True
+
     def _run_quietly(self) -> None:
         try:
-            self.run()
+            with self._lock:
+                if not self._closed:
+                    self._run(force=False)
         except Exception:
             log.exception("reclaiming disk space after a delete failed; the next delete tries again")
 
@@ -121,18 +130,21 @@ class Reclaim:
         ``force`` every store whatever it holds. Answers what was done and the bytes before and
         after."""
         with self._lock:
-            started = time.perf_counter()
-            report = {
-                "forced": force,
-                "stores": {
-                    "sql": self._sql(force),
-                    "history": self._history(force),
-                    "vectors": self._vectors(force),
-                },
-            }
-            report["seconds"] = round(time.perf_counter() - started, 3)
-            self.last_report = report
-            return report
+            return self._run(force)
+
+    def _run(self, force: bool) -> dict[str, Any]:
+        started = time.perf_counter()
+        report = {
+            "forced": force,
+            "stores": {
+                "sql": self._sql(force),
+                "history": self._history(force),
+                "vectors": self._vectors(force),
+            },
+        }
+        report["seconds"] = round(time.perf_counter() - started, 3)
+        self.last_report = report
+        return report
 
     # -- SQLite --------------------------------------------------------------------------------
     def _due(self, space: dict[str, int], force: bool) -> str | None:

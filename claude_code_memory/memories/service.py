@@ -196,8 +196,9 @@ class MemoryService:
         return self.clock()
 
     def close(self) -> None:
-        """Stop the search threads (before the engine they use is closed) and write the queued
-        access log."""
+        """Stop the search threads and wait for a background reclaim (before the engine they use
+        is closed), and write the queued access log."""
+        self.reclaim.close()
         self.tiers.close()
         self.pipeline.close()
         self.access_log.close()

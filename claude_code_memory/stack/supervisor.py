@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import signal
 import socket
@@ -22,11 +23,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from ..config import Settings
 from . import services as stack_services
 from .services import Backoff, ServiceSpec, ServiceState, StackState
+
+if TYPE_CHECKING:
+    import httpx
 
 #: How long a service may take to become healthy before the next one starts anyway.
 START_GATE_SECONDS = 60.0
@@ -79,13 +83,23 @@ def is_service(pid: int) -> bool:
     return is_ours(pid, "claude_code_memory") or is_ours(pid, "ccmem_proxy")
 
 
+@functools.cache
+def _health_client() -> httpx.Client:
+    """One client for this process's health checks: a client per check would load the CA bundle
+    each time, and the supervisor checks a starting api every ``POLL_SECONDS``. No keep-alive: a
+    restarted api must not be asked over the old one's connection."""
+    import httpx  # where used: `ccmem serve` imports this module's CLI, not httpx
+
+    return httpx.Client(limits=httpx.Limits(max_keepalive_connections=0))
+
+
 def healthy(spec: ServiceSpec, timeout: float = 2.0) -> bool:
     """The api answers 200 on /health; the ui and the proxy accept connections on their port."""
     if spec.probe == "http":
-        import httpx  # where used: `ccmem serve` imports this module's CLI, not httpx
+        import httpx
 
         try:
-            return httpx.get(spec.url + spec.health_path, timeout=timeout).status_code == 200
+            return _health_client().get(spec.url + spec.health_path, timeout=timeout).status_code == 200
         except httpx.HTTPError:
             return False
     try:

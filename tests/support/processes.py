@@ -6,6 +6,7 @@ name, and its output goes to a file so a failure can show it.
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import shutil
@@ -114,14 +115,16 @@ def _log(log: Path | None) -> str:
     return tail(log) if log is not None else "(no log)"
 
 
-def http_ok(url: str) -> Callable[[], bool]:
-    def check() -> bool:
-        try:
-            return httpx.get(url, timeout=2).status_code == 200
-        except httpx.HTTPError:
-            return False
+@functools.cache
+def _checker() -> httpx.Client:
+    """The client of every readiness check. One per check would load the CA bundle each time,
+    most of what a check costs, and a test polls a starting server dozens of times. No
+    keep-alive: a check after a restart must not reuse a connection to the stopped server."""
+    return httpx.Client(timeout=2, limits=httpx.Limits(max_keepalive_connections=0))
 
-    return check
+
+def http_ok(url: str) -> Callable[[], bool]:
+    return http_answers(url, frozenset({200}))
 
 
 def http_answers(url: str, statuses: frozenset[int]) -> Callable[[], bool]:
@@ -129,7 +132,7 @@ def http_answers(url: str, statuses: frozenset[int]) -> Callable[[], bool]:
 
     def check() -> bool:
         try:
-            return httpx.get(url, timeout=2).status_code in statuses
+            return _checker().get(url).status_code in statuses
         except httpx.HTTPError:
             return False
 
