@@ -102,6 +102,29 @@ def test_batches_match_single_embeddings_and_the_cache_skips_the_model(tmp_path:
     assert cached.cache_misses == 4
 
 
+def test_a_prefetched_text_runs_through_the_model_once_and_gives_the_same_vector() -> None:
+    uncached = OnnxMiniLmEmbedder(cache_size=0)
+    expected = uncached.embed("the staging host is pg-staging-2")
+    uncached.prefetch("the staging host is pg-staging-2")  # no cache, nowhere to keep it
+    assert uncached.prefetches == 0
+
+    cached = OnnxMiniLmEmbedder(cache_size=8)
+    texts = [f"prefetched text number {i}" for i in range(6)]
+    for text in texts:
+        cached.prefetch(text)
+    cached.prefetch(texts[0])  # running or cached already: not started again
+    assert cached.prefetches == 6
+    # Asked for while (some of) their runs are still going: each waits for its own run.
+    vectors = cached.embed_batch(texts)
+    assert cached.cache_misses == 6, "every text ran through the model once"
+    assert np.abs(np.array(vectors) - np.array(uncached.embed_batch(texts))).max() < 1e-6
+    assert (
+        np.abs(np.array(cached.embed("the staging host is pg-staging-2")) - np.array(expected)).max() < 1e-6
+    )
+    cached.prefetch(texts[1])  # cached: nothing to do
+    assert cached.prefetches == 6
+
+
 def test_a_corrupted_or_missing_model_file_is_a_config_error(tmp_path: Path) -> None:
     copy = tmp_path / "model.onnx"
     shutil.copyfile(default_model_path(), copy)

@@ -195,7 +195,7 @@ def test_architecture_no_write_reaches_the_engine_without_the_gate() -> None:
                 )
     # The check saw the write paths it guards: it cannot pass by finding nothing.
     assert {
-        "memories/writes.py:add_memory",
+        "memories/writes.py:write_memory",  # add_memory answers its results
         "memories/writes.py:approve",
         "memories/writes.py:rewrite",  # update_memory's work, and the memory tool's edits
         "memories/writes.py:add_file",  # the memory tool's new files

@@ -12,7 +12,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -91,8 +91,12 @@ class OnnxMiniLmEmbedder(EmbeddingBase):
         self._cache_lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+        #: Texts being embedded by :meth:`prefetch`, until their vector is in the cache.
+        self._running: dict[str, Future[np.ndarray]] = {}
         self.cache_hits = 0
         self.cache_misses = 0
+        #: Runs started by :meth:`prefetch`.
+        self.prefetches = 0
 
     # -- mem0 interface -------------------------------------------------------------------
     def embed(
@@ -117,6 +121,12 @@ class OnnxMiniLmEmbedder(EmbeddingBase):
                         found[text] = vector
                 self.cache_hits += sum(1 for text in texts if text in found)
         missing = list(dict.fromkeys(text for text in texts if text not in found))
+        if missing and self._running:
+            with self._cache_lock:
+                started = {text: self._running[text] for text in missing if text in self._running}
+            for text, future in started.items():
+                found[text] = future.result()  # its run ends in the cache: no second run
+            missing = [text for text in missing if text not in found]
         if missing:
             # One text a run: the int8 model quantizes each run's activations with one scale,
             # so in a batch a text's vector would depend on the texts (and padding) beside it.
@@ -126,15 +136,54 @@ class OnnxMiniLmEmbedder(EmbeddingBase):
             self._remember(fresh)
         return [found[text].tolist() for text in texts]
 
+    def prefetch(self, text: str) -> None:
+        """Start embedding ``text`` on another thread and return at once: a write calls this
+        before its database work, so the model runs on the other core meanwhile. An
+        :meth:`embed` of the text waits for this run (and its vector is cached) instead of
+        running the model again. Does nothing when the text is cached, already running, or
+        the cache is off (the vector would have nowhere to go)."""
+        if not self._cache_size or not isinstance(text, str):
+            return
+        with self._cache_lock:
+            if text in self._cache or text in self._running:
+                return
+            future: Future[np.ndarray] = Future()
+            self._running[text] = future
+            self.prefetches += 1
+        try:
+            self._executor().submit(self._prefetched, text, future)
+        except BaseException as exc:  # a pool shut down: the text is embedded when asked for
+            self._settle(text, future, exc)
+
+    def _prefetched(self, text: str, future: Future[np.ndarray]) -> None:
+        try:
+            vector = self._run([text])[0]
+        except BaseException as exc:  # the waiter gets the error (and may try again)
+            self._settle(text, future, exc)
+        else:
+            self._remember({text: vector})
+            self._settle(text, future, vector)
+
+    def _settle(self, text: str, future: Future[np.ndarray], outcome: np.ndarray | BaseException) -> None:
+        with self._cache_lock:
+            self._running.pop(text, None)
+        if isinstance(outcome, BaseException):
+            future.set_exception(outcome)
+        else:
+            future.set_result(outcome)
+
     # -- internals --------------------------------------------------------------------------
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(BATCH_THREADS, thread_name_prefix="embed")
+            return self._pool
+
     def _run_each(self, texts: list[str]) -> list[np.ndarray]:
         """Each text alone through the model, :data:`BATCH_THREADS` at a time."""
         if len(texts) < 2 or BATCH_THREADS < 2:
             return [self._run([text])[0] for text in texts]
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(BATCH_THREADS, thread_name_prefix="embed")
-        return list(self._pool.map(lambda text: self._run([text])[0], texts))
+        return list(self._executor().map(lambda text: self._run([text])[0], texts))
 
     def _run(self, texts: list[str]) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts)

@@ -125,6 +125,7 @@ class MemoryService:
         self.require_active = self.owners.require_active
 
         self.add_memory = self.writes.add_memory
+        self.write_memory = self.writes.write_memory
         self.add_memories = self.writes.add_memories
         self.prime_embeddings = self.writes.prime_embeddings
         self.approve = self.writes.approve

@@ -95,8 +95,12 @@ def memory_detail(memory: Memory) -> dict[str, Any]:
     return body
 
 
-def memory_row(memory: Memory) -> dict[str, Any]:
-    """The raw row OpenMemory's create and update routes return."""
+def memory_row(
+    memory: Memory, app_name: str | None = None, categories: list[str] | None = None
+) -> dict[str, Any]:
+    """The raw row OpenMemory's create and update routes return. ``app_name`` and
+    ``categories``: the row's, when the caller knows them (a row just written), else they are
+    read through its relationships."""
     return {
         "id": str(memory.id),
         "user_id": str(memory.user_id),
@@ -109,8 +113,8 @@ def memory_row(memory: Memory) -> dict[str, Any]:
         "updated_at": iso(memory.updated_at),
         "archived_at": iso(memory.archived_at),
         "deleted_at": iso(memory.deleted_at),
-        "categories": category_names(memory),
-        "provenance": provenance(memory, memory.app.name),
+        "categories": sorted(categories) if categories is not None else category_names(memory),
+        "provenance": provenance(memory, app_name if app_name is not None else memory.app.name),
     }
 
 

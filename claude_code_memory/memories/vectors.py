@@ -320,6 +320,13 @@ class Vectors:
     def embed(self, text: str) -> list[float]:
         return self.engine.embed(text)
 
+    def prefetch(self, text: str) -> None:
+        """Start embedding ``text`` in the background when the embedder can (ours can), so the
+        :meth:`add` that follows finds its vector ready."""
+        prefetch = getattr(self.engine.embedder, "prefetch", None)
+        if prefetch is not None:
+            prefetch(text)
+
     def embed_batch(self, texts: list[str]) -> list[list[float]]:
         batch = getattr(self.engine.embedder, "embed_batch", None)
         if batch is not None:

@@ -9,6 +9,7 @@ from typing import Any
 from ..errors import BadInput
 from ..policy.gate import Write
 from .scopes import project_name, scope_of
+from .shapes import naive_utc
 from .values import validate_app_name, validate_text
 
 
@@ -42,7 +43,7 @@ def make_write(
         project=named,
         conversation_id=conversation_id,
         model=model,
-        captured_at=captured_at,
+        captured_at=naive_utc(captured_at),  # as the database keeps it, whoever wrote it
         redacted_upstream=redacted_upstream,
         task=scope.task,
         origin=scope.project if named != scope.project else None,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -45,8 +45,10 @@ from ..policy.gate import (
     Write,
     admit,
     approved,
+    asks_consent,
     check_path,
     content_hash,
+    prepare,
 )
 from ..policy.redact import redact
 from ..search.categories import Categoriser
@@ -57,6 +59,25 @@ from .usage import Usage
 from .values import already_existed, epoch_seconds, parse_memory_id, validate_app_name, validate_text
 from .vectors import Vectors
 from .write_input import make_write
+
+
+@dataclass(frozen=True)
+class StoredRow:
+    """A memory row as a write stored it, with what an answer needs beside its columns (the
+    row is detached: its relationships cannot be loaded any more)."""
+
+    memory: Memory
+    app_name: str
+    categories: list[str]
+
+
+@dataclass(frozen=True)
+class Written:
+    """What :meth:`Writes.write_memory` did: mem0-style results, and the rows it stored by
+    memory id (none for a duplicate, a pending or a filtered write)."""
+
+    results: list[dict[str, Any]]
+    rows: dict[str, StoredRow] = field(default_factory=dict)
 
 
 class Writes:
@@ -81,7 +102,12 @@ class Writes:
         self.categoriser = Categoriser(vectors.embed_batch)
         self._category_ids: dict[str, uuid.UUID] = {}
 
-    def add_memory(
+    def add_memory(self, **write: Any) -> list[dict[str, Any]]:
+        """Store ``text`` for the user through ``app_name`` after the policy gate: the results
+        of :meth:`write_memory` (which takes the same arguments)."""
+        return self.write_memory(**write).results
+
+    def write_memory(
         self,
         *,
         user_id: str,
@@ -97,7 +123,7 @@ class Writes:
         redacted_upstream: int = 0,
         into_paused_app: bool = False,
         task: str | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> Written:
         """Store ``text`` for the user through ``app_name`` after the policy gate.
 
         ``into_paused_app``: an import restores memories into an app as it was, paused or not
@@ -122,6 +148,11 @@ class Writes:
             redacted_upstream=redacted_upstream,
         )
         text = write.text
+        prepared = prepare(write, self.policy)
+        if not asks_consent(write, self.policy) and not (infer and self.vectors.has_llm):
+            # The text this write will embed (unless the checks below stop it): the model runs
+            # on the other core while they read the database.
+            self.vectors.prefetch(prepared.text)
         try:
             with self.database.session() as session:
                 user, app = self.owners.user_app(session, user_id, app_name)
@@ -130,32 +161,35 @@ class Writes:
                 if self.capture_filter is not None:
                     reason = self.capture_filter.check(session, user.id, text, channel)
                     if reason is not None:
-                        return [
-                            {"id": None, "memory": None, "event": "FILTERED", "reason": f"junk: {reason}"}
-                        ]
-                admitted = admit(write, self.policy, self._facts(session, user, channel))
+                        return Written(
+                            [{"id": None, "memory": None, "event": "FILTERED", "reason": f"junk: {reason}"}]
+                        )
+                admitted = admit(write, self.policy, self._facts(session, user, channel), prepared)
                 user_pk, app_pk = user.id, app.id
                 existing = self._stored(session, user_pk, admitted.content_hash)
                 if existing is not None:
-                    return [already_existed(existing)]
+                    return Written([already_existed(existing)])
                 if admitted.state == "pending":
                     memory = self._new_row(admitted, uuid.uuid4(), user_pk, app_pk, MemoryState.pending)
                     session.add(memory)
                     session.flush()  # a racing writer of the same text fails here, on the index
                     self.usage.add(user_pk, admitted.text)
-                    return [
-                        {
-                            "id": str(memory.id),
-                            "memory": memory.content,
-                            "event": "PENDING",
-                            "state": "pending",
-                        }
-                    ]
+                    return Written(
+                        [
+                            {
+                                "id": str(memory.id),
+                                "memory": memory.content,
+                                "event": "PENDING",
+                                "state": "pending",
+                            }
+                        ]
+                    )
         except IntegrityError as exc:
             if not _same_text(exc):
                 raise
-            return self._already_stored(user_pk, admitted.content_hash)
-        return self._store(admitted, user_pk, app_pk, infer=infer)
+            return Written(self._already_stored(user_pk, admitted.content_hash))
+        rows: dict[str, StoredRow] = {}
+        return Written(self._store(admitted, user_pk, app_pk, infer=infer, rows=rows), rows)
 
     def add_memories(
         self, *, user_id: str, app_name: str, items: Sequence[dict[str, Any]], channel: str = "rest"
@@ -380,8 +414,10 @@ class Writes:
         *,
         infer: bool = False,
         decided_by: str = "",
+        rows: dict[str, StoredRow] | None = None,
     ) -> list[dict[str, Any]]:
-        """Embed and store an admitted write; SQL rows follow the vectors mem0 created."""
+        """Embed and store an admitted write; SQL rows follow the vectors mem0 created (and go
+        into ``rows`` when it is given)."""
         now = self.clock()
         results = self.vectors.add(admitted, app_id=str(app_pk), infer=infer, created_at=now)
         stored: list[dict[str, Any]] = []
@@ -390,7 +426,7 @@ class Writes:
             try:
                 # One transaction a memory (mem0 may have extracted several facts, infer=True):
                 # a text another writer stored first undoes only its own row.
-                stored += self._store_row(admitted, result, user_pk, app_pk, now, decided_by)
+                stored += self._store_row(admitted, result, user_pk, app_pk, now, decided_by, rows)
             except Exception:
                 # Keep the stores in step: a vector without its SQL row would be an orphan.
                 for unstored in added[index:]:
@@ -406,12 +442,15 @@ class Writes:
         app_pk: uuid.UUID,
         now: datetime,
         decided_by: str,
+        rows: dict[str, StoredRow] | None = None,
     ) -> list[dict[str, Any]]:
         """The SQL row of one vector mem0 created; "already existed" when the index refuses it."""
         text = result["memory"]  # mem0 may have extracted facts (infer=True)
         for attempt in (1, 2):
             try:
-                self._insert_row(admitted, result, user_pk, app_pk, now, decided_by)
+                row = self._insert_row(admitted, result, user_pk, app_pk, now, decided_by)
+                if rows is not None:
+                    rows[str(row.memory.id)] = row
                 break
             except IntegrityError as exc:
                 if _same_text(exc):
@@ -430,7 +469,7 @@ class Writes:
         app_pk: uuid.UUID,
         now: datetime,
         decided_by: str,
-    ) -> None:
+    ) -> StoredRow:
         text = result["memory"]
         memory_id = uuid.UUID(result["id"])
         memory = self._new_row(admitted, memory_id, user_pk, app_pk, MemoryState.active, now=now)
@@ -438,10 +477,11 @@ class Writes:
         with self.database.session() as session:
             session.add(memory)
             session.flush()  # a racing writer of the same text fails here, on the index
-            self._set_categories(session, memory, self.vectors.embed(text), new=True)
+            names = self._set_categories(session, memory, self.vectors.embed(text), new=True)
             decision = self.consent_decision(admitted, memory.id, user_pk, decided_by)
             if decision is not None:
                 session.add(decision)
+        return StoredRow(memory, admitted.write.app, names)
 
     @staticmethod
     def consent_decision(
@@ -528,7 +568,8 @@ class Writes:
 
     def _set_categories(
         self, session: Session, memory: Memory, vector: Sequence[float], *, new: bool = False
-    ) -> None:
+    ) -> list[str]:
+        """Categorise ``memory`` and link it to its categories; answers their names, sorted."""
         # In one order for every writer: two transactions that each create categories the other
         # needs would otherwise wait for each other (a deadlock on PostgreSQL).
         names = sorted(set(self.categoriser.categorise(vector, memory.content)))
@@ -538,6 +579,7 @@ class Writes:
             session.add(MemoryCategory(memory_id=memory.id, category_id=self._category_id(session, name)))
         session.flush()
         session.expire(memory, ["categories"])
+        return names
 
     def _category_id(self, session: Session, name: str) -> uuid.UUID:
         # Categories are a small fixed-ish set and never deleted: remember their ids, but only

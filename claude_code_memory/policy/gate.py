@@ -2,6 +2,10 @@
 
     admit(write, policy, facts) -> Admitted      (pure; raises TooLarge / BadInput / Denied)
 
+:func:`prepare` is its first half, which needs no facts (the checks of the write itself, the
+size cap and redaction): a writer may run it first to know the text that will be stored (and
+start embedding it) while it reads the facts, then pass it to ``admit``.
+
 In order: size caps (per memory, per memory-tool file; per-user quota), redaction of secrets
 (always) and PII (by config) in the text and the metadata, the consent decision, the retention
 date, and the hash that de-duplication compares. The engine accepts only an :class:`Admitted`, and only this
@@ -168,8 +172,13 @@ def _cap(write: Write, policy: Policy) -> tuple[str, bool]:
     )
 
 
+def asks_consent(write: Write, policy: Policy) -> bool:
+    """Whether consent decides this write: it may then wait in the queue, unembedded."""
+    return policy.require_consent and write.channel in policy.consent_channels
+
+
 def _consent(write: Write, policy: Policy, facts: Facts) -> tuple[Literal["active", "pending"], str, Any]:
-    if not (policy.require_consent and write.channel in policy.consent_channels):
+    if not asks_consent(write, policy):
         return "active", "explicit" if write.channel in EXPLICIT_CHANNELS else "not_required", None
     for rule in facts.rules:  # the caller orders rules: deny rules first
         # A rule may name the project or, for a capture, the path it came from.
@@ -180,7 +189,21 @@ def _consent(write: Write, policy: Policy, facts: Facts) -> tuple[Literal["activ
     return "pending", "pending", None
 
 
-def admit(write: Write, policy: Policy, facts: Facts) -> Admitted:
+@dataclass(frozen=True)
+class Prepared:
+    """A write's text and metadata as the gate stores them (capped, redacted), before the
+    facts decide whether it may be stored. Made by :func:`prepare`."""
+
+    write: Write
+    text: str
+    metadata: dict[str, Any]
+    findings: int
+    truncated: bool
+
+
+def prepare(write: Write, policy: Policy) -> Prepared:
+    """The part of :func:`admit` that needs no facts: the write's own checks, the size cap and
+    redaction. Pure; raises TooLarge / BadInput."""
     if write.channel not in CHANNELS:
         raise BadInput(f"unknown channel {write.channel!r}")
     if not isinstance(write.text, str) or not write.text.strip():
@@ -190,7 +213,14 @@ def admit(write: Write, policy: Policy, facts: Facts) -> Admitted:
     capped, truncated = _cap(write, policy)
     redaction = redact(capped, pii=policy.mask_pii)
     metadata, metadata_hits = redact_value(dict(write.metadata or {}), pii=policy.mask_pii)
-    text = redaction.text
+    return Prepared(write, redaction.text, metadata, len(redaction.findings) + metadata_hits, truncated)
+
+
+def admit(write: Write, policy: Policy, facts: Facts, prepared: Prepared | None = None) -> Admitted:
+    """``prepared``: :func:`prepare` of this write under this policy, when the caller ran it."""
+    if prepared is None or prepared.write is not write:
+        prepared = prepare(write, policy)
+    text, metadata = prepared.text, prepared.metadata
     size = len(text.encode("utf-8"))
     if facts.used_bytes + size > policy.quota_bytes:
         raise TooLarge(
@@ -203,8 +233,8 @@ def admit(write: Write, policy: Policy, facts: Facts) -> Admitted:
         write=write,
         text=text,
         metadata=metadata,
-        redactions=write.redacted_upstream + len(redaction.findings) + metadata_hits,
-        truncated=truncated,
+        redactions=write.redacted_upstream + prepared.findings,
+        truncated=prepared.truncated,
         state=state,
         consent=consent,
         rule_id=rule_id,

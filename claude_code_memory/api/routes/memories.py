@@ -184,7 +184,7 @@ def create_memory(
     body: CreateMemory, response: Response, service: ServiceDep, principal: PrincipalDep
 ) -> dict[str, Any] | None:
     uid = acting_user(principal, body.user_id)
-    results = service.add_memory(
+    written = service.write_memory(
         user_id=uid,
         app_name=body.app,
         text=body.text,
@@ -193,11 +193,16 @@ def create_memory(
         channel="rest",
         **body.provenance(),
     )
-    first = results[0] if results else None
+    first = written.results[0] if written.results else None
     if first is None:
         return None
-    memory = service.get(first["id"], uid)
-    row = memory_row(memory)
+    stored = written.rows.get(str(first["id"]))
+    if stored is not None:  # the row as written: no need to read it back
+        memory = stored.memory
+        row = memory_row(memory, stored.app_name, stored.categories)
+    else:
+        memory = service.get(first["id"], uid)
+        row = memory_row(memory)
     if first.get("already_existed"):
         row["already_existed"] = True  # de-duplicated: the same text is stored once per user
     return with_quota_warning(response, service, uid, row, memory.user_id)
