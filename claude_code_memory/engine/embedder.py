@@ -39,6 +39,9 @@ DEFAULT_CACHE_SIZE = 4096
 #: The texts of one batch run this many at a time, each on its own thread (a run uses one core
 #: and releases the interpreter): a batch write's embeddings use every core of a small machine.
 BATCH_THREADS = max(1, min(2, os.cpu_count() or 1))
+#: How long :meth:`OnnxMiniLmEmbedder.prefetch` waits for its run to reach the model (a pool
+#: busy with a batch takes longer, and then the caller goes on without waiting).
+PREFETCH_HANDOFF_SECONDS = 0.002
 
 
 class OnnxMiniLmEmbedder(EmbeddingBase):
@@ -150,14 +153,20 @@ class OnnxMiniLmEmbedder(EmbeddingBase):
             future: Future[np.ndarray] = Future()
             self._running[text] = future
             self.prefetches += 1
+        entered = threading.Event()
         try:
-            self._executor().submit(self._prefetched, text, future)
+            self._executor().submit(self._prefetched, text, future, entered)
         except BaseException as exc:  # a pool shut down: the text is embedded when asked for
             self._settle(text, future, exc)
+            return
+        # Until the run is inside the model, which lets go of the interpreter: from there it
+        # runs beside the caller's Python work. Started later, it would wait for the
+        # interpreter until the caller blocks (measured: no overlap at all with ORM work).
+        entered.wait(PREFETCH_HANDOFF_SECONDS)
 
-    def _prefetched(self, text: str, future: Future[np.ndarray]) -> None:
+    def _prefetched(self, text: str, future: Future[np.ndarray], entered: threading.Event) -> None:
         try:
-            vector = self._run([text])[0]
+            vector = self._run([text], entered)[0]
         except BaseException as exc:  # the waiter gets the error (and may try again)
             self._settle(text, future, exc)
         else:
@@ -185,13 +194,16 @@ class OnnxMiniLmEmbedder(EmbeddingBase):
             return [self._run([text])[0] for text in texts]
         return list(self._executor().map(lambda text: self._run([text])[0], texts))
 
-    def _run(self, texts: list[str]) -> np.ndarray:
+    def _run(self, texts: list[str], entered: threading.Event | None = None) -> np.ndarray:
+        """The texts through the model in one run; ``entered`` is set as the run starts."""
         encodings = self._tokenizer.encode_batch(texts)
         input_ids = np.array([item.ids for item in encodings], dtype=np.int64)
         attention = np.array([item.attention_mask for item in encodings], dtype=np.int64)
         feeds = {"input_ids": input_ids, "attention_mask": attention}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(input_ids)
+        if entered is not None:
+            entered.set()
         (hidden,) = self._session.run(["last_hidden_state"], feeds)
         mask = attention[:, :, None].astype(np.float32)
         pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -161,13 +161,13 @@ class BatchWrite:
         active = [item for item in accepted if item.admitted.state == "active"]
         vectors = w.vectors.embed_batch([item.admitted.text for item in active]) if active else []
         embedded = dict(zip([item.index for item in active], vectors, strict=True))
-        rows: list[tuple[Memory, Admitted, list[float] | None]] = []
+        rows: list[tuple[dict[str, Any], Admitted, list[float] | None]] = []
         points = []
         for item in accepted:  # in the batch's order: each row's time is when it was reached
             now = w.clock()
             vector = embedded.get(item.index)
             if vector is None:  # waits for consent: a row, no point
-                row = w._new_row(item.admitted, item.memory_id, user_pk, app_pk, MemoryState.pending, now=now)
+                row = w._row_values(item.admitted, item.memory_id, user_pk, app_pk, MemoryState.pending, now)
                 rows.append((row, item.admitted, None))
                 continue
             write = item.admitted.write
@@ -182,19 +182,19 @@ class BatchWrite:
                 expires_at=item.admitted.expires_at,
             )
             points.append((str(item.memory_id), item.admitted, vector, payload))
-            row = w._new_row(item.admitted, item.memory_id, user_pk, app_pk, MemoryState.active, now=now)
+            row = w._row_values(item.admitted, item.memory_id, user_pk, app_pk, MemoryState.active, now)
             rows.append((row, item.admitted, vector))
         w.vectors.add_many(points, user_id=user_id)
         try:
             with w.database.session() as session:
-                session.add_all([row for row, _, _ in rows])
-                session.flush()  # a racing writer of one of these texts fails here, on the index
-                for row, admitted, vector in rows:
-                    if vector is not None:
-                        w._set_categories(session, row, vector, new=True)
-                        decision = w.consent_decision(admitted, row.id, user_pk, "")
-                        if decision is not None:
-                            session.add(decision)
+                # A racing writer of one of these texts fails here, on the index.
+                session.execute(insert(Memory), [row for row, _, _ in rows])
+                stored = [(row, admitted, vector) for row, admitted, vector in rows if vector is not None]
+                w._link_new(session, [(row["id"], row["content"], vector) for row, _, vector in stored])
+                for row, admitted, _ in stored:
+                    decision = w.consent_decision(admitted, row["id"], user_pk, "")
+                    if decision is not None:
+                        session.add(decision)
         except Exception:
             for memory_id, _, _, _ in points:  # a point without its row would be an orphan
                 w.vectors.delete(memory_id)
