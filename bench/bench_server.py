@@ -303,9 +303,13 @@ def turns(texts: Sequence[str], first: int, per_conversation: int) -> list[Item]
     return [{"text": text, **provenance(first + i, per_conversation)} for i, text in enumerate(texts)]
 
 
-def ingest_modes(server: Server, n: int, label: str = "", per_conversation: int = 0) -> dict[str, float]:
-    """The same kind of data ingested three ways, side by side, each into a fresh user."""
-    texts = synthetic(3 * n, seed=99)
+def ingest_modes(
+    server: Server, n: int, label: str = "", per_conversation: int = 0, seed: int = 99
+) -> dict[str, float]:
+    """The same kind of data ingested three ways, side by side, each into a fresh user.
+    ``seed`` draws the texts: a run again on a kept directory needs another, or every text
+    is a duplicate of the last run's (answered without being stored)."""
+    texts = synthetic(3 * n, seed=seed)
     items = turns(texts, 0, per_conversation)
     return {
         "single_client_per_s": round(ingest(server, server.token(f"ingest-a{label}"), items[:n], 1), 1),
@@ -471,6 +475,12 @@ def main() -> None:
         "--ingest-sample", type=int, default=600, help="memories per ingest mode, at each size"
     )
     parser.add_argument(
+        "--ingest-seed",
+        type=int,
+        default=99,
+        help="draws the ingested texts; change it to run again on a kept --data-dir",
+    )
+    parser.add_argument(
         "--size-ingest",
         choices=["single", "batch"],
         default="batch",
@@ -544,7 +554,9 @@ def main() -> None:
                 entry["index_build"] = wait_for_index(server, builds, args.build_timeout, args.renice_build)
             entry.update(searches(server, token, queries, args.queries, sse))
             if args.ingest_sample:
-                entry["ingest_modes"] = ingest_modes(server, args.ingest_sample, f"-{size}", args.turns)
+                entry["ingest_modes"] = ingest_modes(
+                    server, args.ingest_sample, f"-{size}", args.turns, args.ingest_seed
+                )
             if args.restart:
                 entry["restart"] = restart(server, token, queries, args.queries, sse)
             entry["load_after"] = load()
