@@ -190,7 +190,9 @@ class BatchWrite:
                 # A racing writer of one of these texts fails here, on the index.
                 session.execute(insert(Memory), [row for row, _, _ in rows])
                 stored = [(row, admitted, vector) for row, admitted, vector in rows if vector is not None]
-                w._link_new(session, [(row["id"], row["content"], vector) for row, _, vector in stored])
+                w.categories.link_new(
+                    session, [(row["id"], row["content"], vector) for row, _, vector in stored]
+                )
                 for row, admitted, _ in stored:
                     decision = w.consent_decision(admitted, row["id"], user_pk, "")
                     if decision is not None:

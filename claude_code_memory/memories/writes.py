@@ -19,19 +19,16 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, event, func, insert, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ..auth.identity import get_or_create
 from ..config import Settings
 from ..db.database import Database
 from ..db.models import (
-    Category,
     ConsentDecision,
     ConsentRule,
     Memory,
-    MemoryCategory,
     MemoryState,
     User,
     utcnow,
@@ -54,6 +51,7 @@ from ..policy.redact import redact
 from ..search.categories import Categoriser
 from .batch_writes import BatchWrite
 from .capture_filter import CaptureFilter
+from .category_links import CategoryLinks
 from .owners import Owners, owned
 from .usage import Usage
 from .values import already_existed, epoch_seconds, parse_memory_id, validate_app_name, validate_text
@@ -99,8 +97,7 @@ class Writes:
         self.usage = usage
         self.clock = clock
         self.policy = Policy.from_settings(settings)
-        self.categoriser = Categoriser(vectors.embed_batch)
-        self._category_ids: dict[str, uuid.UUID] = {}
+        self.categories = CategoryLinks(Categoriser(vectors.embed_batch))
 
     def add_memory(self, **write: Any) -> list[dict[str, Any]]:
         """Store ``text`` for the user through ``app_name`` after the policy gate: the results
@@ -320,7 +317,7 @@ class Writes:
                     raise
                 raise Conflict(f"another memory already says this: {admitted.text[:80]!r}") from None
             self.vectors.update(str(mid), admitted)  # after SQL accepted the text, before commit
-            self._set_categories(session, memory, self.vectors.embed(admitted.text))
+            self.categories.relink(session, memory, self.vectors.embed(admitted.text))
             session.flush()
             session.refresh(memory)
             _ = (
@@ -477,7 +474,7 @@ class Writes:
         with self.database.session() as session:
             # An INSERT, not the unit of work: a third of a single write's SQL time went to it.
             session.execute(insert(Memory), [values])  # a racing writer of the same text fails here
-            names = self._link_new(session, [(memory_id, text, self.vectors.embed(text))])[0]
+            names = self.categories.link_new(session, [(memory_id, text, self.vectors.embed(text))])[0]
             decision = self.consent_decision(admitted, memory_id, user_pk, decided_by)
             if decision is not None:
                 session.add(decision)
@@ -561,22 +558,6 @@ class Writes:
             path=write.path,
         )
 
-    def _link_new(
-        self, session: Session, memories: Sequence[tuple[uuid.UUID, str, Sequence[float]]]
-    ) -> list[list[str]]:
-        """Categorise new memories (id, text, vector) and link each to its categories, in one
-        INSERT for all of them; answers each one's category names, sorted."""
-        links: list[dict[str, uuid.UUID]] = []
-        named: list[list[str]] = []
-        for memory_id, text, vector in memories:
-            # In one order for every writer: see _set_categories.
-            names = sorted(set(self.categoriser.categorise(vector, text)))
-            named.append(names)
-            links += [{"memory_id": memory_id, "category_id": self._category_id(session, n)} for n in names]
-        if links:
-            session.execute(insert(MemoryCategory), links)
-        return named
-
     def _facts(self, session: Session, user: User, channel: str | None = None) -> Facts:
         """What the gate needs to know; the consent rules only for a ``channel`` they apply to
         (None: any), saving their query on every other write."""
@@ -594,36 +575,6 @@ class Writes:
             used_bytes=self.usage.used(session, user.id),
             rules=tuple(Rule(r.id, r.app_pattern, r.project_pattern, r.effect) for r in ordered),  # type: ignore[arg-type]
         )
-
-    def _set_categories(self, session: Session, memory: Memory, vector: Sequence[float]) -> None:
-        """Categorise a stored memory again (its text changed) and link it to its categories
-        instead of the ones it had (new memories: :meth:`_link_new`)."""
-        # In one order for every writer: two transactions that each create categories the other
-        # needs would otherwise wait for each other (a deadlock on PostgreSQL).
-        names = sorted(set(self.categoriser.categorise(vector, memory.content)))
-        session.execute(delete(MemoryCategory).where(MemoryCategory.memory_id == memory.id))
-        for name in names:
-            session.add(MemoryCategory(memory_id=memory.id, category_id=self._category_id(session, name)))
-        session.flush()
-        session.expire(memory, ["categories"])
-
-    def _category_id(self, session: Session, name: str) -> uuid.UUID:
-        # Categories are a small fixed-ish set and never deleted: remember their ids, but only
-        # once this transaction commits. Before that, a category it inserted is invisible to
-        # other writers (their link to it fails the foreign key), and if it rolls back (its
-        # memory lost a race to the same text) the id names no category at all.
-        cached = self._category_ids.get(name)
-        if cached is not None:
-            return cached
-        category_id = get_or_create(
-            session, Category, {"name": name}, {"description": f"Automatically created category for {name}"}
-        ).id
-
-        def remember(_: Session) -> None:
-            self._category_ids[name] = category_id
-
-        event.listen(session, "after_commit", remember, once=True)
-        return category_id
 
 
 def _same_text(exc: IntegrityError) -> bool:
