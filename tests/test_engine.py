@@ -7,6 +7,8 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -123,6 +125,27 @@ def test_a_prefetched_text_runs_through_the_model_once_and_gives_the_same_vector
     )
     cached.prefetch(texts[1])  # cached: nothing to do
     assert cached.prefetches == 6
+
+
+def test_a_prefetch_queued_behind_a_busy_pool_is_run_by_its_writer_at_once() -> None:
+    """A batch may keep the embedder's threads busy for a while: a single write must not wait
+    for it, as it did not before prefetching (it embedded on its own thread)."""
+    embedder = OnnxMiniLmEmbedder(cache_size=8)
+    release = threading.Event()
+    blockers = [embedder._executor().submit(release.wait, 30) for _ in range(2)]  # the pool's threads
+    try:
+        embedder.prefetch("a capture during an import")  # queued behind them
+        started = time.monotonic()
+        vector = embedder.embed("a capture during an import")
+        assert time.monotonic() - started < 10, "the write waited for the busy pool"
+        assert not release.is_set() and not any(b.done() for b in blockers)
+    finally:
+        release.set()
+    assert embedder.cache_misses == 1 and embedder.prefetches == 1
+    expected = OnnxMiniLmEmbedder(cache_size=0).embed("a capture during an import")
+    assert np.abs(np.array(vector) - np.array(expected)).max() < 1e-6
+    assert embedder.embed("a capture during an import") == vector  # cached: no run
+    assert embedder.cache_misses == 1
 
 
 def test_a_corrupted_or_missing_model_file_is_a_config_error(tmp_path: Path) -> None:

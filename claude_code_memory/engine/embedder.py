@@ -44,6 +44,17 @@ BATCH_THREADS = max(1, min(2, os.cpu_count() or 1))
 PREFETCH_HANDOFF_SECONDS = 0.002
 
 
+class _Prefetch:
+    """A text :meth:`OnnxMiniLmEmbedder.prefetch` started: its vector to come (``future``), and
+    the pool's job that computes it (``job``, set once submitted)."""
+
+    def __init__(self) -> None:
+        self.future: Future[np.ndarray] = Future()
+        self.job: Future[None] | None = None
+        #: Whether a caller took the run over from the queued job (cancelled).
+        self.taken = False
+
+
 class OnnxMiniLmEmbedder(EmbeddingBase):
     """A mem0 embedder: ``embed(text) -> list[float]`` (384 floats, unit length).
 
@@ -95,7 +106,7 @@ class OnnxMiniLmEmbedder(EmbeddingBase):
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         #: Texts being embedded by :meth:`prefetch`, until their vector is in the cache.
-        self._running: dict[str, Future[np.ndarray]] = {}
+        self._running: dict[str, _Prefetch] = {}
         self.cache_hits = 0
         self.cache_misses = 0
         #: Runs started by :meth:`prefetch`.
@@ -127,8 +138,8 @@ class OnnxMiniLmEmbedder(EmbeddingBase):
         if missing and self._running:
             with self._cache_lock:
                 started = {text: self._running[text] for text in missing if text in self._running}
-            for text, future in started.items():
-                found[text] = future.result()  # its run ends in the cache: no second run
+            for text, prefetch in started.items():
+                found[text] = self._collect(text, prefetch)
             missing = [text for text in missing if text not in found]
         if missing:
             # One text a run: the int8 model quantizes each run's activations with one scale,
@@ -150,12 +161,13 @@ class OnnxMiniLmEmbedder(EmbeddingBase):
         with self._cache_lock:
             if text in self._cache or text in self._running:
                 return
-            future: Future[np.ndarray] = Future()
-            self._running[text] = future
+            prefetch = _Prefetch()
+            self._running[text] = prefetch
             self.prefetches += 1
+        future = prefetch.future
         entered = threading.Event()
         try:
-            self._executor().submit(self._prefetched, text, future, entered)
+            prefetch.job = self._executor().submit(self._prefetched, text, future, entered)
         except BaseException as exc:  # a pool shut down: the text is embedded when asked for
             self._settle(text, future, exc)
             return
@@ -172,6 +184,24 @@ class OnnxMiniLmEmbedder(EmbeddingBase):
         else:
             self._remember({text: vector})
             self._settle(text, future, vector)
+
+    def _collect(self, text: str, prefetch: _Prefetch) -> np.ndarray:
+        """A prefetched text's vector: its run's result, or when the run is still queued behind
+        others (a batch on the pool), the text run here and now instead of waiting for them."""
+        with self._cache_lock:  # one caller takes a queued run over; the others wait for it
+            job = prefetch.job
+            mine = job is not None and not prefetch.taken and job.cancel()
+            prefetch.taken = prefetch.taken or mine
+        if not mine:
+            return prefetch.future.result()  # running or done: its run ends in the cache
+        try:
+            vector = self._run([text])[0]
+        except BaseException as exc:
+            self._settle(text, prefetch.future, exc)
+            raise
+        self._remember({text: vector})
+        self._settle(text, prefetch.future, vector)
+        return vector
 
     def _settle(self, text: str, future: Future[np.ndarray], outcome: np.ndarray | BaseException) -> None:
         with self._cache_lock:
