@@ -167,7 +167,8 @@ class Writes:
                 if existing is not None:
                     return Written([already_existed(existing)])
                 if admitted.state == "pending":
-                    memory = self._new_row(admitted, uuid.uuid4(), user_pk, app_pk, MemoryState.pending)
+                    values = self._row_values(admitted, uuid.uuid4(), user_pk, app_pk, MemoryState.pending)
+                    memory = Memory(**values)
                     session.add(memory)
                     session.flush()  # a racing writer of the same text fails here, on the index
                     self.usage.add(user_pk, admitted.text)
@@ -510,17 +511,6 @@ class Writes:
             if winner is None:  # the winner was deleted since: the caller may simply write again
                 raise Conflict("a write of the same text raced this one; try again")
             return [already_existed(winner)]
-
-    def _new_row(
-        self,
-        admitted: Admitted,
-        memory_id: uuid.UUID,
-        user_pk: uuid.UUID,
-        app_pk: uuid.UUID,
-        state: MemoryState,
-        now: datetime | None = None,
-    ) -> Memory:
-        return Memory(**self._row_values(admitted, memory_id, user_pk, app_pk, state, now))
 
     def _row_values(
         self,
