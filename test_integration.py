@@ -37,7 +37,7 @@ import httpx
 from claude_code_memory import SERVICE_NAME
 from claude_code_memory.cli.common import server_url
 from claude_code_memory.config import Settings, load_settings
-from claude_code_memory.errors import MemoryError_
+from claude_code_memory.errors import MemoryStackError
 
 __test__ = False  # a script, not a pytest module (tests/test_smoke.py runs it)
 
@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     args = arguments(argv)
     try:
         settings = settings_for(args.config)
-    except MemoryError_ as exc:
+    except MemoryStackError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return EXIT_FAILED
     base = server_url(settings, args.url)
@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
             started = time.perf_counter()
             try:
                 detail = step(run)
-            except (StepFailed, MemoryError_) as exc:
+            except (StepFailed, MemoryStackError) as exc:
                 detail, failed = str(exc), True
             except Exception as exc:  # a bug in the stack: say what, keep the one-line format
                 detail, failed = f"{exc.__class__.__name__}: {exc}", True
@@ -279,7 +279,7 @@ def cleanup(run: Run) -> None:
         try:
             run.client.delete(memory_id)
             run.deleted.add(memory_id)
-        except MemoryError_ as exc:
+        except MemoryStackError as exc:
             print(f"! could not delete {memory_id}: {exc}", file=sys.stderr)
 
 

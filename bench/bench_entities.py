@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from claude_code_memory.memories.entity_rules import KINDS, extract  # noqa: E402
+from claude_code_memory.memories.organise.entity_rules import KINDS, extract  # noqa: E402
 
 
 def main() -> None:

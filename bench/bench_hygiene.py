@@ -5,7 +5,7 @@
 
 1. Quality: the labelled corpus (tests/corpora/hygiene/labelled.jsonl, made by
    tests/corpora/hygiene_corpus.py) through the same scan the server runs
-   (memories/hygiene_scan.py over the real ONNX embeddings), scored per proposal kind:
+   (memories/hygiene/scan.py over the real ONNX embeddings), scored per proposal kind:
    precision and recall. Junk, superseded and stale are scored per memory (the one the proposal
    archives); duplicates per pair of memories put in one cluster.
 2. Time: the server's job (``Hygiene.run``, in process) over n synthetic memories of one user
@@ -46,12 +46,12 @@ import claude_code_memory.engine  # noqa: E402, F401 - first: it sets mem0's swi
 from claude_code_memory.config import load_settings  # noqa: E402
 from claude_code_memory.db.models import Memory, MemoryAccessLog, MemoryState, utcnow  # noqa: E402
 from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder  # noqa: E402
-from claude_code_memory.memories import neighbours as nb  # noqa: E402
-from claude_code_memory.memories.components import Components  # noqa: E402
-from claude_code_memory.memories.hygiene import Hygiene  # noqa: E402
-from claude_code_memory.memories.hygiene_scan import KINDS, Item, Thresholds, scan  # noqa: E402
-from claude_code_memory.memories.vectors import point_payload  # noqa: E402
+from claude_code_memory.memories.hygiene import neighbours as nb  # noqa: E402
+from claude_code_memory.memories.hygiene.proposals import Hygiene  # noqa: E402
+from claude_code_memory.memories.hygiene.scan import KINDS, Item, Thresholds, scan  # noqa: E402
+from claude_code_memory.memories.server_parts import ServerParts  # noqa: E402
 from claude_code_memory.policy.gate import content_hash  # noqa: E402
+from claude_code_memory.store.vectors import point_payload  # noqa: E402
 from tests.corpora import hygiene_corpus  # noqa: E402
 
 NOW = datetime(2025, 6, 1, 12, 0, 0)
@@ -191,7 +191,7 @@ def synthetic(count: int, seed: int = 7) -> list[Item]:
     return items
 
 
-def bulk_load(parts: Components, items: list[Item]) -> dict[str, Item]:
+def bulk_load(parts: ServerParts, items: list[Item]) -> dict[str, Item]:
     """Store ``items`` as one user's active memories, fast: the first through the service (it
     makes the user and the app), the rest embedded by the same embedder and written straight
     to the vector store and SQLite in bulk (the service's one-by-one path, gate and history
@@ -246,7 +246,7 @@ def bulk_load(parts: Components, items: list[Item]) -> dict[str, Item]:
 
 
 def job_timing(size: int, thresholds: Thresholds, compare_exact: bool = False) -> dict[str, Any]:
-    """The server's job (memories/hygiene.py ``Hygiene.run``) over ``size`` synthetic memories
+    """The server's job (memories/hygiene/proposals.py ``Hygiene.run``) over ``size`` synthetic memories
     of one user, in process on a temporary data directory: loaded by :func:`bulk_load` (timed
     apart, not the job), their ages and recalls set in SQL,
     then the job run twice: the first stores every proposal, the second (the schedule's steady
@@ -272,7 +272,7 @@ def job_timing(size: int, thresholds: Thresholds, compare_exact: bool = False) -
                 "hygiene.max_memories": max(size * 2, 100),
             },
         )
-        parts = Components(settings)
+        parts = ServerParts(settings)
         service = parts.service
         try:
             started = time.perf_counter()

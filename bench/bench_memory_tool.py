@@ -25,7 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from claude_code_memory.config import load_settings  # noqa: E402
-from claude_code_memory.memories.components import Components  # noqa: E402
+from claude_code_memory.memories.server_parts import ServerParts  # noqa: E402
 
 USER = "bench"
 
@@ -59,7 +59,7 @@ def main() -> None:
             environ={},
             overrides={"server.data_dir": data, "memory_tool.max_files": args.files + 4 * args.rounds + 10},
         )
-        parts = Components(settings)
+        parts = ServerParts(settings)
         service = parts.service
 
         def tool(**command: Any) -> str:

@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from claude_code_memory.memories.profile_rules import Fact, extract  # noqa: E402
+from claude_code_memory.memories.profile.rules import Fact, extract  # noqa: E402
 
 CORPORA = ROOT / "tests" / "corpora"
 SETS = {"dev": "profile_statements_dev.jsonl", "heldout": "profile_statements_heldout.jsonl"}
@@ -65,7 +65,7 @@ def score(rows: list[dict[str, str]], extractor: Callable[[str, str], Fact | Non
 
 def llm_extractor() -> tuple[Callable[[str, str], Fact | None] | None, str]:
     from claude_code_memory.config import load_settings
-    from claude_code_memory.memories.profile_llm import LlmExtractor
+    from claude_code_memory.memories.profile.llm import LlmExtractor
 
     settings = load_settings()
     if not settings.profile.llm.base_url or not settings.profile.llm.model:

@@ -93,7 +93,7 @@ def in_process(
 ) -> dict:
     """p50/p95 of the ranking step and of the whole search per variant, in this process."""
     from claude_code_memory.config import load_settings
-    from claude_code_memory.memories.components import Components
+    from claude_code_memory.memories.server_parts import ServerParts
     from claude_code_memory.search import pipeline
 
     shutil.copytree(source, work / "in-process")
@@ -102,7 +102,7 @@ def in_process(
         environ={},
         overrides={"server.data_dir": str(work / "in-process" / "data")},
     )
-    parts = Components(settings)
+    parts = ServerParts(settings)
     defaults = settings.search.model_copy()
     rank = pipeline.rank
     ranking: list[float] = []

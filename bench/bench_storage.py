@@ -4,9 +4,9 @@
 
 In process, on a temporary data directory (the real SQLite database, Qdrant Edge and mem0
 history): writes N memories of ~500 bytes (varied English-like text), measures every store's
-bytes on disk (memories/storage.py), deletes every other memory (``delete``: the ordinary delete
+bytes on disk (memories/lifecycle/storage.py), deletes every other memory (``delete``: the ordinary delete
 that leaves tombstones; ``forget``: a hard delete that removes the rows), measures again, runs a
-forced reclaim (memories/reclaim.py: VACUUM of both SQLite files, compaction of the vector
+forced reclaim (memories/lifecycle/reclaim.py: VACUUM of both SQLite files, compaction of the vector
 store), measures again, and prints JSON. Automatic reclaiming is off so the three phases are
 separate. Timings are wall-clock on whatever machine runs it: noisy on a shared one.
 """
@@ -31,9 +31,9 @@ sys.path.insert(0, str(ROOT))
 import claude_code_memory.engine  # noqa: E402, F401 - first: it sets mem0's switches before mem0 loads
 from claude_code_memory.config import load_settings  # noqa: E402
 from claude_code_memory.db.models import Memory  # noqa: E402
-from claude_code_memory.memories.components import Components  # noqa: E402
-from claude_code_memory.memories.retention import Retention  # noqa: E402
-from claude_code_memory.memories.storage import store_bytes  # noqa: E402
+from claude_code_memory.memories.lifecycle.retention import Retention  # noqa: E402
+from claude_code_memory.memories.lifecycle.storage import store_bytes  # noqa: E402
+from claude_code_memory.memories.server_parts import ServerParts  # noqa: E402
 
 USER = "bench"
 WORDS = (  # noqa: SIM905 - a word list reads better as words
@@ -63,7 +63,7 @@ def main() -> None:
             environ={},
             overrides={"server.data_dir": str(Path(tmp) / "data"), "storage.auto_reclaim": False},
         )
-        parts = Components(settings)
+        parts = ServerParts(settings)
         service = parts.service
         try:
             started = time.perf_counter()

@@ -61,10 +61,10 @@ from claude_code_memory.db.database import Database  # noqa: E402
 from claude_code_memory.db.models import Category, Memory, MemoryCategory, MemoryState, utcnow  # noqa: E402
 from claude_code_memory.engine.edge_store import QdrantEdgeStore  # noqa: E402
 from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder  # noqa: E402
-from claude_code_memory.memories.owners import Owners  # noqa: E402
-from claude_code_memory.memories.vectors import point_payload  # noqa: E402
+from claude_code_memory.memories.write.categories import Categoriser  # noqa: E402
 from claude_code_memory.policy.gate import content_hash  # noqa: E402
-from claude_code_memory.search.categories import Categoriser  # noqa: E402
+from claude_code_memory.store.owners import Owners  # noqa: E402
+from claude_code_memory.store.vectors import point_payload  # noqa: E402
 
 #: Norm of the noise added to a sentence's embedding (see the module's docstring).
 NOISE_NORM = 0.19

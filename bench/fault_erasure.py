@@ -34,10 +34,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import claude_code_memory.engine  # noqa: E402, F401 - first: it sets mem0's switches before mem0 loads
-from claude_code_memory.api.app import Components  # noqa: E402
+from claude_code_memory.api.app import ServerParts  # noqa: E402
 from claude_code_memory.config import load_settings  # noqa: E402
 from claude_code_memory.db.models import Memory  # noqa: E402
-from claude_code_memory.memories.retention import Retention  # noqa: E402
+from claude_code_memory.memories.lifecycle.retention import Retention  # noqa: E402
 
 USER, APP, OTHER_APP = "bench", "claude-code", "cursor"
 TOPICS = ["deploys", "tea", "the build", "vim", "postgres", "the office", "holidays", "the API"]
@@ -78,7 +78,7 @@ def main() -> None:
             environ={},
             overrides={"server.data_dir": str(data_dir), "privacy.auto_delete_after_days": 30},
         )
-        parts = Components(settings)
+        parts = ServerParts(settings)
         service = parts.service
         timings: list[dict[str, float]] = []
         erase = service.erasure.erase

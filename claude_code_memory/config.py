@@ -74,7 +74,7 @@ class StorageSettings(_Section):
     qdrant_url: str | None = None
     qdrant_api_key: str | None = None
     collection_name: str = Field("memories", pattern=r"^[A-Za-z0-9_-]{1,64}$")
-    #: Reclaiming space after deletes (memories/reclaim.py, docs/storage.md): a store is
+    #: Reclaiming space after deletes (memories/lifecycle/reclaim.py, docs/storage.md): a store is
     #: rewritten once this share of it is reclaimable and it holds at least reclaim_min_mb.
     auto_reclaim: bool = True
     reclaim_threshold: float = Field(0.25, gt=0, le=1)
@@ -199,7 +199,7 @@ class SearchSettings(_Section):
 
 
 class HygieneSettings(_Section):
-    """The hygiene job (``memories/hygiene.py``, see docs/hygiene.md): proposals to merge
+    """The hygiene job (``memories/hygiene/proposals.py``, see docs/hygiene.md): proposals to merge
     near-duplicates and archive superseded, junk and stale memories, decided by their owner."""
 
     #: How often the job runs over every user's memories; 0: only on demand.
@@ -317,7 +317,8 @@ class ProxySettings(_Section):
 
 class ReflectionLlmSettings(_Section):
     """An OpenAI-compatible Chat Completions endpoint for the reflection's prose summaries
-    (memories/prose.py). Off while ``base_url`` is unset: the findings never leave the machine."""
+    (memories/reflection/llm_summary.py). Off while ``base_url`` is unset: the findings never
+    leave the machine."""
 
     base_url: str | None = None
     model: str | None = None
@@ -340,7 +341,7 @@ class ReflectionLlmSettings(_Section):
 
 
 class ReflectionSettings(_Section):
-    """``analyze_conversations`` and ``suggest_next_actions`` (memories/reflection.py)."""
+    """``analyze_conversations`` and ``suggest_next_actions`` (memories/reflection/analysis.py)."""
 
     max_memories: int = Field(2000, ge=10, le=100_000)
     llm: ReflectionLlmSettings = Field(default_factory=ReflectionLlmSettings)

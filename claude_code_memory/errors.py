@@ -1,6 +1,6 @@
 """The library's typed errors, translated once at each edge.
 
-    MemoryError_ (base; never raised itself)
+    MemoryStackError (base; never raised itself)
     ├── ConfigError        a setting has a bad value (start-up stops; names key and value)
     ├── BadInput           the caller sent something invalid              → HTTP 422 / MCP tool error
     ├── NotFound           an id that does not exist (for this caller)    → HTTP 404
@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 
-class MemoryError_(Exception):  # noqa: N801 - the trailing underscore avoids the builtin
+class MemoryStackError(Exception):
     code = "error"
     status = 500
     #: Response headers an HTTP edge sends with it.
@@ -34,54 +34,58 @@ class MemoryError_(Exception):  # noqa: N801 - the trailing underscore avoids th
         self.message = message
 
 
-class ConfigError(MemoryError_):
+#: The base's name before 0.2.0, kept for code that catches it.
+MemoryError_ = MemoryStackError  # noqa: N816
+
+
+class ConfigError(MemoryStackError):
     code = "config_error"
     status = 500
 
 
-class BadInput(MemoryError_):
+class BadInput(MemoryStackError):
     code = "bad_input"
     status = 422
 
 
-class NotFound(MemoryError_):
+class NotFound(MemoryStackError):
     code = "not_found"
     status = 404
 
 
-class Unauthorised(MemoryError_):
+class Unauthorised(MemoryStackError):
     code = "unauthorised"
     status = 401
     headers: ClassVar[Mapping[str, str]] = {"WWW-Authenticate": "Bearer"}
 
 
-class Forbidden(MemoryError_):
+class Forbidden(MemoryStackError):
     code = "forbidden"
     status = 403
 
 
-class Conflict(MemoryError_):
+class Conflict(MemoryStackError):
     code = "conflict"
     status = 409
 
 
-class TooLarge(MemoryError_):
+class TooLarge(MemoryStackError):
     code = "too_large"
     status = 413
 
 
-class Unavailable(MemoryError_):
+class Unavailable(MemoryStackError):
     code = "unavailable"
     status = 503
 
 
-class InsufficientStorage(MemoryError_):
+class InsufficientStorage(MemoryStackError):
     code = "insufficient_storage"
     status = 507
 
 
 #: Our server's refusals as the typed errors its clients raise; anything else is Unavailable.
-_BY_STATUS: dict[int, type[MemoryError_]] = {
+_BY_STATUS: dict[int, type[MemoryStackError]] = {
     400: BadInput,
     401: Unauthorised,
     403: Forbidden,
@@ -93,6 +97,6 @@ _BY_STATUS: dict[int, type[MemoryError_]] = {
 }
 
 
-def error_for_status(status: int, detail: str) -> MemoryError_:
+def error_for_status(status: int, detail: str) -> MemoryStackError:
     """The typed error for an HTTP refusal from our server (4xx/5xx with a ``detail``)."""
     return _BY_STATUS.get(status, Unavailable)(f"{detail} (HTTP {status})")

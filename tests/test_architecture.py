@@ -51,7 +51,7 @@ def test_edges_do_not_reach_the_engine() -> None:
 def test_the_checker_sees_relative_imports() -> None:
     # Guard against a checker that passes because it resolves nothing.
     imports = _imports(PACKAGE / "api" / "app.py")
-    assert "claude_code_memory.memories.retention" in imports
+    assert "claude_code_memory.memories.lifecycle.retention" in imports
 
 
 #: Modules that serve people and programs; the database is the service layer's (memories/).
@@ -132,6 +132,7 @@ LAYERS = {
     "ui",  # edge: the web UI, over REST only
     "memories",  # server core: writes through the gate, states, reads, consent, retention
     "search",  # server core: the search pipeline and its ranking
+    "store",  # below search: a memory's values, owners, vectors and access log
     "auth",  # server core: users' tokens
     "policy",  # pure: the write gate and redaction (shared with the proxy)
     "capture",  # pure: Anthropic bodies to turns (shared with the proxy)

@@ -1,4 +1,4 @@
-"""The batch write path (memories/batch_writes.py) with real stores (SQLite, Qdrant Edge, the
+"""The batch write path (memories/write/batch.py) with real stores (SQLite, Qdrant Edge, the
 ONNX model): a batch answers and stores exactly what the same items written one by one would,
 and its vectors are the single-text embeddings."""
 
@@ -14,12 +14,12 @@ import pytest
 from sqlalchemy import select
 
 import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's telemetry switches before mem0 loads
-from claude_code_memory.api.app import Components
+from claude_code_memory.api.app import ServerParts
 from claude_code_memory.config import load_settings
 from claude_code_memory.db.models import ConsentDecision, ConsentRule, Memory
 from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder
 from claude_code_memory.memories.service import MemoryService
-from claude_code_memory.memories.write_input import item_arguments
+from claude_code_memory.memories.write.items import item_arguments
 
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
@@ -55,7 +55,7 @@ def service(tmp_path: Path) -> Iterator[MemoryService]:
         environ={},
         overrides={"server.data_dir": str(tmp_path / "data"), "performance.max_memory_chars": 20_000},
     )
-    parts = Components(settings)
+    parts = ServerParts(settings)
     try:
         yield parts.service
     finally:
@@ -206,7 +206,7 @@ def test_batch_vectors_are_the_single_text_embeddings(service: MemoryService) ->
 def test_a_batch_that_loses_a_race_leaves_no_points_and_answers_per_item(service: MemoryService) -> None:
     """A writer stores one of the batch's texts between the gate and the batch's transaction:
     the batch's points are removed and each item is written again on its own."""
-    from claude_code_memory.memories import batch_writes
+    from claude_code_memory.memories.write import batch as batch_writes
 
     texts = ["Race: the first text of the batch", "Race: the text another writer stores first"]
     real = batch_writes.BatchWrite._store

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's telemetry switches before mem0 loads
-from claude_code_memory.api.app import Components
+from claude_code_memory.api.app import ServerParts
 from claude_code_memory.config import load_settings
 from claude_code_memory.memories.service import MemoryService
 from claude_code_memory.search.boosts import RECALL_SATURATION, Weights, boost
@@ -48,7 +48,7 @@ def service(tmp_path: Path) -> Iterator[MemoryService]:
     settings = load_settings(
         config_path=None, environ={}, overrides={"server.data_dir": str(tmp_path / "data")}
     )
-    parts = Components(settings)
+    parts = ServerParts(settings)
     parts.service.clock = lambda: NOW
     try:
         yield parts.service

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from claude_code_memory.search.categories import MAX_CATEGORIES, MIN_SIMILARITY, rank, with_cues
+from claude_code_memory.memories.write.categories import MAX_CATEGORIES, MIN_SIMILARITY, rank, with_cues
 
 
 def _unit(v: list[float]) -> np.ndarray:

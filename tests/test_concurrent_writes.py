@@ -28,7 +28,7 @@ import pytest
 
 import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's telemetry switches before mem0 loads
 from claude_code_memory.config import load_settings
-from claude_code_memory.memories.components import Components
+from claude_code_memory.memories.server_parts import ServerParts
 from claude_code_memory.memories.service import MemoryService
 from tests.support.postgres import PostgresDatabase
 from tests.support.server import MemoryServer
@@ -128,7 +128,7 @@ def test_a_category_another_writer_is_still_creating_is_not_linked_before_it_com
         environ={},
         overrides={"server.data_dir": str(tmp_path / "data"), "storage.database_url": postgres.url},
     )
-    parts = Components(settings)
+    parts = ServerParts(settings)
     service: MemoryService = parts.service
     # First writer: filed under "preferences" and "projects", in that order; second writer:
     # under "preferences" alone. Neither category exists yet.

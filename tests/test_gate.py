@@ -150,7 +150,7 @@ def _takes_admitted(function: ast.FunctionDef) -> bool:
 
 
 def test_architecture_no_write_reaches_the_engine_without_the_gate() -> None:
-    """mem0's write methods are called only inside ``Vectors`` (memories/vectors.py), whose write
+    """mem0's write methods are called only inside ``Vectors`` (store/vectors.py), whose write
     methods refuse anything but an ``Admitted``; and every function in the package that calls
     them (or a ``_store``, which stores what it is handed) either runs ``admit`` itself or
     receives an ``Admitted``."""
@@ -164,11 +164,11 @@ def test_architecture_no_write_reaches_the_engine_without_the_gate() -> None:
             engine_write = (
                 method in engine_writes and receiver.endswith("memory") and "memory.db" not in receiver
             )
-            if engine_write and name != "memories/vectors.py":
+            if engine_write and name != "store/vectors.py":
                 offenders.append(f"{name}: {receiver}.{method}")
     assert offenders == []
 
-    vectors_module = modules["memories/vectors.py"]
+    vectors_module = modules["store/vectors.py"]
     vectors = next(n for n in vectors_module.body if isinstance(n, ast.ClassDef) and n.name == "Vectors")
     for function in (n for n in vectors.body if isinstance(n, ast.FunctionDef) and n.name in engine_writes):
         assert _takes_admitted(function)
@@ -195,11 +195,11 @@ def test_architecture_no_write_reaches_the_engine_without_the_gate() -> None:
                 )
     # The check saw the write paths it guards: it cannot pass by finding nothing.
     assert {
-        "memories/writes.py:write_memory",  # add_memory answers its results
-        "memories/writes.py:approve",
-        "memories/writes.py:rewrite",  # update_memory's work, and the memory tool's edits
-        "memories/writes.py:add_file",  # the memory tool's new files
-        "memories/writes.py:_store",
+        "memories/write/writes.py:write_memory",  # add_memory answers its results
+        "memories/write/writes.py:approve",
+        "memories/write/writes.py:rewrite",  # update_memory's work, and the memory tool's edits
+        "memories/write/writes.py:add_file",  # the memory tool's new files
+        "memories/write/writes.py:_store",
     } <= writers
 
 

@@ -20,8 +20,8 @@ import httpx
 import pytest
 
 from claude_code_memory.config import ConfigError, load_settings
-from claude_code_memory.memories.hooks import context_output, project_of, turn_text
-from claude_code_memory.memories.recall import NOTICE, TAG, Recalled, Sessions, render
+from claude_code_memory.memories.recall.context import NOTICE, TAG, Recalled, Sessions, render
+from claude_code_memory.memories.recall.hook_events import context_output, project_of, turn_text
 from tests.support.server import MemoryServer
 from tests.support.server import add_memory as add
 

@@ -19,11 +19,11 @@ from typing import Any
 import httpx
 import pytest
 
-from claude_code_memory.api.app import Components
+from claude_code_memory.api.app import ServerParts
 from claude_code_memory.config import load_settings
 from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder
-from claude_code_memory.memories.hygiene import Hygiene
-from claude_code_memory.memories.hygiene_scan import Item, Thresholds, scan
+from claude_code_memory.memories.hygiene.proposals import Hygiene
+from claude_code_memory.memories.hygiene.scan import Item, Thresholds, scan
 from claude_code_memory.policy import hygiene_rules as rules
 from tests.support.server import MemoryServer
 
@@ -171,7 +171,7 @@ def test_the_job_compares_stored_vectors_and_embeds_only_a_lost_one(tmp_path: Pa
         environ={},
         overrides={"server.data_dir": str(tmp_path / "data"), "hygiene.schedule_hours": 0},
     )
-    parts = Components(settings)
+    parts = ServerParts(settings)
     try:
         service = parts.service
         ids = [
@@ -209,7 +209,7 @@ def test_a_run_reads_only_the_newest_memories_of_a_user(tmp_path: Path) -> None:
             "hygiene.max_memories": 100,
         },
     )
-    parts = Components(settings)
+    parts = ServerParts(settings)
     try:
         service = parts.service
         texts = [

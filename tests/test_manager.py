@@ -31,7 +31,7 @@ from claude_code_memory.client.conversation_memory import (
 from claude_code_memory.client.mcp_client import TRANSPORTS, Mem0MCPClient
 from claude_code_memory.config import Settings
 from claude_code_memory.errors import BadInput, Unavailable
-from claude_code_memory.memories.recall import NOTICE, TAG
+from claude_code_memory.memories.recall.context import NOTICE, TAG
 from tests.support.server import MemoryServer
 
 pytestmark = pytest.mark.timeout(120)

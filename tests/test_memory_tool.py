@@ -1,5 +1,5 @@
 """Anthropic's memory tool, in-process: every path the tool refuses (``policy/memory_paths.py``)
-and every command (``memories/memory_files.py``) against the real store (SQLite, the embedded
+and every command (``memories/memory_files/commands.py``) against the real store (SQLite, the embedded
 vector store, the gate), with the reference implementation's texts.
 
 One store for the module; every test works as its own fresh user.
@@ -17,10 +17,10 @@ from sqlalchemy import select, update
 
 from claude_code_memory.config import load_settings
 from claude_code_memory.db.models import App, User
-from claude_code_memory.errors import BadInput, Conflict, Forbidden, MemoryError_, NotFound, TooLarge
-from claude_code_memory.memories.backup import export_archive, import_archive, read_archive
-from claude_code_memory.memories.components import Components
-from claude_code_memory.memories.memory_files import format_size
+from claude_code_memory.errors import BadInput, Conflict, Forbidden, MemoryStackError, NotFound, TooLarge
+from claude_code_memory.memories.memory_files.commands import format_size
+from claude_code_memory.memories.portability.backup import export_archive, import_archive, read_archive
+from claude_code_memory.memories.server_parts import ServerParts
 from claude_code_memory.memories.service import MemoryService
 from claude_code_memory.policy.memory_paths import (
     MAX_DEPTH,
@@ -146,7 +146,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryService]
             "memory_tool.max_files": 20,
         },
     )
-    parts = Components(settings)
+    parts = ServerParts(settings)
     try:
         yield parts.service
     finally:
@@ -163,7 +163,7 @@ class Tool:
     def __call__(self, **command: Any) -> str:
         return self.service.memory_tool(user_id=self.user, app_name="test-app", command=command)
 
-    def refused(self, error: type[MemoryError_], **command: Any) -> str:
+    def refused(self, error: type[MemoryStackError], **command: Any) -> str:
         before = self.snapshot()
         with pytest.raises(error) as raised:
             self(**command)
@@ -467,7 +467,7 @@ def test_the_commands_on_postgresql(postgres_url: str, tmp_path: Path) -> None:
         environ={},
         overrides={"server.data_dir": str(tmp_path / "data"), "storage.database_url": postgres_url},
     )
-    parts = Components(settings)
+    parts = ServerParts(settings)
     try:
         tool = Tool(parts.service)
         tool(command="create", path="/memories/é/ü.md", file_text="ünïcödé\n")  # 8 characters, 12 bytes

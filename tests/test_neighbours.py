@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder
-from claude_code_memory.memories import neighbours as nb
-from claude_code_memory.memories.hygiene_scan import Item, Thresholds, scan
+from claude_code_memory.memories.hygiene import neighbours as nb
+from claude_code_memory.memories.hygiene.scan import Item, Thresholds, scan
 from tests.corpora import hygiene_corpus
 
 

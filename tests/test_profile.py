@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
-from claude_code_memory.api.app import Components
+from claude_code_memory.api.app import ServerParts
 from claude_code_memory.config import HeatSettings, ProfileLlmSettings, load_settings
 from claude_code_memory.db.models import MemoryState
 from claude_code_memory.errors import BadInput, NotFound
-from claude_code_memory.memories.heat import Span, Turn, assign, segment_heat
-from claude_code_memory.memories.hooks import turn_text
-from claude_code_memory.memories.profile_llm import LlmExtractor, parse_facts
-from claude_code_memory.memories.profile_rules import extract, fact_hash, facts_of
-from claude_code_memory.memories.recall import Recalled, render
+from claude_code_memory.memories.profile.heat import Span, Turn, assign, segment_heat
+from claude_code_memory.memories.profile.llm import LlmExtractor, parse_facts
+from claude_code_memory.memories.profile.rules import extract, fact_hash, facts_of
+from claude_code_memory.memories.recall.context import Recalled, render
+from claude_code_memory.memories.recall.hook_events import turn_text
 from claude_code_memory.memories.service import MemoryService
 
 NOW = datetime(2026, 3, 2, 12, 0, 0)
@@ -110,7 +110,7 @@ def test_the_briefing_gives_profile_facts_first_within_the_budget() -> None:
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryService]:
     data = tmp_path_factory.mktemp("profile") / "data"
     settings = load_settings(config_path=None, environ={}, overrides={"server.data_dir": str(data)})
-    parts = Components(settings)
+    parts = ServerParts(settings)
     parts.service.clock = lambda: NOW
     try:
         yield parts.service

@@ -21,9 +21,9 @@ import pytest
 from mcp import Client
 from mcp.client.sse import sse_client
 
-from claude_code_memory.memories import patterns
-from claude_code_memory.memories.reflection import Note, analyze, next_actions
-from claude_code_memory.memories.topics import clusters
+from claude_code_memory.memories.reflection import patterns
+from claude_code_memory.memories.reflection.analysis import Note, analyze, next_actions
+from claude_code_memory.memories.reflection.topics import clusters
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.server import MemoryServer
 
@@ -290,7 +290,7 @@ def test_bad_since_is_a_tool_error_and_a_422(reflection_server: MemoryServer) ->
 @pytest.mark.integration
 def test_an_llm_that_refuses_is_reported_beside_the_findings(fake_llm: FakeOpenAI) -> None:
     from claude_code_memory.config import ReflectionLlmSettings
-    from claude_code_memory.memories.prose import Prose
+    from claude_code_memory.memories.reflection.llm_summary import Prose
 
     prose = Prose(ReflectionLlmSettings(base_url=fake_llm.base_url, model="m", api_key_env="NO_SUCH_KEY_VAR"))
     text, error = prose.write("analysis", {"decisions": []})

@@ -23,7 +23,7 @@ import pytest
 from sqlalchemy import delete, func, select, update
 
 import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's telemetry switches before mem0 loads
-from claude_code_memory.api.app import Components
+from claude_code_memory.api.app import ServerParts
 from claude_code_memory.config import load_settings
 from claude_code_memory.db.models import (
     ConsentDecision,
@@ -35,7 +35,7 @@ from claude_code_memory.db.models import (
     utcnow,
 )
 from claude_code_memory.errors import BadInput, NotFound
-from claude_code_memory.memories.retention import STORES, Retention, Sweeper, parse_since
+from claude_code_memory.memories.lifecycle.retention import STORES, Retention, Sweeper, parse_since
 from claude_code_memory.memories.service import MemoryService
 from tests.support.processes import free_port
 from tests.support.server import MemoryServer
@@ -62,13 +62,13 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def components(tmp_path: Path, clock: Clock) -> Iterator[Components]:
+def components(tmp_path: Path, clock: Clock) -> Iterator[ServerParts]:
     settings = load_settings(
         config_path=None,
         environ={},
         overrides={"server.data_dir": str(tmp_path / "data"), "privacy.auto_delete_after_days": 30},
     )
-    parts = Components(settings)
+    parts = ServerParts(settings)
     parts.service.clock = clock
     try:
         yield parts
@@ -109,7 +109,7 @@ def found_by_search(service: MemoryService, user: str, query: str) -> set[str]:
 
 
 # -- the sweep, in process -------------------------------------------------------------------------
-def test_reads_recorded_in_the_background_are_purged_with_their_memory(components: Components) -> None:
+def test_reads_recorded_in_the_background_are_purged_with_their_memory(components: ServerParts) -> None:
     service = components.service
     kept = add(service, "alice", "The user runs PostgreSQL 16 in staging")
     gone = add(service, "alice", "The user runs PostgreSQL 15 in production")
@@ -130,7 +130,7 @@ def test_reads_recorded_in_the_background_are_purged_with_their_memory(component
 
 
 def test_an_expired_memory_is_gone_from_every_store_and_a_fresh_one_kept(
-    components: Components, clock: Clock
+    components: ServerParts, clock: Clock
 ) -> None:
     service = components.service
     old = [
@@ -175,7 +175,7 @@ def test_an_expired_memory_is_gone_from_every_store_and_a_fresh_one_kept(
     assert again.memories == 0 and set(again.counts.values()) == {0}
 
 
-def test_stale_pending_items_expire_with_a_recorded_decision(components: Components) -> None:
+def test_stale_pending_items_expire_with_a_recorded_decision(components: ServerParts) -> None:
     service = components.service
     stale = add(
         service, "bob", "User: where do the logs go?\n\nAssistant: to /var/log/app", channel="capture"
@@ -204,7 +204,9 @@ def test_stale_pending_items_expire_with_a_recorded_decision(components: Compone
         ]
 
 
-def test_the_scheduler_sweeps_on_its_interval_and_stops_cleanly(components: Components, clock: Clock) -> None:
+def test_the_scheduler_sweeps_on_its_interval_and_stops_cleanly(
+    components: ServerParts, clock: Clock
+) -> None:
     service = components.service
     doomed = add(service, "carol", "The user keeps notes in Obsidian")
     clock.advance(days=31)
@@ -226,7 +228,7 @@ def test_the_scheduler_sweeps_on_its_interval_and_stops_cleanly(components: Comp
 
 
 # -- forget, in process ----------------------------------------------------------------------------
-def test_forget_matches_a_project_glob_in_every_state_including_tombstones(components: Components) -> None:
+def test_forget_matches_a_project_glob_in_every_state_including_tombstones(components: ServerParts) -> None:
     service = components.service
     in_project = [
         add(
@@ -279,7 +281,7 @@ def test_forget_matches_a_project_glob_in_every_state_including_tombstones(compo
     assert retention.forget("dave", project="/src/blog", dry_run=True).memory_ids == [other]
 
 
-def test_forget_refuses_vague_or_unknown_scopes_and_changes_nothing(components: Components) -> None:
+def test_forget_refuses_vague_or_unknown_scopes_and_changes_nothing(components: ServerParts) -> None:
     service = components.service
     kept = add(service, "erin", "The user lives in Lisbon")
     retention = Retention(service)

@@ -26,8 +26,8 @@ from mcp.client.sse import sse_client
 
 import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's telemetry switches before mem0 loads
 from claude_code_memory.config import load_settings
-from claude_code_memory.memories.components import Components
-from claude_code_memory.memories.storage import quota_state
+from claude_code_memory.memories.lifecycle.storage import quota_state
+from claude_code_memory.memories.server_parts import ServerParts
 from tests.support import temp_root
 from tests.support.server import MemoryServer
 
@@ -232,8 +232,8 @@ def test_on_postgresql_the_view_reports_the_database_size_and_reclaim_leaves_it_
 ) -> None:
     from claude_code_memory.config import load_settings
     from claude_code_memory.db.database import Database
-    from claude_code_memory.memories.reclaim import Reclaim
-    from claude_code_memory.memories.storage import store_bytes
+    from claude_code_memory.memories.lifecycle.reclaim import Reclaim
+    from claude_code_memory.memories.lifecycle.storage import store_bytes
 
     settings = load_settings(
         config_path=None,
@@ -261,7 +261,7 @@ def test_closing_waits_for_a_background_reclaim(tmp_path: Path) -> None:
         environ={},
         overrides={"server.data_dir": str(tmp_path / "data"), "storage.auto_reclaim": True},
     )
-    parts = Components(settings)
+    parts = ServerParts(settings)
     reclaim = parts.service.reclaim
     closing = threading.Thread(target=parts.close, name="closing")
     try:

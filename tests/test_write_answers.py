@@ -1,4 +1,4 @@
-"""What a single write does beside storing (memories/writes.py), with real stores (SQLite,
+"""What a single write does beside storing (memories/write/writes.py), with real stores (SQLite,
 Qdrant Edge, the ONNX model): it starts embedding the gate's text on another thread while it
 reads the database (and never embeds a capture that waits for consent), and its answer is the
 row it wrote, exactly as a read of that row gives it."""
@@ -11,11 +11,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's telemetry switches before mem0 loads
-from claude_code_memory.api.app import Components
+from claude_code_memory.api.app import ServerParts
 from claude_code_memory.config import load_settings
 from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder
+from claude_code_memory.memories.read_model.shapes import memory_row
 from claude_code_memory.memories.service import MemoryService
-from claude_code_memory.memories.shapes import memory_row
 
 SECRET = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
 
@@ -27,7 +27,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryService]
         environ={},
         overrides={"server.data_dir": str(tmp_path_factory.mktemp("writes") / "data")},
     )
-    parts = Components(settings)
+    parts = ServerParts(settings)
     try:
         yield parts.service
     finally:

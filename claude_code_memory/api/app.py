@@ -15,10 +15,10 @@ from .. import SERVICE_NAME, __version__
 from ..auth.local_mode import LocalMode, require_loopback
 from ..config import Settings
 from ..mcp import create_mcp_endpoint
-from ..memories.components import Components
-from ..memories.hygiene import Hygiene, HygieneScheduler
-from ..memories.reconcile import Reconciler
-from ..memories.retention import Retention, Sweeper
+from ..memories.hygiene.proposals import Hygiene, HygieneScheduler
+from ..memories.lifecycle.reconcile import Reconciler
+from ..memories.lifecycle.retention import Retention, Sweeper
+from ..memories.server_parts import ServerParts
 from . import errors
 from .deps import authenticate
 from .middleware import BodyLimit, RejectLoneSurrogates, StripTrailingSlash
@@ -58,9 +58,9 @@ IMPORT_BODY_FACTOR = 50
 LOOPBACK_ORIGIN = r"https?://(localhost|127\.0\.0\.1|\[::1\])(:[0-9]+)?"
 
 
-def create_app(settings: Settings, components: Components | None = None) -> FastAPI:
+def create_app(settings: Settings, components: ServerParts | None = None) -> FastAPI:
     local_mode = _local_mode(settings)  # before anything opens: a refusal leaves nothing behind
-    parts = components or Components(settings)
+    parts = components or ServerParts(settings)
 
     mcp = (
         create_mcp_endpoint(
@@ -123,7 +123,9 @@ def create_app(settings: Settings, components: Components | None = None) -> Fast
             **status,
         }
         body["disk"] = parts.engine.disk.status()  # writes_refused: true while the disk is low (507)
-        body["reconciliation"] = reconciler.status()  # the last pass (memories/reconcile.py), or null
+        body["reconciliation"] = (
+            reconciler.status()
+        )  # the last pass (memories/lifecycle/reconcile.py), or null
         # The web UI shows a banner and `ccmem doctor` a warning while it is on.
         body["local_mode"] = {"enabled": local_mode is not None, "user": local_mode and local_mode.user}
         return JSONResponse(body, status_code=200 if healthy else 503)

@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..errors import MemoryError_
+from ..errors import MemoryStackError
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +44,8 @@ def item_error(exc: ValidationError) -> dict[str, Any]:
 
 
 def install(app: FastAPI) -> None:
-    @app.exception_handler(MemoryError_)
-    async def _ours(_: Request, exc: MemoryError_) -> JSONResponse:
+    @app.exception_handler(MemoryStackError)
+    async def _ours(_: Request, exc: MemoryStackError) -> JSONResponse:
         if exc.status >= 500:
             log.warning("%s: %s", exc.code, exc.message)
         return error_response(exc.status, exc.code, exc.message, exc.headers)

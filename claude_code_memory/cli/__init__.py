@@ -21,7 +21,7 @@ import sys
 
 import typer
 
-from ..errors import MemoryError_
+from ..errors import MemoryStackError
 from . import connect, consent, hooks, hygiene, imports, memories, proxy, retention, server, stack, tokens, ui
 from .common import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_UNREACHABLE, err, unreachable
 
@@ -56,7 +56,7 @@ app.command()(ui.ui)
 def main() -> None:
     try:
         result = app(standalone_mode=False)
-    except MemoryError_ as exc:
+    except MemoryStackError as exc:
         err.print(f"[red]error:[/] {exc.message}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_UNREACHABLE if unreachable(exc) else EXIT_ERROR)
     except (KeyboardInterrupt, typer.Abort):

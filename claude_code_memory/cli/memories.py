@@ -33,7 +33,7 @@ from ..errors import (
     BadInput,
     Conflict,
     Forbidden,
-    MemoryError_,
+    MemoryStackError,
     NotFound,
     TooLarge,
     Unauthorised,
@@ -52,7 +52,7 @@ CLI_APP = "ccmem"
 #: `ccmem serve` never needs it (restart time).
 IMPORT_TIMEOUT = (30.0, 3600.0, 30.0, 30.0)
 #: Status codes of our error bodies → the library's typed errors (400 is a malformed request).
-_ERRORS: dict[int, type[MemoryError_]] = {400: BadInput} | {
+_ERRORS: dict[int, type[MemoryStackError]] = {400: BadInput} | {
     cls.status: cls for cls in (BadInput, NotFound, Unauthorised, Forbidden, Conflict, TooLarge)
 }
 
@@ -208,7 +208,7 @@ def _http_errors() -> type[Exception]:
     return httpx.HTTPError
 
 
-def _refusal(response: httpx.Response) -> MemoryError_:
+def _refusal(response: httpx.Response) -> MemoryStackError:
     """The typed error for one of our JSON error bodies (as :class:`Remote` raises them)."""
     try:
         detail = response.json().get("detail", response.text)

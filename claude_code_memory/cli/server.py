@@ -14,7 +14,7 @@ import typer
 from rich.table import Table
 
 from ..config import Settings
-from ..errors import BadInput, ConfigError, MemoryError_, Unavailable
+from ..errors import BadInput, ConfigError, MemoryStackError, Unavailable
 from . import common
 from .common import ConfigOpt, DataDirOpt, JsonOpt, UrlOpt, err, out
 
@@ -286,7 +286,7 @@ def _check_user_tokens(settings: Settings) -> Check:
         return Check("user tokens", "warn", "none yet (no database: the server has not run here)", hint)
     try:
         tokens = [t for t in common.identity(settings).list_tokens() if not t.revoked]
-    except MemoryError_ as exc:
+    except MemoryStackError as exc:
         return Check("user tokens", "fail", exc.message, "check storage.database_url")
     if not tokens:
         # A fresh install has none, and nothing is broken: clients just cannot connect yet.
@@ -355,7 +355,7 @@ def _server_base(settings: Settings) -> str | None:
 
 
 def _check_reconciliation(settings: Settings, run: bool) -> Check:
-    """The last reconciliation of SQL and the vector store (memories/reconcile.py); with
+    """The last reconciliation of SQL and the vector store (memories/lifecycle/reconcile.py); with
     ``run``, a new one: by the running server, or in this process when none runs."""
     import httpx
 
@@ -364,12 +364,12 @@ def _check_reconciliation(settings: Settings, run: bool) -> Check:
     if base is None and not run:
         return Check("reconciliation", "ok", "server not running: its next start reconciles")
     if base is None:
-        from ..api.app import Components
-        from ..memories.reconcile import Reconciler
+        from ..api.app import ServerParts
+        from ..memories.lifecycle.reconcile import Reconciler
 
         try:
-            parts = Components(settings)
-        except MemoryError_ as exc:
+            parts = ServerParts(settings)
+        except MemoryStackError as exc:
             return Check("reconciliation", "fail", exc.message, "see the other checks")
         try:
             report = Reconciler(parts.service).run("doctor").to_dict()
@@ -396,10 +396,10 @@ def _megabytes(size: int | None) -> str:
 
 def _check_storage(settings: Settings) -> Check:
     """Bytes per store under the data directory; with a running server and the admin token,
-    the users at the quota warning (memories/storage.py)."""
+    the users at the quota warning (memories/lifecycle/storage.py)."""
     import httpx
 
-    from ..memories.storage import store_bytes
+    from ..memories.lifecycle.storage import store_bytes
 
     stores = store_bytes(settings)
     sizes = ", ".join(f"{e['store']} {_megabytes(e['bytes'])}" for e in stores if e["bytes"])

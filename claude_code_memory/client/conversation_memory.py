@@ -38,7 +38,7 @@ from typing import Any, Literal
 import httpx
 
 from ..config import Settings
-from ..errors import BadInput, MemoryError_, Unauthorised, Unavailable, error_for_status
+from ..errors import BadInput, MemoryStackError, Unauthorised, Unavailable, error_for_status
 from .mcp_client import Mem0MCPClient, Memories, Transport, response_detail, unreachable_error
 
 logger = logging.getLogger(__name__)
@@ -225,7 +225,7 @@ class ClaudeCodeMemoryManager:
             body["project"] = self.project
         try:
             answer = self._post_recall(body)
-        except MemoryError_ as error:
+        except MemoryStackError as error:
             self._record_error("search", error.code, error.message)
             raise
         hits: Memories = answer["memories"]
@@ -271,7 +271,7 @@ class ClaudeCodeMemoryManager:
             body["conversation_id"] = self.conversation_id
         try:
             result = self._post_capture(body)
-        except MemoryError_ as error:
+        except MemoryStackError as error:
             self._record_error("capture", error.code, error.message)
             raise
         with self._lock:

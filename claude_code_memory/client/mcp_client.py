@@ -52,7 +52,7 @@ from mcp_types import CONNECTION_CLOSED
 from ..errors import (
     BadInput,
     Forbidden,
-    MemoryError_,
+    MemoryStackError,
     NotFound,
     Unauthorised,
     Unavailable,
@@ -475,10 +475,10 @@ class Mem0MCPClient:
             for leaf in _leaves(exc)
         )
 
-    def _translate(self, exc: BaseException, *, connecting: bool = False) -> MemoryError_:
+    def _translate(self, exc: BaseException, *, connecting: bool = False) -> MemoryStackError:
         leaves = _leaves(exc)
         for leaf in leaves:
-            if isinstance(leaf, MemoryError_):
+            if isinstance(leaf, MemoryStackError):
                 return leaf
         for leaf in leaves:
             if isinstance(leaf, httpx2.HTTPStatusError):
@@ -500,7 +500,7 @@ class Mem0MCPClient:
             f"{first.__class__.__name__}: {first}"
         )
 
-    def _refused(self, status: int, detail: str) -> MemoryError_:
+    def _refused(self, status: int, detail: str) -> MemoryStackError:
         if status == 401:
             return Unauthorised(
                 f"the memory server at {self.base_url} refused the token: {detail} (HTTP 401)"

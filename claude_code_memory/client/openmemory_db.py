@@ -8,7 +8,7 @@ date-times as naive UTC text; this reads any of the forms those take.
 
 Pure standard library (``sqlite3``), read-only: the file is never written. Deleted memories are
 counted and left out (OpenMemory kept their text; we do not bring it over). What comes out is
-JSON-ready rows for ``POST /api/v1/import/openmemory`` (``memories/openmemory_import.py``).
+JSON-ready rows for ``POST /api/v1/import/openmemory`` (``memories/portability/openmemory_import.py``).
 """
 
 from __future__ import annotations

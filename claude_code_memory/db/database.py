@@ -24,7 +24,7 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyp
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=5000")
     # Deleted rows are overwritten with zeros, not only unlinked: a forgotten memory's text
-    # must not stay readable in free pages (see memories/erasure.py for the WAL and FTS5).
+    # must not stay readable in free pages (see memories/lifecycle/erasure.py for the WAL and FTS5).
     cursor.execute("PRAGMA secure_delete=ON")
     cursor.close()
 

@@ -123,11 +123,11 @@ class Memory(Base):
     expires_at: Mapped[datetime | None] = mapped_column(DateTime, index=True)
     # Scope: ``project`` None is global; a task belongs to the memory's project.
     task: Mapped[str | None] = mapped_column(String(256))
-    #: Whether the entity rules have read this memory (memories/entities.py backfills the rest).
+    #: Whether the entity rules have read this memory (memories/organise/entities.py backfills the rest).
     entities_indexed: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     # Anthropic's memory tool: the file this memory is (``/memories/...``), or none.
     path: Mapped[str | None] = mapped_column(String(512))
-    #: The mid-term segment a conversation turn belongs to (memories/tiers.py); null until
+    #: The mid-term segment a conversation turn belongs to (memories/profile/tiers.py); null until
     #: the tiers are refreshed, and for memories in no conversation.
     segment_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, index=True)
 
@@ -349,7 +349,7 @@ class MemoryEntity(Base):
 
 
 class Segment(Base):
-    """A mid-term page group: a run of one conversation's turns, with its heat (memories/tiers.py)."""
+    """A mid-term page group: a run of one conversation's turns, with its heat (memories/profile/tiers.py)."""
 
     __tablename__ = "segments"
     __table_args__ = (Index("ix_segments_user_state_heat", "user_id", "state", "heat"),)
@@ -376,7 +376,7 @@ class Segment(Base):
 class ProfileFact(Base):
     """A fact of the long-term profile: about the user (``subject`` "user") or the assistant's
     knowledge ("assistant"). A deleted fact is a tombstone: no text, only the hash of its
-    normalised text, so that extracting it again finds it deleted (memories/profile.py)."""
+    normalised text, so that extracting it again finds it deleted (memories/profile/facts.py)."""
 
     __tablename__ = "profile_facts"
     __table_args__ = (UniqueConstraint("user_id", "subject", "fact_hash", name="uq_profile_fact"),)

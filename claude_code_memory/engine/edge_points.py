@@ -41,7 +41,7 @@ SCHEMA_TYPES = {
 #: Payload fields a point never keeps: the memory's text as mem0 writes it (``data``) and its
 #: lemmas for mem0's BM25 (``text_lemmatized``). Edge deletes logically and keeps old payloads
 #: in its segment pages and its write-ahead log, so text stored here would outlive every
-#: delete. The text lives in the databases that erase it (memories/erasure.py); mem0's reads
+#: delete. The text lives in the databases that erase it (memories/lifecycle/erasure.py); mem0's reads
 #: get it back through :attr:`QdrantEdgeStore.text_source`.
 TEXT_FIELDS = ("data", "text_lemmatized")
 

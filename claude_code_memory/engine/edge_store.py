@@ -497,7 +497,7 @@ class QdrantEdgeStore(VectorStoreBase):
 
     def ids(self) -> list[str]:
         """Every point's id, paged with neither payloads nor vectors: what the reconciliation
-        with the metadata database compares (memories/reconcile.py)."""
+        with the metadata database compares (memories/lifecycle/reconcile.py)."""
         found: list[str] = []
         offset: Any = None
         while True:

@@ -410,7 +410,7 @@ class Engine:
         return int(result.count)
 
     def point_ids(self) -> list[str]:
-        """Every point's id, without payloads or vectors (for memories/reconcile.py)."""
+        """Every point's id, without payloads or vectors (for memories/lifecycle/reconcile.py)."""
         store: Any = self.store
         if self.embedded:
             return list(store.ids())

@@ -2,7 +2,7 @@
 
 Claude Code lists it as ``mcp__memory__memory_20250818``; the proxy's bridge (docs/memory-tool.md)
 can offer it to the model as the native ``memory`` tool. It takes the native tool's input and
-answers the native result texts (``memories/memory_files.py``). A failure is an error result
+answers the native result texts (``memories/memory_files/commands.py``). A failure is an error result
 (``isError: true``) whose text is exactly the reference's, as a model trained on the native
 tool expects: raising would make the SDK prefix it with "Error executing tool ...".
 """

@@ -1,4 +1,4 @@
-"""MCP tools that look back over the caller's stored conversations (memories/reflection.py):
+"""MCP tools that look back over the caller's stored conversations (memories/reflection/analysis.py):
 
     analyze_conversations(since?, project?)   recurring topics and problems, decisions, files and
                                               commands most touched, questions left open
@@ -21,8 +21,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from ..errors import MemoryError_
-from ..memories import reflection
+from ..errors import MemoryStackError
+from ..memories.reflection import analysis as reflection
 from . import server as mcp_server  # a module: server.py imports this one while it loads
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -42,7 +42,7 @@ def register(server: MCPServer, get_service: Callable[[], Any]) -> None:
     async def run(function: Callable[..., dict[str, Any]], /, **kwargs: Any) -> str:
         try:
             result = await anyio.to_thread.run_sync(partial(function, get_service(), **kwargs))
-        except MemoryError_ as error:
+        except MemoryStackError as error:
             raise ToolError(error.message) from error
         return json.dumps(result, indent=2, default=str, ensure_ascii=False)
 

@@ -29,8 +29,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from ..errors import MemoryError_
-from ..memories.scopes import MAX_PROJECT, clean_name
+from ..errors import MemoryStackError
+from ..memories.organise.scopes import MAX_PROJECT, clean_name
 from .server import ADDITIVE, DESTRUCTIVE, READ_ONLY, current_caller
 
 Call = Callable[..., Awaitable[Any]]
@@ -74,7 +74,7 @@ def resolve_project(ctx: Context | None, project: str | None) -> str | None:
     caller = current_caller()
     try:
         named = clean_name(project, "project", MAX_PROJECT)
-    except MemoryError_ as error:
+    except MemoryStackError as error:
         raise ToolError(error.message) from error
     return named if named is not None else CURRENT.get(ctx, caller.user_id, caller.client_name)
 

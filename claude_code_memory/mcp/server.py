@@ -28,9 +28,9 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from .. import __version__
-from ..errors import MemoryError_
-from ..memories import storage
-from ..memories.scopes import search_scope
+from ..errors import MemoryStackError
+from ..memories.lifecycle import storage
+from ..memories.organise.scopes import search_scope
 from . import reflection_tools
 
 #: OpenMemory's server name; some clients show it.
@@ -101,7 +101,7 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
         """Run a blocking service method on a worker thread; typed errors become tool errors."""
         try:
             return await anyio.to_thread.run_sync(partial(getattr(get_service(), method), **kwargs))
-        except MemoryError_ as error:
+        except MemoryStackError as error:
             raise ToolError(error.message) from error
 
     @server.tool(description=ADD_DESCRIPTION, annotations=ADDITIVE)
@@ -230,7 +230,7 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
     async def read(method: str, /, **kwargs: Any) -> str:
         try:
             result = await anyio.to_thread.run_sync(partial(getattr(get_service(), method), **kwargs))
-        except MemoryError_ as error:
+        except MemoryStackError as error:
             raise ResourceError(error.message) from error
         return json.dumps(result, indent=2, default=str)
 
@@ -266,7 +266,7 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
 async def _scope_filters(scope: str, project: str | None, task: str | None) -> dict[str, Any]:
     try:
         return search_scope(scope, project, task)
-    except MemoryError_ as error:
+    except MemoryStackError as error:
         raise ToolError(error.message) from error
 
 

@@ -40,7 +40,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..auth.identity import validate_user_id
-from ..errors import BadInput, Forbidden, MemoryError_, NotFound, TooLarge, Unavailable
+from ..errors import BadInput, Forbidden, MemoryStackError, NotFound, TooLarge, Unavailable
 from .paths import DEFAULT_MAX_BODY_BYTES, MESSAGE_PATH, ROUTES, SSE_PATH
 from .server import Caller, bind_caller
 
@@ -145,7 +145,7 @@ class McpEndpoint:
             return await _method_not_allowed("GET")(scope, receive, send)
         try:
             caller, owner = await self._admit(request)
-        except MemoryError_ as error:
+        except MemoryStackError as error:
             return await _error_response(error)(scope, receive, send)
 
         session_ids: list[str] = []
@@ -193,7 +193,7 @@ class McpEndpoint:
             # Checked here because the SDK answers a bad message with a logged traceback.
             body = await _read_body(receive, self._max_body_bytes)
             _check_message(body)
-        except MemoryError_ as error:
+        except MemoryStackError as error:
             return await _error_response(error)(scope, receive, send)
         with bind_caller(session.caller):
             await self._sse.handle_post_message(scope, _replay(body, receive), send)
@@ -222,7 +222,7 @@ class McpEndpoint:
             caller, _ = await self._admit(request)
             if self._http is None:
                 raise Unavailable("the MCP endpoint is not running (McpEndpoint.run() was not entered)")
-        except MemoryError_ as error:
+        except MemoryStackError as error:
             return await _error_response(error)(scope, receive, send)
         if request.method != "POST":
             # Stateless: no server-initiated stream for GET, no session for DELETE to end. 405 is
@@ -271,7 +271,7 @@ def _owner(principal: Any) -> str:
     return "admin" if principal.is_admin else f"user:{principal.user_id}"
 
 
-def _error_response(error: MemoryError_) -> JSONResponse:
+def _error_response(error: MemoryStackError) -> JSONResponse:
     return JSONResponse(
         {"detail": error.message, "error": error.code}, status_code=error.status, headers=dict(error.headers)
     )

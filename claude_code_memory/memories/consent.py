@@ -25,9 +25,9 @@ from sqlalchemy import Select, func, select
 
 from ..auth.identity import Principal, acting_user, validate_user_id
 from ..db.models import App, ConsentDecision, ConsentRule, Memory, MemoryState, User
-from ..errors import BadInput, Conflict, Forbidden, MemoryError_, NotFound
+from ..errors import BadInput, Conflict, Forbidden, MemoryStackError, NotFound
+from ..store.values import parse_memory_id
 from .service import MemoryService
-from .values import parse_memory_id
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ class Outcome:
 
     id: str
     result: Approval | str | None = None
-    error: MemoryError_ | None = None
+    error: MemoryStackError | None = None
 
 
 def decider(principal: Principal) -> str:
@@ -223,12 +223,14 @@ class ConsentQueue:
         for given in ids:
             try:
                 outcomes.append(Outcome(id=given, result=decide(given)))
-            except MemoryError_ as exc:
+            except MemoryStackError as exc:
                 outcomes.append(Outcome(id=given, error=exc))
             except Exception:  # noqa: BLE001 - one broken item must not abort the others
                 log.exception("deciding consent item %s failed", given)
                 outcomes.append(
-                    Outcome(id=given, error=MemoryError_("internal error; the server log has the details"))
+                    Outcome(
+                        id=given, error=MemoryStackError("internal error; the server log has the details")
+                    )
                 )
         return outcomes
 

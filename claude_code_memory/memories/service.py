@@ -40,27 +40,27 @@ from ..db.database import Database
 from ..db.models import utcnow
 from ..errors import Unavailable
 from ..search.pipeline import Search
-from .access_log import AccessLog
-from .capture_filter import CaptureFilter
-from .entities import Entities
-from .erasure import Erasure
-from .file_store import SqlFileStore
-from .hooks import ClaudeCodeHooks
-from .links import Links
-from .memory_files import run_command
-from .memoryos import TieredRecall
-from .owners import Owners
-from .profile import Profile
-from .reads import Reads
-from .recall import Recall
-from .reclaim import Reclaim
-from .scopes import Scopes, scope_of
-from .states import States
-from .tiers import Tiers
-from .trash import Trash
-from .usage import Usage
-from .vectors import VectorEngine, Vectors
-from .writes import Writes
+from ..store.access_log import AccessLog
+from ..store.owners import Owners
+from ..store.vectors import VectorEngine, Vectors
+from .lifecycle.erasure import Erasure
+from .lifecycle.reclaim import Reclaim
+from .lifecycle.states import States
+from .lifecycle.trash import Trash
+from .memory_files.commands import run_command
+from .memory_files.file_store import SqlFileStore
+from .organise.entities import Entities
+from .organise.links import Links
+from .organise.scopes import Scopes, scope_of
+from .profile.facts import Profile
+from .profile.memoryos import MemoryOS
+from .profile.tiers import Tiers
+from .read_model.reads import Reads
+from .recall.context import Recall
+from .recall.hook_events import ClaudeCodeHooks
+from .write.capture_filter import CaptureFilter
+from .write.usage import Usage
+from .write.writes import Writes
 
 
 class MemoryService:
@@ -102,7 +102,7 @@ class MemoryService:
         self.pipeline = Search(database, settings, self.owners, self.vectors, self.access_log, self._now)
         self.reads = Reads(database, self.owners, self.access_log, self.pipeline)
         self.tiers = Tiers(database, settings, self.owners, self.states, self.profile, self._now)
-        self.tiered = TieredRecall(self.tiers, self.profile, self.pipeline, self.writes.add_memory, self._now)
+        self.tiered = MemoryOS(self.tiers, self.profile, self.pipeline, self.writes.add_memory, self._now)
         self.recall = Recall(
             database,
             settings.claude_code,

@@ -8,7 +8,7 @@
                                                 one short statement: ``Statement.of``, not chat)
     keeper(texts) -> int                        which text of a duplicate cluster to keep
 
-The vector side (which pairs are near at all) is the caller's (memories/hygiene.py); these rules
+The vector side (which pairs are near at all) is the caller's (memories/hygiene/proposals.py); these rules
 decide what a vector match cannot: "port 8080" and "port 9090" embed almost alike yet are not
 duplicates, and "we use tabs" / "we do not use tabs" are not either. Standard library only, shared
 with the capture filter.

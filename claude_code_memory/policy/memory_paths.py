@@ -34,7 +34,7 @@ ROOT = "/memories"
 MAX_PATH_CHARS = 512
 #: One component (a file or directory name), in bytes of UTF-8, as most file systems allow.
 MAX_NAME_BYTES = 255
-#: Components below ``/memories``.
+#: ServerParts below ``/memories``.
 MAX_DEPTH = 16
 
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")

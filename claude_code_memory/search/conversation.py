@@ -7,7 +7,7 @@
 
 A conversation's memories are ordered by ``(captured_at, created_at)``: every memory with a
 ``conversation_id`` has a ``captured_at`` (migration 0004 and
-:meth:`claude_code_memory.memories.writes.Writes._store`), and the index
+:meth:`claude_code_memory.memories.write.writes.Writes._store`), and the index
 ``(user_id, conversation_id, captured_at)`` makes each step an index seek. Only the owner's
 active memories are neighbours.
 

@@ -24,10 +24,10 @@ from ..config import Settings
 from ..db.database import Database
 from ..db.models import MEMORY_COLUMNS, App, Category, Memory, MemoryCategory, MemoryFields, MemoryState
 from ..errors import BadInput, TooLarge
-from ..memories.access_log import AccessLog
-from ..memories.owners import Owners
-from ..memories.values import epoch_seconds, validate_text
-from ..memories.vectors import Vectors
+from ..store.access_log import AccessLog
+from ..store.owners import Owners
+from ..store.values import epoch_seconds, validate_text
+from ..store.vectors import Vectors
 from .conversation import around
 from .keyword import KeywordIndex
 from .ranking import rank

@@ -2,7 +2,7 @@
 
     POST /api/v1/admin/reconcile      bring SQL and the vector store back into step now
 
-The server runs a reconciliation at every start (memories/reconcile.py); ``/health`` reports
+The server runs a reconciliation at every start (memories/lifecycle/reconcile.py); ``/health`` reports
 the last one. This runs one on demand and answers with its report when it is done.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from ...errors import Forbidden
-from ...memories.reconcile import Reconciler
+from ...memories.lifecycle.reconcile import Reconciler
 from ..deps import PrincipalDep
 
 router = APIRouter(prefix="/api/v1/admin", tags=["admin"])

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Query
 
-from ...memories import apps
+from ...memories.read_model import apps
 from ..deps import PrincipalDep, ServiceDep, acting_user
 from ..paging import PageQuery, SizeQuery
 

@@ -1,7 +1,7 @@
 """Backup (`/api/v1/backup`): export a user's memories as a zip, import such a zip.
 
 The archive and how an import differs from OpenMemory's are described in
-:mod:`claude_code_memory.memories.backup`.
+:mod:`claude_code_memory.memories.portability.backup`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import BadInput, TooLarge
-from ...memories import backup
+from ...memories.portability import backup
 from ..deps import PrincipalDep, ServiceDep, acting_user
 
 router = APIRouter(prefix="/api/v1/backup", tags=["backup"])

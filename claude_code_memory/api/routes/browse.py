@@ -13,7 +13,7 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...memories import queries
+from ...memories.read_model import queries
 from ..deps import PrincipalDep, ServiceDep, acting_user
 from ..paging import PageField, SizeField
 

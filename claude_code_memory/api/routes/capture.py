@@ -14,8 +14,8 @@ from typing import Any, Literal
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ...memories.hooks import turn_text as stored_turn_text
-from ...memories.shapes import naive_utc
+from ...memories.read_model.shapes import naive_utc
+from ...memories.recall.hook_events import turn_text as stored_turn_text
 from ..deps import PrincipalDep, ServiceDep, acting_user
 from .storage import with_quota_warning
 

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...memories.consent import ConsentQueue, Outcome
-from ...memories.shapes import iso, page
+from ...memories.read_model.shapes import iso, page
 from ..deps import PrincipalDep, ServiceDep
 from ..paging import MAX_PAGE, SizeQuery
 

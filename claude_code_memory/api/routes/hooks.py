@@ -22,10 +22,10 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from ...memories.hooks import MAX_PROJECT, MAX_SESSION_ID
-from ...memories.recall import HOOK_APP
+from ...memories.read_model.shapes import iso
+from ...memories.recall.context import HOOK_APP
+from ...memories.recall.hook_events import MAX_PROJECT, MAX_SESSION_ID
 from ...memories.service import MemoryService
-from ...memories.shapes import iso
 from ..deps import BearerDep, PrincipalDep, ServiceDep, acting_user, authenticate
 
 log = logging.getLogger(__name__)

@@ -23,8 +23,8 @@ import anyio
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...memories.hygiene import Hygiene
-from ...memories.shapes import iso, page
+from ...memories.hygiene.proposals import Hygiene
+from ...memories.read_model.shapes import iso, page
 from ..deps import PrincipalDep, acting_user
 from ..paging import MAX_PAGE, SizeQuery
 

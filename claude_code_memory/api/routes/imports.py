@@ -4,7 +4,7 @@
 its memories here in batches. Each memory names the local user it goes to (``user_id``; none:
 the token's user); a user token may only import into its own user, the admin token into any.
 Every target is checked before anything is written. What happens to each memory is described
-in :mod:`claude_code_memory.memories.openmemory_import`.
+in :mod:`claude_code_memory.memories.portability.openmemory_import`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...memories import openmemory_import as om
-from ...memories.values import MemoryState
+from ...memories.portability import openmemory_import as om
+from ...store.values import MemoryState
 from ..deps import PrincipalDep, ServiceDep, acting_user
 
 router = APIRouter(prefix="/api/v1/import", tags=["import"])

@@ -7,8 +7,8 @@
                                              analyze_conversations)
     GET /api/v1/insights/next-actions        what to pick up next (MCP suggest_next_actions)
 
-The figures and the hygiene lists are described in :mod:`claude_code_memory.memories.insights`,
-the reflection in :mod:`claude_code_memory.memories.reflection`.
+The figures and the hygiene lists are described in :mod:`claude_code_memory.memories.read_model.insights`,
+the reflection in :mod:`claude_code_memory.memories.reflection.analysis`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from typing import Any
 
 from fastapi import APIRouter, Query
 
-from ...memories import insights as dashboard
-from ...memories import queries, reflection
+from ...memories.read_model import insights as dashboard
+from ...memories.read_model import queries
+from ...memories.reflection import analysis as reflection
 from ..deps import PrincipalDep, ServiceDep, acting_user
 
 router = APIRouter(prefix="/api/v1", tags=["insights"])

@@ -11,13 +11,13 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.concurrency import run_in_threadpool
 
-from ...memories import queries
-from ...memories.queries import MAX_SUBSTRING_CHARS, from_epoch
-from ...memories.scopes import search_scope
+from ...memories.organise.scopes import search_scope
+from ...memories.read_model import queries
+from ...memories.read_model.queries import MAX_SUBSTRING_CHARS, from_epoch
+from ...memories.read_model.shapes import epoch, memory_detail, memory_row, naive_utc, neighbour, provenance
 from ...memories.service import MemoryService
-from ...memories.shapes import epoch, memory_detail, memory_row, naive_utc, neighbour, provenance
-from ...memories.values import DEFAULT_APP, MemoryState
 from ...search.pipeline import MAX_CONTEXT
+from ...store.values import DEFAULT_APP, MemoryState
 from ..deps import BearerDep, PrincipalDep, ServiceDep, acting_user, authenticate
 from ..errors import item_error
 from ..paging import PageField, PageQuery, SizeField, SizeQuery

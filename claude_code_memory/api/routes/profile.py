@@ -10,8 +10,8 @@ from typing import Any
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...memories.memoryos import profile_summary
-from ...memories.tiers import refreshed_json
+from ...memories.profile.memoryos import profile_summary
+from ...memories.profile.tiers import refreshed_json
 from ..deps import PrincipalDep, ServiceDep, acting_user
 
 router = APIRouter(prefix="/api/v1/profile", tags=["profile"])

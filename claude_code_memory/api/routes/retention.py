@@ -17,8 +17,8 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ...errors import Forbidden
-from ...memories.retention import Retention, parse_since
-from ...memories.values import iso
+from ...memories.lifecycle.retention import Retention, parse_since
+from ...store.values import iso
 from ..deps import PrincipalDep, acting_user
 
 router = APIRouter(prefix="/api/v1", tags=["retention"])

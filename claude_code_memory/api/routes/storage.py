@@ -6,7 +6,7 @@
 Writes (``POST /api/v1/memories``, ``/memories/batch``, ``/capture``) carry the quota warning
 once the user's text reaches ``performance.quota_warning_ratio`` of the quota: a
 ``X-Memory-Quota-Warning`` header and a ``quota_warning`` key in the body
-(:func:`with_quota_warning`). See memories/storage.py and memories/reclaim.py.
+(:func:`with_quota_warning`). See memories/lifecycle/storage.py and memories/lifecycle/reclaim.py.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, ConfigDict
 
 from ...errors import Forbidden
-from ...memories import storage
+from ...memories.lifecycle import storage
 from ...memories.service import MemoryService
 from ..deps import PrincipalDep, ServiceDep, acting_user
 

@@ -1,4 +1,4 @@
-"""The trash over REST (``privacy.trash_days`` > 0; see memories/trash.py).
+"""The trash over REST (``privacy.trash_days`` > 0; see memories/lifecycle/trash.py).
 
 GET  /api/v1/trash            the user's deleted memories still restorable, newest first
 POST /api/v1/trash/restore    {memory_ids} back to the state each had

@@ -1,0 +1,198 @@
+"""Apps (the MCP clients and REST callers that write and read memories) as OpenMemory's apps
+router shows them: listed with their counts, one app's detail, the memories it created or
+read, and pausing or resuming it.
+
+Apps belong to a user: a principal sees only its own (another user's app is NotFound, as an
+unknown one is, so an id's existence does not leak); the admin sees every app.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import Select, desc, func, select
+from sqlalchemy.orm import Session
+
+from ...auth.identity import Principal
+from ...db.models import App, Memory, MemoryAccessLog, MemoryState, User
+from ...errors import BadInput, NotFound
+from ..service import MemoryService
+from .queries import contains
+from .shapes import category_names, iso, naive_iso
+
+LISTED_STATES = (MemoryState.active, MemoryState.paused, MemoryState.archived)
+
+
+def parse_app_id(value: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        raise BadInput(f"invalid app id {value!r}: expected a UUID") from None
+
+
+def owned_app(session: Session, app_id: str, principal: Principal) -> App:
+    """The app ``app_id`` if the principal may see it: NotFound when unknown or not theirs (one
+    answer for both)."""
+    app = session.get(App, parse_app_id(app_id))
+    if app is None or not (principal.is_admin or app.owner.user_id == principal.user_id):
+        raise NotFound(f"app {app_id} not found")
+    return app
+
+
+def _created_counts() -> Any:
+    return (
+        select(Memory.app_id, func.count(Memory.id).label("n"))
+        .where(Memory.state.in_(LISTED_STATES))
+        .group_by(Memory.app_id)
+        .subquery()
+    )
+
+
+def _accessed_counts() -> Any:
+    return (
+        select(MemoryAccessLog.app_id, func.count(func.distinct(MemoryAccessLog.memory_id)).label("n"))
+        .group_by(MemoryAccessLog.app_id)
+        .subquery()
+    )
+
+
+def _memory_item(memory: Memory, app_name: str) -> dict[str, Any]:
+    return {
+        "id": str(memory.id),
+        "content": memory.content,
+        "created_at": naive_iso(memory.created_at),  # the OpenMemory UI appends the "Z"
+        "state": memory.state.value,
+        "app_id": str(memory.app_id),
+        "app_name": app_name,
+        "categories": category_names(memory),
+        "metadata_": memory.metadata_ or {},
+    }
+
+
+def app_page(
+    service: MemoryService,
+    *,
+    owner: str | None,
+    name: str | None = None,
+    is_active: bool | None = None,
+    sort_by: str = "name",
+    sort_direction: str = "asc",
+    page: int = 1,
+    page_size: int = 10,
+) -> dict[str, Any]:
+    """Apps (``owner``'s, or everyone's for None) with how many memories each created and how
+    many distinct memories it read."""
+    service.flush_access_log()
+    created, accessed = _created_counts(), _accessed_counts()
+    created_n = func.coalesce(created.c.n, 0)
+    accessed_n = func.coalesce(accessed.c.n, 0)
+    query: Select[Any] = (
+        select(App, User.user_id, created_n.label("created"), accessed_n.label("accessed"))
+        .join(User, App.owner_id == User.id)
+        .outerjoin(created, App.id == created.c.app_id)
+        .outerjoin(accessed, App.id == accessed.c.app_id)
+    )
+    if owner is not None:
+        query = query.where(User.user_id == owner)
+    if name:
+        query = query.where(contains(App.name, name, "name"))
+    if is_active is not None:
+        query = query.where(App.is_active == is_active)
+    sort_field = {"name": App.name, "memories": created_n, "memories_accessed": accessed_n}[sort_by]
+    ordered = query.order_by(desc(sort_field) if sort_direction == "desc" else sort_field, App.name, App.id)
+
+    with service.database.session() as session:
+        total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+        rows = session.execute(ordered.offset((page - 1) * page_size).limit(page_size)).all()
+        apps = [
+            {
+                "id": str(app.id),
+                "name": app.name,
+                "is_active": app.is_active,
+                "total_memories_created": int(created_count),
+                "total_memories_accessed": int(accessed_count),
+                "user_id": owner_user_id,
+            }
+            for app, owner_user_id, created_count, accessed_count in rows
+        ]
+    return {"total": total, "page": page, "page_size": page_size, "apps": apps}
+
+
+def app_detail(service: MemoryService, app_id: str, principal: Principal) -> dict[str, Any]:
+    """Whether the app is active, its memory counts and when it first and last read one."""
+    service.flush_access_log()
+    with service.database.session() as session:
+        app = owned_app(session, app_id, principal)
+        created = session.scalar(
+            select(func.count(Memory.id)).where(Memory.app_id == app.id, Memory.state.in_(LISTED_STATES))
+        )
+        accessed, first, last = session.execute(
+            select(
+                func.count(func.distinct(MemoryAccessLog.memory_id)),
+                func.min(MemoryAccessLog.accessed_at),
+                func.max(MemoryAccessLog.accessed_at),
+            ).where(MemoryAccessLog.app_id == app.id)
+        ).one()
+        return {
+            "id": str(app.id),
+            "name": app.name,
+            "user_id": app.owner.user_id,
+            "is_active": app.is_active,
+            "total_memories_created": int(created or 0),
+            "total_memories_accessed": int(accessed or 0),
+            "first_accessed": iso(first),
+            "last_accessed": iso(last),
+        }
+
+
+def created_page(
+    service: MemoryService, app_id: str, principal: Principal, page: int, page_size: int
+) -> dict[str, Any]:
+    """Memories the app created (active, paused and archived), newest first."""
+    with service.database.session() as session:
+        app = owned_app(session, app_id, principal)
+        where = (Memory.app_id == app.id, Memory.state.in_(LISTED_STATES))
+        total = session.scalar(select(func.count(Memory.id)).where(*where)) or 0
+        memories = session.scalars(
+            select(Memory)
+            .where(*where)
+            .order_by(Memory.created_at.desc(), Memory.id)
+            .offset((page - 1) * page_size)
+            .limit(page_size)
+        ).all()
+        items = [_memory_item(memory, app.name) for memory in memories]
+    return {"total": total, "page": page, "page_size": page_size, "memories": items}
+
+
+def accessed_page(
+    service: MemoryService, app_id: str, principal: Principal, page: int, page_size: int
+) -> dict[str, Any]:
+    """Memories the app has read (searches, lists), most read first, with the read count."""
+    service.flush_access_log()
+    with service.database.session() as session:
+        app = owned_app(session, app_id, principal)
+        access_count = func.count(MemoryAccessLog.id).label("access_count")
+        query = (
+            select(Memory, App.name, access_count)
+            .join(MemoryAccessLog, MemoryAccessLog.memory_id == Memory.id)
+            .join(App, Memory.app_id == App.id)
+            # A deleted memory has no text left to show.
+            .where(MemoryAccessLog.app_id == app.id, Memory.state != MemoryState.deleted)
+            .group_by(Memory.id, App.name)
+        )
+        total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+        rows = session.execute(
+            query.order_by(desc("access_count"), Memory.id).offset((page - 1) * page_size).limit(page_size)
+        ).all()
+        items = [
+            {"memory": _memory_item(memory, name), "access_count": int(count)} for memory, name, count in rows
+        ]
+    return {"total": total, "page": page, "page_size": page_size, "memories": items}
+
+
+def set_active(service: MemoryService, app_id: str, principal: Principal, is_active: bool) -> None:
+    """Pause (False) or resume the app. No memory changes; the service refuses a paused app's
+    adds and reads."""
+    with service.database.session() as session:
+        owned_app(session, app_id, principal).is_active = is_active
