@@ -213,9 +213,9 @@ class HygieneSettings(_Section):
     stale_days: int = Field(90, ge=0)
     #: How long an applied proposal can be undone (its archived memories are kept meanwhile).
     undo_days: int = Field(30, ge=1)
-    #: A run reads each user's newest this many active memories: finding near-duplicates costs
-    #: ~10 s at 20k and ~1.5 minutes and 1.7 GB at 100k (a clustered search above 20k), and
-    #: would take hours at 1M (docs/hygiene.md).
+    #: A run reads each user's newest this many active memories: finding near-duplicates grows
+    #: with the store (a clustered search above 20k) and would take hours at 1M; the time and
+    #: memory a run costs at each size are in docs/hygiene.md, "The job's time".
     max_memories: int = Field(20_000, ge=100)
     #: Junk captures (acknowledgements, boilerplate, tool noise, fragments) never reach the
     #: consent queue; they are counted instead.

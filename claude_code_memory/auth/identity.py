@@ -190,7 +190,7 @@ class Identity:
         if self.admin_token and hmac.compare_digest(token.encode(), self.admin_token.encode()):
             return Principal(user_id=None, is_admin=True)
         # Columns through a connection, not ORM objects through a session: every request
-        # starts here, before anything else it does can begin (0.5 -> 0.2 ms, more under load).
+        # starts here, before anything else it does can begin (docs/search.md, "Latency").
         with self.database.engine.connect() as connection:
             row = connection.execute(_TOKEN_LOOKUP, {"token_hash": hash_token(token)}).first()
             if row is None:

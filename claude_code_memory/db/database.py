@@ -55,7 +55,8 @@ def current_revision(engine: Engine) -> str | None:
 
 def migrate(engine: Engine) -> None:
     """Apply every pending migration (idempotent). A database already at the head is only
-    read: Alembic (a third of a second to import) is loaded when there is work to do."""
+    read: Alembic, slow to import (docs/search.md, "Measurements behind the code's choices"),
+    is loaded when there is work to do."""
     if current_revision(engine) == head_revision():
         return
     from alembic import command

@@ -138,7 +138,8 @@ class Memory(Base):
 
 class MemoryFields(Protocol):
     """What a stored memory reads as: a :class:`Memory`, or a row of :data:`MEMORY_COLUMNS`
-    (search hits are rows: loading ORM objects cost a search ~1 ms more)."""
+    (search hits are rows: loading ORM objects made every search slower; docs/search.md,
+    "Latency")."""
 
     id: uuid.UUID
     user_id: uuid.UUID

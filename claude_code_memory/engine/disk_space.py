@@ -41,10 +41,11 @@ LOAD_MARGIN = 1 * MIB
 #: Directories of a segment whose sparse files a load does not read (filled only by writes).
 UNREAD_AT_LOAD = frozenset({"payload_storage"})
 
-#: The holes of the vector store (a stat of every segment file: after an HNSW build, 274 files
-#: and 1-14 ms at 25k points, on every write request) are counted again after this many
-#: seconds, or at once when the disk has less than :data:`CLAIMED_MARGIN` to spare beyond what
-#: a write needs: no second of writes claims that much, so a figure a second old is safe there.
+#: The holes of the vector store (a stat of every segment file, hundreds after an HNSW build,
+#: on every write request: docs/search.md, "At 10k, 100k and 1M memories") are counted again
+#: after this many seconds, or at once when the disk has less than :data:`CLAIMED_MARGIN` to
+#: spare beyond what a write needs: no second of writes claims that much, so a figure a second
+#: old is safe there.
 CLAIMED_TTL = 1.0
 CLAIMED_MARGIN = 256 * MIB
 

@@ -27,7 +27,7 @@ DEFAULT_PAYLOAD_INDEXES: dict[str, str] = {
 }
 #: Indexes earlier versions made and this one drops when it opens a shard. ``hash`` (mem0's
 #: content digest, a different value on every point) was never a filter: it was the costliest
-#: index to load (0.08 of 0.41 s at 100k points) and to keep up to date.
+#: index to load and to keep up to date (docs/search.md, "Restart").
 RETIRED_PAYLOAD_INDEXES = ("hash",)
 
 SCHEMA_TYPES = {

@@ -20,17 +20,17 @@ Ids must be UUIDs (Edge accepts integers or UUIDs only; mem0 uses ``uuid4``). Du
 writes each update to its write-ahead log before returning, which survives a killed process
 (measured: 30 unflushed upserts, SIGKILL, all there after reload); :meth:`close` flushes the
 segments so the next start does not replay the log. Flushing after every write would cost
-~5 ms each (vs 0.05 ms per upsert) and is not done. Edge locks its directory: one process per
+far more than the upsert and is not done (docs/search.md, "Measurements behind the code's
+choices"). Edge locks its directory: one process per
 store. Calls are serialised by a lock: Edge calls measured no faster from several threads than
 one after another, so the lock costs nothing measurable, and it keeps :meth:`close` from racing
 a call (Edge itself took concurrent reads and writes from 8 threads without errors).
 
 Searches over points upserted since the shard was loaded run slower than over the same points
-after a load (10k single-point upserts: 2.2-2.5 ms a filtered search, 1.4-1.6 ms after closing
-and loading the shard; in the server right after a 10k import, 4.1 vs 2.3 ms). So once the
-upserts since the last load reach :data:`RELOAD_SHARE` of the points it held then (and at least
-:data:`RELOAD_MIN`), the write that crosses the line flushes, closes and loads the shard again:
-0.2 s at 10k points, 0.5 s at 100k, during which other calls wait.
+after a load (docs/search.md, "Latency", its last paragraph). So once the upserts since the
+last load reach :data:`RELOAD_SHARE` of the points it held then (and at least
+:data:`RELOAD_MIN`), the write that crosses the line flushes, closes and loads the shard again,
+a fraction of a second during which other calls wait.
 """
 
 from __future__ import annotations
@@ -217,9 +217,9 @@ class QdrantEdgeStore(VectorStoreBase):
     def compact(self) -> int:
         """Reclaim what deleted points hold on disk: the live points are copied into a new shard
         (write-ahead log included) that takes this one's place; returns the points kept. Edge's
-        own ``optimize()`` rewrites segments but keeps the log, and left more on disk (measured:
-        5,000 points, half deleted: 18.7 MB allocated; optimize 14.4 MB; a copy 9.3 MB). Other
-        calls wait meanwhile (0.2 s for 2,500 points)."""
+        own ``optimize()`` rewrites segments but keeps the log, and left more on disk
+        (docs/storage.md, "Giving space back after deletes"). Other calls wait meanwhile, for a
+        time that grows with the points kept (docs/storage.md, "Measured")."""
         with self._lock:
             shard = self._require()
             self.index.cancel()
@@ -418,8 +418,8 @@ class QdrantEdgeStore(VectorStoreBase):
         self, vector: Sequence[float], top_k: int, filters: Mapping[str, Any] | None = None
     ) -> list[tuple[str, float]]:
         """``(id, score)`` of the ``top_k`` nearest points that pass ``filters``, best first:
-        :meth:`search` without the payloads, which cost more than the scan itself (measured
-        for 50 hits: 2.5 vs 1.5 ms at 10k points, 23 vs 16 ms at 100k)."""
+        :meth:`search` without the payloads, which cost more than the scan itself
+        (docs/search.md, "Measurements behind the code's choices")."""
         request = self._query(vectors=vector, top_k=top_k, filters=filters, with_payload=False)
         with self._locked() as shard:
             hits = shard.query(request)

@@ -144,7 +144,8 @@ class OnnxMiniLmEmbedder(EmbeddingBase):
         if missing:
             # One text a run: the int8 model quantizes each run's activations with one scale,
             # so in a batch a text's vector would depend on the texts (and padding) beside it.
-            # Batching gained only ~1.3x on 2 cores with the float model anyway.
+            # Batching gained little on 2 cores with the float model anyway (docs/search.md,
+            # "Measurements behind the code's choices").
             fresh = dict(zip(missing, self._run_each(missing), strict=True))
             found.update(fresh)
             self._remember(fresh)

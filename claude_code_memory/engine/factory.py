@@ -14,11 +14,12 @@ attribute. mem0 is pinned (2.2.1) and ``tests/test_engine.py`` exercises this pa
 mem0 refuses to start without an LLM even when every write uses ``infer=False``. With
 ``llm.provider: none`` it gets :class:`NoLlm`, registered in ``LlmFactory`` like the other two
 parts, which raises instead of sending anything. (A stock provider with a dummy key would
-import and build an OpenAI client for nothing — half a second of every start-up — and mem0's
+import and build an OpenAI client for nothing, slowing every start-up, and mem0's
 OpenAI class follows ``OPENROUTER_API_KEY`` from the environment to a real host.)
 
-Start-up time matters (a restart at 100k memories must take under 3 s), so importing mem0 is
-kept to what we use: see :func:`_stock_qdrant_config_deferred`.
+Start-up time matters (restart targets and times: docs/search.md, "Restart"), so importing mem0
+is kept to what we use: see :func:`_stock_qdrant_config_deferred`; what each import cost is in
+docs/search.md, "Measurements behind the code's choices".
 """
 
 from __future__ import annotations
@@ -166,7 +167,7 @@ def _stock_qdrant_config_deferred(settings: Settings) -> Iterator[None]:
 
     ``mem0.memory.main`` builds ``MemoryConfig()`` as a default argument while it is imported;
     that validates a default vector store config for provider "qdrant", and the class body of
-    mem0's ``QdrantConfig`` imports qdrant-client: 0.7 s of every start-up, for a client the
+    mem0's ``QdrantConfig`` imports qdrant-client: a slower start-up, for a client the
     embedded store never uses. While mem0 is first imported, a stand-in ``QdrantConfig``
     answers for that one default object (which we never pass to ``Memory``); afterwards the
     stand-in is gone, so a later import of mem0's qdrant config gets the real module.
@@ -234,7 +235,7 @@ def build_memory(settings: Settings) -> Memory:
         stock["embedder"] = EmbedderConfig(**embedder)
     # Every part is validated above (ours by their own models); MemoryConfig has no validators
     # of its own. Constructing it without validation also keeps its default vector store config
-    # (provider "qdrant") from importing qdrant-client — 1.1 s of every start-up — for nothing.
+    # (provider "qdrant") from importing qdrant-client, which slows every start-up, for nothing.
     memory_config = MemoryConfig.model_construct(**stock, **ours)
     try:
         memory = Memory(memory_config)
@@ -274,7 +275,7 @@ def _index_server_fields(store: Any) -> None:
 
 def _tune_history_db(memory: Memory) -> None:
     """mem0 opens its history SQLite in rollback-journal mode with full fsync, which makes every
-    write wait for the disk (~2 ms here). WAL with NORMAL sync survives a process crash (what a
+    write wait for the disk. WAL with NORMAL sync survives a process crash (what a
     server needs) and is the setting our own metadata database uses. ``secure_delete`` zeroes
     the pages of deleted history rows (which hold memories' old texts), as in our database."""
     with memory.db._lock:

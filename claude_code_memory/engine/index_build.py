@@ -4,9 +4,10 @@
     IndexBuilder(store).build()            the whole build, in the calling thread (tests, bench)
     python -m claude_code_memory.engine.index_build COPY [--threads N]    the other process
 
-Edge searches a shard without an index by scanning every vector (16 ms at 100k points), and its
-``optimize()``, which builds the HNSW graph (0.6 ms a search then), holds the interpreter for
-the whole build (32 s at 100k): no request of the server would move meanwhile. So the server
+Edge searches a shard without an index by scanning every vector, and its ``optimize()``, which
+builds the HNSW graph (a search then costs a small fraction of the scan), holds the interpreter
+for the whole build, tens of seconds at 100k points: no request of the server would move
+meanwhile (docs/search.md, "Latency"; bench/results/index_build_100k.json). So the server
 copies the shard's directory (after a flush; writes wait while it copies), a child process at
 low priority loads the copy and optimizes it, and the server notes which points are written
 meanwhile. Then, with writes waiting again, it loads the indexed copy, rewrites the noted points
@@ -44,7 +45,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: Fewer points than this are scanned: an exact scan of 20k vectors takes about 3 ms.
+#: Fewer points than this are scanned: an exact scan that size is still a small part of a search
+#: (docs/search.md, "Measurements behind the code's choices").
 INDEX_FROM = 20_000
 #: A build is due when the points outside the index reach this share of the shard.
 UNINDEXED_SHARE = 0.2

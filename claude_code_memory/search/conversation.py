@@ -141,8 +141,9 @@ _ADJACENT = _adjacent_statement()
 
 
 #: :data:`_ADJACENT` for SQLite's driver, where ids are 32 hex characters and the ids come as
-#: one JSON array. Every search runs it for ~100 candidates: through the ORM that cost 1.05 ms,
-#: this 0.6 ms, with the GIL held for less of it while the other retriever waits.
+#: one JSON array. Every search runs it for ~100 candidates: through the ORM it cost
+#: more, with the GIL held for more of it while the other retriever waits
+#: (docs/search.md, "Measurements behind the code's choices").
 _ADJACENT_SQLITE = """
 SELECT m.id,
   (SELECT o.id FROM memories o

@@ -37,16 +37,16 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 #: (search/priors.py) 4-7 did better than 10 (docs/search.md).
 RRF_K = 6
 #: A term in more than this share of the memories is too common to rank by: its BM25 weight is
-#: near zero, yet ranking its matches is what a keyword query spends its time on (measured at
-#: 10k synthetic memories: 6.3 ms median, 14.4 ms p95 with such terms; 1.4 / 3.2 ms without).
+#: near zero, yet ranking its matches is what a keyword query spends its time on (docs/search.md,
+#: "How results are ranked", step 2, and "Measurements behind the code's choices").
 COMMON_TERM_SHARE = 0.1
 #: Below this many memories every term is kept: ranking all matches is cheap there.
 PRUNE_FROM = 2000
 #: Most matching memories one keyword query ranks: the rarest terms (the highest BM25 weights)
-#: are kept while their matches add up to no more than this. Ranking costs 1-2 ms a thousand
-#: matches (bm25 plus the join that keeps the user's active rows); at 100k synthetic memories
-#: two terms in 6% each made 16.5 ms, and with 4,000 the keyword half was a fifth of a 10k
-#: search's time through REST (py-spy).
+#: are kept while their matches add up to no more than this. Ranking costs grow with the
+#: matches (bm25 plus the join that keeps the user's active rows); with twice this budget the
+#: keyword half was a large share of a 10k search's time through REST (docs/search.md,
+#: "Measurements behind the code's choices").
 MATCH_BUDGET = 2000
 
 
@@ -159,8 +159,9 @@ class KeywordIndex:
     def _search_sqlite(
         self, connection: Connection, words: list[str], params: dict[str, object], filters_sql: str
     ) -> list[str]:
-        # Straight to the driver: through SQLAlchemy the same statements cost a 10k search
-        # 1.5 ms more, all of it holding the GIL that the dense retriever needs meanwhile.
+        # Straight to the driver: through SQLAlchemy the same statements cost every search
+        # more, all of it holding the GIL that the dense retriever needs meanwhile
+        # (docs/search.md, "Measurements behind the code's choices").
         raw = connection.connection.driver_connection
         assert isinstance(raw, sqlite3.Connection)
         words = self._informative_sqlite(raw, words)

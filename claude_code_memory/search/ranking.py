@@ -162,7 +162,8 @@ class Shape:
 
 
 #: :func:`shapes_of` for SQLite's driver (ids as 32 hex characters, one JSON array): through
-#: the ORM, reading the ~100 texts of a search's candidates and neighbours took 1.6 ms.
+#: the ORM, reading the ~100 texts of a search's candidates and neighbours cost every search
+#: more (docs/search.md, "Measurements behind the code's choices").
 _SHAPES_SQLITE = """
 SELECT m.id, length(m.content),
   CASE WHEN ? OR instr(m.content, '?') > 0 OR instr(m.content, '？') > 0 THEN m.content END
@@ -178,7 +179,8 @@ def shapes_of(session: Session, ids: set[str], full: bool = False) -> dict[str, 
     raw = session.connection().connection.driver_connection
     if isinstance(raw, sqlite3.Connection):
         # Ids are canonical UUID strings: their hex form is the dashes dropped, and the rows
-        # map back through it (parsing ~100 UUIDs both ways was a third of this read).
+        # map back through it (parsing ~100 UUIDs both ways was much of this read; docs/search.md,
+        # "Answers, short memories and the fusion constant").
         by_hex = {memory_id.replace("-", "").lower(): memory_id for memory_id in ids}
         rows = raw.execute(_SHAPES_SQLITE, (int(full), json.dumps(list(by_hex))))
         return {by_hex[memory_id]: Shape(length, text) for memory_id, length, text in rows}
@@ -191,7 +193,8 @@ def shapes_of(session: Session, ids: set[str], full: bool = False) -> dict[str, 
 
 
 #: :func:`moments_of` for SQLite's driver, where times are stored as ISO text: a query that
-#: names a time reads ~400 candidates' moments, which through the ORM took 9 ms.
+#: names a time reads ~400 candidates' moments, which through the ORM cost far more
+#: (docs/search.md, "Answers, short memories and the fusion constant").
 _MOMENTS_SQLITE = """
 SELECT m.id, coalesce(m.captured_at, m.created_at) FROM memories m
 WHERE m.id IN (SELECT value FROM json_each(?))

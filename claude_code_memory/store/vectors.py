@@ -311,8 +311,8 @@ class Vectors:
         """The ``limit`` nearest memories that pass ``filters`` and do not point away from the
         query (cosine < 0); keyword search and fusion then rank. Straight to the vector store:
         mem0's ``Memory.search`` fetches max(4 × limit, 60) points with payloads and scores
-        them again (lemmas, entities) to give the same order without an LLM — measured 5 ms of
-        a 10k search for nothing."""
+        them again (lemmas, entities) to give the same order without an LLM: time for nothing
+        (docs/search.md, "Measurements behind the code's choices")."""
         with self.engine.server_errors():
             hits = self.engine.nearest(query, limit, filters)
         return [{"id": memory_id, "score": score} for memory_id, score in hits if score >= 0.0]

@@ -169,8 +169,9 @@ class Hygiene:
             return
         report.memories += len(rows)
         items = [Item(str(mid), text, created, last) for mid, text, created, last in rows]
-        # The stored vectors are the texts' embeddings: reading them is ~100x cheaper than
-        # embedding every memory again (a point lost in a crash is embedded here).
+        # The stored vectors are the texts' embeddings: reading them is far cheaper than
+        # embedding every memory again (a point lost in a crash is embedded here; docs/hygiene.md,
+        # "The job's time").
         vectors, embedded = self.service.vectors.stored_or_embedded(
             [item.id for item in items], [item.text for item in items]
         )
