@@ -395,21 +395,25 @@ def test_kinds() -> None:
     assert set(PII_KINDS) == {"email", "phone", "credit_card", "ip_address"}
 
 
-def test_module_uses_only_the_standard_library() -> None:
-    # The capture proxy imports this module from its own virtualenv.
-    tree = ast.parse(Path(redact_module.__file__).read_text())
-    imported = {
-        alias.name.split(".")[0]
+@pytest.mark.parametrize("name", ["redact.py", "redact_formats.py", "redact_languages.py"])
+def test_module_uses_only_the_standard_library(name: str) -> None:
+    # The capture proxy imports this module, and the tables beside it, from its own virtualenv.
+    tree = ast.parse((Path(redact_module.__file__).parent / name).read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {
+        node.module
         for node in ast.walk(tree)
-        if isinstance(node, ast.Import)
-        for alias in node.names
+        if isinstance(node, ast.ImportFrom) and node.module and node.module != "claude_code_memory.policy"
     }
     imported |= {
-        node.module.split(".")[0]
+        f"claude_code_memory.policy.{alias.name}"
         for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and node.module
+        if isinstance(node, ast.ImportFrom) and node.module == "claude_code_memory.policy"
+        for alias in node.names
     }
-    assert imported - {"__future__"} <= sys.stdlib_module_names
+    siblings = {"claude_code_memory.policy.redact_formats", "claude_code_memory.policy.redact_languages"}
+    outside = {module.split(".")[0] for module in imported - siblings}
+    assert outside - {"__future__"} <= sys.stdlib_module_names
 
 
 def _growth(text: str, runs: int = 5, **options: bool) -> float:
