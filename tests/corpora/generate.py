@@ -232,6 +232,14 @@ def _discord_webhook(rng: random.Random) -> Fake:
     return Fake(f"https://{host}/api/webhooks/" + core, core)
 
 
+def _teams_webhook(rng: random.Random) -> Fake:
+    def guid() -> str:
+        return "-".join(_pick(rng, HEX, n) for n in (8, 4, 4, 4, 12))
+
+    core = f"{guid()}@{guid()}/IncomingWebhook/{_pick(rng, HEX, 32)}/{guid()}"
+    return Fake("https://acme.webhook.office.com/webhookb2/" + core, core)
+
+
 def _basic_auth(rng: random.Random) -> Fake:
     value = _b64(f"{rng.choice(['admin', 'deploy', 'ci'])}:{_pick(rng, ALNUM, 18)}".encode())
     return Fake(value, value)
@@ -354,6 +362,13 @@ GENERATORS: dict[str, Callable[[random.Random], Fake]] = {
     "npm_token": _prefixed("npm_", ALNUM, 36),
     "pypi_token": _pypi_token,
     "discord_webhook": _discord_webhook,
+    "teams_webhook": _teams_webhook,
+    "gitlab_token": _prefixed("glpat-", BASE64URL, 20),
+    "digitalocean_token": _prefixed("dop_v1_", HEX, 64),
+    "shopify_token": _prefixed("shpat_", HEX, 32),
+    "groq_api_key": _prefixed("gsk_", ALNUM, 52),
+    "replicate_token": _prefixed("r8_", ALNUM, 37),
+    "databricks_token": _prefixed("dapi", HEX, 32),
     "letters_password": _letters_password,
     "dashed_passphrase": _dashed_passphrase,
     "hex32_secret": _prefixed("", HEX, 32),  # Datadog API keys, and many others: 32 hex digits
