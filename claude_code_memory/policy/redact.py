@@ -929,8 +929,8 @@ def _prose_password(value: str) -> bool:
 
 
 _ASCII_LETTERS = re.compile(r"[A-Za-z]{6,64}")
-_VOWELS = frozenset("aeiou")
-_LONGEST_CONSONANT_RUN = re.compile(r"[b-df-hj-np-tv-z]{5,}")
+_VOWELS = frozenset("aeiouy")
+_LONGEST_CONSONANT_RUN = re.compile(r"[b-df-hj-np-tv-xz]{5,}")
 # Endings of adjectives and participles in the languages of redact_languages: "the password is
 # hashed / unchangeable / obligatoire / obrigatório / verplicht": a description, not a value.
 _DESCRIPTION_ENDING = re.compile(
@@ -939,26 +939,42 @@ _DESCRIPTION_ENDING = re.compile(
 )
 
 
+def _unusual_pairs(lowered: str) -> int:
+    return sum(
+        a not in _VOWELS and b not in _VOWELS and a + b not in languages.CONSONANT_PAIRS
+        for a, b in zip(lowered, lowered[1:], strict=False)
+    )
+
+
 def _letters_look_random(lowered: str) -> bool:
-    """``kiyqvbjmthpb``: five consonants in a row, or hardly a vowel; words have neither."""
+    """``kiyqvbjmthpb``: consonant pairs no word uses, five consonants in a row, or hardly a vowel."""
     vowels = sum(c in _VOWELS for c in lowered)
-    return _LONGEST_CONSONANT_RUN.search(lowered) is not None or vowels * 6 < len(lowered)
+    return (
+        _unusual_pairs(lowered) >= 2
+        or _LONGEST_CONSONANT_RUN.search(lowered) is not None
+        or vowels * 6 < len(lowered)
+    )
 
 
 def _letters_password(value: str, ends_clause: bool) -> bool:
     """A password of letters alone: random-looking anywhere, or a word that ends its clause and
     describes nothing ("my password is sunshine." but not "the password is incorrect.")."""
-    if not _ASCII_LETTERS.fullmatch(value) or _is_placeholder(value) or _KEYWORD_INSIDE.search(value):
+    if not _ASCII_LETTERS.fullmatch(value) or _is_placeholder(value):
         return False
     lowered = value.lower()
     if lowered in languages.DESCRIPTIONS or lowered in _PROSE_FUNCTION_WORDS:
         return False
-    if _letters_look_random(lowered):
+    named = (
+        value[0].isupper() and value[1].islower()
+    )  # PostgreSQL, Kubernetes: a name, unless it ends the clause
+    if _letters_look_random(lowered) and not named and not _MULTIWORD_IDENTIFIER.fullmatch(value):
         return True
     return (
         ends_clause
         and not _MULTIWORD_IDENTIFIER.fullmatch(value)  # passwordHash, userSecret
-        and _DESCRIPTION_ENDING.search(lowered) is None
+        and not _KEYWORD_INSIDE.search(value)  # dbpassword, usersecret
+        # an ending decides only for a word with no unusual pair past a prefix ("un|breakable")
+        and (_DESCRIPTION_ENDING.search(lowered) is None or _unusual_pairs(lowered[2:]) > 0)
     )
 
 

@@ -99,6 +99,18 @@ DESCRIPTIONS: frozenset[str] = _words(
     """
 )
 
+#: Two consonants in a row that words of these languages use ("st", "ch", "ng", "pf", "sch" …).
+#: Random letters are mostly other pairs ("kiyqvbjmthpb": yq, qv, vb, bj, jm), so a value with
+#: two pairs off this list is taken for random whatever else it looks like.
+CONSONANT_PAIRS: frozenset[str] = _words(
+    """
+    bb bl br cc ch ck cl cr ct dd dg dr ds dt ff fl fr gg gh gl gn gr gs gt hl hm hn hr ht
+    kk kl kn kr ks kt lb lc ld lf lg lh lk ll lm ln lp ls lt lv lz mb mm mn mp ms nc nd nf
+    ng nh nk nn nr ns nt nv nz pf ph pl pp pr ps pt rb rc rd rf rg rh rk rl rm rn rp rr rs
+    rt rv rz sc sh sk sl sm sn sp ss st sw th tl tr ts tt tw tz wh wr
+    """
+)
+
 #: Labels in scripts other than Latin. Russian inflects the noun; "암호화" (encryption) and
 #: "密码学" (cryptography) start with a label but are other words, and are left out in redact.py.
 SCRIPT_LABELS: tuple[str, ...] = (
