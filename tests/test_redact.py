@@ -634,3 +634,8 @@ def test_generated_fakes_are_format_valid() -> None:
     assert len(fake("google_api_key")) == 39
     assert fake("jwt").count(".") == 2 and fake("jwt").startswith("eyJ")
     assert isinstance(GENERATORS["credit_card"](random.Random(1)), Fake)
+
+
+def test_every_kind_is_documented() -> None:
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "redaction.md").read_text()
+    assert sorted(kind for kind in KINDS if f"`{kind}`" not in docs) == []
