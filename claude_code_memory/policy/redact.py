@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import base64
 import bisect
-import heapq
 import ipaddress
 import re
 import string
@@ -522,9 +521,8 @@ _COMMAND_OPTIONS = (
     ),
     _CommandOption(  # twine upload -p pypi-…; -p is the password of twine's upload and register
         "password_assignment",
-        re.compile(r"(?:upload|register)[ \t]"),
+        re.compile(r"twine[ \t]+(?:upload|register)[ \t]"),
         re.compile(r"[ \t](?:-p|--password)(?:[ \t]+|=)[\"']?" + _OPTION_VALUE),
-        re.compile(r"twine[ \t]+\Z"),
     ),
     _CommandOption(
         "password_assignment",
@@ -541,10 +539,16 @@ _COMMAND_OPTIONS = (
         re.compile(r"mongo(?:sh|dump|restore|export|import)?[ \t]"),
         re.compile(r"[ \t](?:-p|--password)(?:[ \t]+|=)[\"']?" + _OPTION_VALUE),
     ),
-    _CommandOption(  # zip -P, unzip -P, 7z -p…: an archive's password
+    _CommandOption(  # zip -P, unzip -P: an archive's password
         "password_assignment",
-        re.compile(r"(?:(?:un)?zip|7za?|7zz)[ \t]"),
-        re.compile(r"[ \t](?:-P[ \t]+|-p(?=\S))[\"']?" + _OPTION_VALUE),
+        re.compile(r"zip[ \t]"),
+        re.compile(r"[ \t]-P[ \t]+[\"']?" + _OPTION_VALUE),
+        re.compile(r"(?:un)?\Z"),
+    ),
+    _CommandOption(  # 7z x -p…, 7za, 7zz
+        "password_assignment",
+        re.compile(r"7z[az]?[ \t]"),
+        re.compile(r"[ \t]-p(?=\S)[\"']?" + _OPTION_VALUE),
     ),
     _CommandOption(  # openssl … -passin pass:…, -passout pass:…, -pass pass:…
         "password_assignment",
@@ -835,12 +839,34 @@ def _env_secrets(text: str) -> Iterator[Span]:
 # alone that look random or end the clause without reading as a description ("the password is
 # incorrect."). Other languages say the same things (``policy/redact_languages.py``).
 
+
+def _label_scan(labels: frozenset[str] | tuple[str, ...], after: str) -> re.Pattern[str]:
+    """One scan for many labels: their first letters as one character class, which keeps the
+    engine's fast skip, then each rest tied to its letter by a lookbehind."""
+    by_letter: dict[str, list[str]] = {}
+    for label in sorted(labels, key=len, reverse=True):
+        by_letter.setdefault(label[0], []).append(re.escape(label[1:]))
+    cases = {letter: "".join(dict.fromkeys(letter + letter.upper())) for letter in by_letter}
+    rests = "|".join(
+        f"(?<=[{cases[letter]}])(?i:{'|'.join(rest)})" for letter, rest in sorted(by_letter.items())
+    )
+    return re.compile(f"[{''.join(cases[letter] for letter in sorted(by_letter))}](?:{rests}){after}")
+
+
 # The scan looks for the noun (password, phrase, key, token …), then reads the qualifier before it.
-# One character class first keeps the engine's fast skip; the lookbehinds tie each rest to its letter.
-_PROSE_NOUN = re.compile(
-    r"[PpKkTtSsWw](?:(?<=[Pp])(?i:ass(?:word|wd|code|phrase)|wd|w|hrase)|(?<=[Kk])(?i:ey)|(?<=[Tt])(?i:oken)"
-    r"|(?<=[Ss])(?i:ecret)|(?<=[Ww])(?i:ords))(?![\w-])"
-)
+# A text that holds a label of another language (Passwort, mot de passe …) is scanned for those
+# too; the others, most texts, skip the longer scan.
+_PROSE_NOUNS = _words("password passwd passcode passphrase pwd pw phrase key token secret words")
+_PROSE_NOUN = _label_scan(_PROSE_NOUNS, r"(?![\w-])")
+_PROSE_NOUN_ANY_LANGUAGE = _label_scan(_PROSE_NOUNS | languages.PASSWORD_LABELS, r"(?![\w-])")
+
+
+def _prose_nouns(text: str) -> Iterator[re.Match[str]]:
+    lowered = text.lower()
+    foreign = any(label in lowered for label in languages.PASSWORD_LABELS)
+    return (_PROSE_NOUN_ANY_LANGUAGE if foreign else _PROSE_NOUN).finditer(text)
+
+
 _PROSE_QUALIFIERS = {
     "phrase": re.compile(r"(?i)(?:pass|unseal|seed|recovery|mnemonic)[ -]?\Z"),
     "words": re.compile(r"(?i)(?:seed|recovery|mnemonic)[ -]\Z"),
@@ -848,20 +874,6 @@ _PROSE_QUALIFIERS = {
 }
 
 
-# Labels in the other languages written with spaces, scanned like the English nouns: the first
-# letters as one class, each rest tied to its letter ("[Pp]asswort", "[Mm]ot de passe").
-def _label_scan(labels: frozenset[str]) -> re.Pattern[str]:
-    by_letter: dict[str, list[str]] = {}
-    for label in sorted(labels, key=len, reverse=True):
-        by_letter.setdefault(label[0], []).append(re.escape(label[1:]))
-    rests = "|".join(
-        f"(?<=[{letter}{letter.upper()}])(?i:{'|'.join(rest)})" for letter, rest in sorted(by_letter.items())
-    )
-    letters = "".join(letter + letter.upper() for letter in sorted(by_letter))
-    return re.compile(f"[{letters}](?:{rests})(?![\\w-])")
-
-
-_PROSE_FOREIGN_LABEL = _label_scan(languages.PASSWORD_LABELS)
 _PROSE_NOT_AFTER = _WORD_DASH | set(".$/@{")
 _PROSE_WORD = r"[\w'’/-]{1,24}(?:\.[\w'’/-]{1,24}){0,3}"
 _PROSE_VERB = "(?i:" + "|".join(sorted(languages.VERBS, key=len, reverse=True)) + ")"
@@ -876,7 +888,13 @@ _PROSE_TAIL = re.compile(
 )
 _PROSE_QUOTES = "\"'`“«„"
 _PROSE_REACH = 6 * 26 + 12  # six bridge words and the verb
-_PROSE_CONNECTOR = re.compile(rf"[ \t:=→>](?:(?<=[ \t]){_PROSE_VERB}:?[ \t]|(?<=[:=→>])[ \t])")
+_VERB_LETTERS = "".join(
+    sorted({verb[0] for verb in languages.VERBS} | {verb[0].upper() for verb in languages.VERBS})
+)
+# the verbs' first letters as a lookahead first: most spaces are followed by none of them
+_PROSE_CONNECTOR = re.compile(
+    rf"[ \t:=→>](?:(?<=[ \t])(?=[{_VERB_LETTERS}]){_PROSE_VERB}:?[ \t]|(?<=[:=→>])[ \t])"
+)
 # What may come between the label and its verb: a qualifier ("for prod", "of the staging db"),
 # a clause ("I set", "you gave me", "that works") or an adverb. "the password manager is …",
 # "the token limit is …", "the secret name is …" describe something else.
@@ -1060,10 +1078,7 @@ def _prose_label(text: str, noun: re.Match[str]) -> tuple[str, int] | None:
 def _prose_secrets(text: str) -> Iterator[Span]:
     examined_until = 0
     connectors: list[int] | None = None  # where "is", "was", ":", "=", "→" start; found once, if needed
-    nouns = heapq.merge(
-        _PROSE_NOUN.finditer(text), _PROSE_FOREIGN_LABEL.finditer(text), key=lambda match: match.start()
-    )
-    for noun in nouns:
+    for noun in _prose_nouns(text):
         label = _prose_label(text, noun)
         if label is None:
             continue
@@ -1118,7 +1133,7 @@ def _prose_secrets(text: str) -> Iterator[Span]:
 
 # Japanese, Chinese, Korean, Russian: the label, a few words ending in a particle or a dash (or
 # nothing, or a colon), then the value, the run of Latin characters that follows.
-_SCRIPT_LABEL = re.compile("(?:" + "|".join(languages.SCRIPT_LABELS) + ")(?![а-яё]|화|学|學)", re.IGNORECASE)
+_SCRIPT_LABEL = _label_scan(languages.SCRIPT_LABELS, "(?![а-яёА-ЯЁ]|화|学|學)")
 _SCRIPT_BRIDGE_REACH = 24
 _SCRIPT_QUOTES = " \t\u3000「『“\"'`«"
 _SCRIPT_VALUE = re.compile(r"[:=]?[ \t]*[\"'`]?(?P<value>[!-~]{1,128})")
