@@ -7,6 +7,9 @@ run time by ``tests/corpora/generate.py``) and counts the renderings in which a 
 8-character piece of its random part, survives ``redact()``; the clean corpus must come through
 without a single finding, and the PII corpus untouched unless PII masking is on. ``audit``
 repeats the six formats the fault audit found stored, one sentence each, ``--seeds`` times.
+``variants`` are the categories of the second audit (issue 30): for each seed a category picks
+one of its sentences and fills it with a fresh fake, so a rule has to catch the category, not
+one string.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from claude_code_memory.policy.redact import redact  # noqa: E402
 from tests.corpora.generate import GENERATORS, load  # noqa: E402
+from tests.corpora.secret_variants import VARIANTS, variant  # noqa: E402
 
 FRAGMENT = 8
 
@@ -70,6 +74,16 @@ def main() -> None:
             secret, sentence = make(random.Random(f"{name}:{seed}"))
             misses += leaked(secret, redact(sentence).text)
         audit[name] = {"sentences": args.seeds, "stored_secret": misses}
+    variants, examples = {}, []
+    for name in VARIANTS:
+        misses = 0
+        for seed in range(args.seeds):
+            secret, sentence = variant(name, random.Random(f"{name}:{seed}"))
+            missed = leaked(secret, redact(sentence).text) or leaked(secret.upper(), redact(sentence).text)
+            misses += missed
+            if missed and len(examples) < 20:
+                examples.append(sentence)
+        variants[name] = {"sentences": args.seeds, "stored_secret": misses}
     clean = [(s.name, f.kind) for s in load("clean") for f in redact(s.text).findings]
     pii_touched = sum(redact(s.text).text != s.text for s in load("pii"))
     report = {
@@ -80,6 +94,14 @@ def main() -> None:
             "files_with_a_leak": sorted(name for name, r in by_file.items() if r["leaked"]),
         },
         "audit_formats": audit,
+        "variants": {
+            "categories": len(variants),
+            "categories_with_a_leak": sorted(name for name, row in variants.items() if row["stored_secret"]),
+            "sentences": sum(row["sentences"] for row in variants.values()),
+            "stored_secret": sum(row["stored_secret"] for row in variants.values()),
+            "by_category": variants,
+            "examples": examples,
+        },
         "clean_corpus": {"files": len(load("clean")), "false_positives": len(clean), "examples": clean[:10]},
         "pii_corpus": {"files": len(load("pii")), "changed_without_pii_masking": pii_touched},
     }

@@ -100,6 +100,8 @@ PROXY_SHARED = [
     *sorted((PACKAGE / "capture").rglob("*.py")),
     PACKAGE / "policy" / "__init__.py",
     PACKAGE / "policy" / "redact.py",
+    PACKAGE / "policy" / "redact_formats.py",
+    PACKAGE / "policy" / "redact_languages.py",
 ]
 
 

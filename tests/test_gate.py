@@ -367,3 +367,48 @@ def test_every_write_path_leaves_no_secret_in_any_store(gated: MemoryServer) -> 
     # The vector store keeps no text at all, redacted or not (edge_store.TEXT_FIELDS).
     assert payloads != "[]" and "[REDACTED:" not in payloads and b"[REDACTED:" not in vector_files
     gated.start()
+
+
+def test_a_rest_write_of_the_second_audits_variants_stores_no_secret(gated: MemoryServer) -> None:
+    # issue 30: what an outside audit found stored, on disk and in REST answers
+    rng = random.Random(30)
+    fakes = {
+        name: GENERATORS[name](rng)
+        for name in (
+            "huggingface_token_lowercase",
+            "aws_secret_key",
+            "letters_password",
+            "password",
+            "human_password",
+            "dashed_passphrase",
+            "twilio_api_key",
+            "npm_token",
+            "pypi_token",
+            "discord_webhook",
+        )
+    }
+    values = {name: fake.value for name, fake in fakes.items()}
+    text = (
+        f"setup notes: use {values['huggingface_token_lowercase']} for the gated model; aws secret key "
+        f"{values['aws_secret_key']} for the backup user; my password is {values['letters_password']}; "
+        f"mein Passwort ist {values['password']}; パスワードは{values['human_password']}です; the vault "
+        f"passphrase is {values['dashed_passphrase']}; twilio {values['twilio_api_key']}; npm token "
+        f"{values['npm_token']}; twine upload -p {values['pypi_token']} dist/*; alerts go to "
+        f"{values['discord_webhook']}"
+    )
+    pieces = {name: fake.core[:12] for name, fake in fakes.items()}
+    headers = {"Authorization": f"Bearer {gated.make_token('ines')}"}
+    with httpx.Client(base_url=gated.base_url, headers=headers, timeout=30) as c:
+        created = c.post("/api/v1/memories", json={"text": text})
+        assert created.status_code == 200, created.text
+        memory_id = created.json()["id"]
+        fetched = c.get(f"/api/v1/memories/{memory_id}")
+        assert fetched.status_code == 200, fetched.text
+    for where, answer in (("POST", created.text), ("GET", fetched.text)):
+        assert [name for name, piece in pieces.items() if piece in answer] == [], where
+        assert answer.count("[REDACTED:") >= len(fakes), where
+    database = f"file:{gated.data_dir / 'memory.db'}?mode=ro"
+    with sqlite3.connect(database, uri=True) as db:
+        stored = json.dumps(db.execute("SELECT content, metadata FROM memories").fetchall())
+    assert [name for name, piece in pieces.items() if piece in stored] == []
+    assert "mein Passwort ist [REDACTED:prose_secret]" in stored

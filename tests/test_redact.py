@@ -18,6 +18,7 @@ import pytest
 from claude_code_memory.policy import redact as redact_module
 from claude_code_memory.policy.redact import KINDS, PII_KINDS, SECRET_KINDS, Finding, redact, redact_value
 from tests.corpora.generate import GENERATORS, Fake, Sample, load
+from tests.corpora.secret_variants import VARIANTS, variant
 
 SEEDS = (0, 1, 2)  # each seed renders every template with new fake values
 FRAGMENT = 8  # no 8-character piece of a secret's random part may survive
@@ -171,6 +172,33 @@ POSITIVES = [
     ('the recovery phrase is "{passphrase}", keep it safe', "prose_secret"),
     ("the access key I gave you is {opaque_token}", "prose_secret"),
     ("the client secret → {hex_secret}", "prose_secret"),
+    # issue 30: a documented prefix with the right length, whatever the characters
+    ("use {huggingface_token_lowercase} to pull the gated model", "huggingface_token"),
+    ("twilio api key {twilio_api_key}, secret in the vault", "twilio_api_key"),
+    ("npm token {npm_token}", "npm_token"),
+    ("twine upload -p {pypi_token} dist/*", "pypi_token"),
+    ("gitlab {gitlab_token} for the mirror", "gitlab_token"),
+    ("doctl auth init -t {digitalocean_token}", "digitalocean_token"),
+    ("shop token {shopify_token}", "shopify_token"),
+    ("GROQ: {groq_api_key}", "groq_api_key"),
+    ("replicate {replicate_token}", "replicate_token"),
+    ("databricks pat {databricks_token}", "databricks_token"),
+    ("post alerts to {discord_webhook}", "discord_webhook"),
+    ("teams hook {teams_webhook}", "teams_webhook"),
+    ("aws secret key {aws_secret_key} for the backup user", "aws_secret_key"),
+    ("the AWS secret access key {aws_secret_key} belongs to ci", "aws_secret_key"),
+    # issue 30: passwords of letters alone, dash-joined words, command-line options
+    ("my password is {letters_password}", "prose_secret"),
+    ("the password is {letters_password} for the staging box", "prose_secret"),
+    ("the wifi password is {dashed_passphrase}, on the fridge", "prose_secret"),
+    ("my vault passphrase is {dashed_passphrase}", "prose_secret"),
+    ("twine upload -u deploy -p {password} dist/*", "password_assignment"),
+    ("sshpass -p {password} ssh deploy@build", "password_assignment"),
+    ("redis-cli -h cache -a {password} ping", "password_assignment"),
+    ("mongosh mongodb://db/app -u app -p {password}", "password_assignment"),
+    ("unzip -P {password} backup.zip", "password_assignment"),
+    ("openssl rsa -passin pass:{password} -in key.pem", "password_assignment"),
+    ("tool sync --token {opaque_token} --org acme", "password_assignment"),
 ]
 
 
@@ -256,6 +284,47 @@ NEGATIVES = [
     "docker run -d -p 8080:80 nginx",
     "docker login -u ci -p $REGISTRY_PASSWORD registry.acme.dev",
     "echo $PW | docker login -u ci --password-stdin registry.acme.dev",
+    # issue 30: ordinary text near the new rules
+    "the password is incorrect.",
+    "the password field is required",
+    "reset your password",
+    "the password is hashed with bcrypt.",
+    "the password is end-to-end encrypted",
+    "the password is per-user.",
+    "the password is plaintext in the export.",
+    "the password is rotated monthly",
+    "the password is unique per user",
+    "the password is passwordHash",
+    "the passphrase is correct-horse-battery-staple-like, i.e. four random words",
+    "the aws secret access key field is masked",
+    "the secret access key is 40 characters long",
+    "git rev-parse HEAD gives 9fceb02d0ae598e95dc970b74767f19372d61af8 after the aws secret rotation",
+    "uuid 123e4567-e89b-12d3-a456-426614174000, color #5865F2, #C0FFEE",
+    "from huggingface_hub import hf_hub_download",
+    "npm_config_registry=https://registry.npmjs.org/",
+    "SKU-2024-000187 and SKIP_PREFLIGHT_CHECK=true",
+    "https://discord.com/api/webhooks/{webhook.id}/{webhook.token}",
+    "twine upload -u __token__ -p $PYPI_TOKEN dist/*",
+    "twine upload --repository testpypi dist/*",
+    "7z x -p archive.7z",
+    "mkdir -p build && tar -cpf out.tar build",
+    "Das Passwort ist falsch.",
+    "Das Kennwort ist abgelaufen.",
+    "Le mot de passe est incorrect.",
+    "La contraseña es obligatoria.",
+    "A senha é inválida.",
+    "La password è scaduta.",
+    "Het wachtwoord is onjuist.",
+    "パスワードは8文字以上にしてください。",
+    "パスワードはbcryptでハッシュ化されます。",
+    "パスワードを忘れた場合はresetを押してください。",
+    "密码长度至少为8位。",
+    "密码使用bcrypt哈希存储。",
+    "Пароль должен содержать не менее 8 символов.",
+    "Пароль от Wi-Fi спросите у администратора.",
+    "Пароль PostgreSQL нужно сменить.",
+    "비밀번호는 8자 이상이어야 합니다.",
+    "암호화는 AES256으로 합니다.",
 ]
 
 
@@ -263,6 +332,73 @@ NEGATIVES = [
 def test_placeholders_references_and_lookalikes_stay(text: str) -> None:
     result = redact(text)
     assert (result.text, result.findings) == (text, ())
+
+
+@pytest.mark.parametrize("category", VARIANTS)
+def test_each_variant_category_of_the_audit_is_redacted(category: str) -> None:
+    # Twenty sentences of the category, each with a fresh fake: the rule, not one string.
+    for seed in range(20):
+        secret, sentence = variant(category, random.Random(f"{category}:{seed}"))
+        result = redact(sentence)
+        pieces = {secret[i : i + FRAGMENT] for i in range(len(secret) - FRAGMENT + 1)}
+        left = [piece for piece in pieces if piece in result.text or piece.upper() in result.text]
+        assert left == [], (sentence, result.text)
+        assert redact(result.text).findings == (), result.text
+
+
+# A password stated in each language our users write: (sentence, what it must become).
+STATED_PASSWORDS = [
+    ("my password is {v}", "my password is [REDACTED:prose_secret]"),
+    ("mein Passwort ist {v}", "mein Passwort ist [REDACTED:prose_secret]"),
+    (
+        "das Kennwort für den Server lautet {v}.",
+        "das Kennwort für den Server lautet [REDACTED:prose_secret].",
+    ),
+    ("das WLAN-Passwort ist {v}", "das WLAN-Passwort ist [REDACTED:prose_secret]"),
+    ("mon mot de passe est {v}", "mon mot de passe est [REDACTED:prose_secret]"),
+    ("mot de passe : «{v}»", "mot de passe : «[REDACTED:prose_secret]»"),
+    ("mi contraseña es {v}", "mi contraseña es [REDACTED:prose_secret]"),
+    ("la contraseña del servidor es {v}", "la contraseña del servidor es [REDACTED:prose_secret]"),
+    ("minha senha é {v}", "minha senha é [REDACTED:prose_secret]"),
+    ("a senha do banco é {v}", "a senha do banco é [REDACTED:prose_secret]"),
+    ("la mia password è {v}", "la mia password è [REDACTED:prose_secret]"),
+    ("mijn wachtwoord is {v}", "mijn wachtwoord is [REDACTED:prose_secret]"),
+    ("パスワードは{v}です", "パスワードは[REDACTED:prose_secret]です"),
+    ("私のパスワードは「{v}」です", "私のパスワードは「[REDACTED:prose_secret]」です"),
+    ("我的密码是{v}", "我的密码是[REDACTED:prose_secret]"),
+    ("服务器密码：{v}", "服务器密码：[REDACTED:prose_secret]"),
+    ("мой пароль {v}", "мой пароль [REDACTED:prose_secret]"),
+    ("пароль от сервера: {v}", "пароль от сервера: [REDACTED:prose_secret]"),
+    ("пароль — {v}", "пароль — [REDACTED:prose_secret]"),
+    ("제 비밀번호는 {v}입니다", "제 비밀번호는 [REDACTED:prose_secret]입니다"),
+    ("비밀번호: {v}", "비밀번호: [REDACTED:prose_secret]"),
+]
+
+
+@pytest.mark.parametrize(("template", "expected"), STATED_PASSWORDS, ids=[t for t, _ in STATED_PASSWORDS])
+# (human_password ends in "!", "*" or ".", which a sentence may keep: the category test covers it)
+@pytest.mark.parametrize("shape", ["password", "letters_password", "dashed_passphrase"])
+def test_a_password_stated_in_any_language_is_redacted_and_its_label_kept(
+    template: str, expected: str, shape: str
+) -> None:
+    for seed in range(3):
+        value = fake(shape, seed)
+        assert redact(template.format(v=value)).text == expected, value
+
+
+def test_the_clean_corpus_holds_the_texts_issue_30_names() -> None:
+    # hashes, UUIDs, colours, data URIs, identifiers and password prose in every language
+    clean = "\n".join(sample.text for sample in load("clean"))
+    for needle in (
+        "Das Passwort ist falsch",
+        "パスワードは",
+        "密码",
+        "Пароль",
+        "비밀번호",
+        "data:image/png;base64",
+    ):
+        assert needle in clean
+    assert redact(clean).findings == ()
 
 
 def test_findings_point_into_the_original_text() -> None:
@@ -392,24 +528,37 @@ def test_kinds() -> None:
         "url_credentials",
         "env_secret",
     } <= KINDS
+    assert {
+        "huggingface_token",
+        "twilio_api_key",
+        "npm_token",
+        "pypi_token",
+        "discord_webhook",
+        "teams_webhook",
+        "gitlab_token",
+    } <= KINDS
     assert set(PII_KINDS) == {"email", "phone", "credit_card", "ip_address"}
 
 
-def test_module_uses_only_the_standard_library() -> None:
-    # The capture proxy imports this module from its own virtualenv.
-    tree = ast.parse(Path(redact_module.__file__).read_text())
-    imported = {
-        alias.name.split(".")[0]
+@pytest.mark.parametrize("name", ["redact.py", "redact_formats.py", "redact_languages.py"])
+def test_module_uses_only_the_standard_library(name: str) -> None:
+    # The capture proxy imports this module, and the tables beside it, from its own virtualenv.
+    tree = ast.parse((Path(redact_module.__file__).parent / name).read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {
+        node.module
         for node in ast.walk(tree)
-        if isinstance(node, ast.Import)
-        for alias in node.names
+        if isinstance(node, ast.ImportFrom) and node.module and node.module != "claude_code_memory.policy"
     }
     imported |= {
-        node.module.split(".")[0]
+        f"claude_code_memory.policy.{alias.name}"
         for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and node.module
+        if isinstance(node, ast.ImportFrom) and node.module == "claude_code_memory.policy"
+        for alias in node.names
     }
-    assert imported - {"__future__"} <= sys.stdlib_module_names
+    siblings = {"claude_code_memory.policy.redact_formats", "claude_code_memory.policy.redact_languages"}
+    outside = {module.split(".")[0] for module in imported - siblings}
+    assert outside - {"__future__"} <= sys.stdlib_module_names
 
 
 def _growth(text: str, runs: int = 5, **options: bool) -> float:
@@ -462,6 +611,12 @@ PATHOLOGICAL = {
     "prose labels": "the password for the admin is " * 3_333,
     "token words": "token " * 16_666,
     "passphrases": "passphrase: correct horse " * 3_846,
+    "foreign labels": "mot de passe du serveur est " * 3_571,
+    "script labels": "パスワードは" * 16_666,
+    "cyrillic labels": "пароль — " * 11_111,
+    "aws in prose": "aws secret key " * 6_666,
+    "dashed words": "the password is a-b-c-d-e-f-g-h-i-j-k " * 2_500,
+    "vendor prefixes": "npm_ hf_ SK pypi-AgE glpat- " * 3_571,
 }
 
 
@@ -479,3 +634,8 @@ def test_generated_fakes_are_format_valid() -> None:
     assert len(fake("google_api_key")) == 39
     assert fake("jwt").count(".") == 2 and fake("jwt").startswith("eyJ")
     assert isinstance(GENERATORS["credit_card"](random.Random(1)), Fake)
+
+
+def test_every_kind_is_documented() -> None:
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "redaction.md").read_text()
+    assert sorted(kind for kind in KINDS if f"`{kind}`" not in docs) == []

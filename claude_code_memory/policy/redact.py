@@ -37,6 +37,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from claude_code_memory.policy import redact_languages as languages
+from claude_code_memory.policy.redact_formats import VENDOR_TOKENS, WEBHOOK_URLS
+
 __all__ = [
     "KINDS",
     "PII_KINDS",
@@ -74,11 +77,13 @@ SECRET_KINDS: tuple[str, ...] = (
     "aws_secret_key",
     "github_token",
     "slack_webhook",
+    "discord_webhook",
+    "teams_webhook",
     "slack_token",
     "stripe_key",
     "google_api_key",
     "sendgrid_api_key",
-    "huggingface_token",
+    *dict.fromkeys(kind for kind, _ in VENDOR_TOKENS),  # huggingface_token, npm_token, pypi_token …
     "gcp_service_account",
     "private_key",
     "jwt",
@@ -338,12 +343,11 @@ _RULES: tuple[_Rule, ...] = (
         re.compile(r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![\w-])"),
         not_after=_WORD_DASH,
     ),
-    _Rule(  # a User Access Token; hf_ then 34 letters and digits today, longer allowed
-        "huggingface_token",
-        re.compile(r"hf_[A-Za-z0-9]{34,128}(?![\w-])"),
-        lambda value: _looks_random(value[3:]),
-        _WORD_DASH,
+    *(
+        _Rule(kind, re.compile(pattern + r"(?![\w-])"), not_after=_WORD_DASH)
+        for kind, pattern in VENDOR_TOKENS
     ),
+    *(_Rule(kind, re.compile(pattern)) for kind, pattern in WEBHOOK_URLS),
     _Rule(
         "gcp_service_account",
         re.compile(r"\"private_key_id\\?\"[ \t]*:[ \t]*\\?\"(?P<s>[0-9a-f]{40})\\?\""),
@@ -410,6 +414,34 @@ def _aws_secret_keys(text: str) -> Iterator[Span]:
 
 _BASE64_40 = re.compile(r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 
+# "aws secret key wJal… for the backup user", "the AWS secret access key - wJal…": prose with no
+# "is" or ":" between the name and the key. The name must say AWS (or "secret access key",
+# which only AWS calls it); the key must come within a few words on the same line and mix
+# upper case, lower case and digits, as a git hash or a sha1 in hex does not.
+_AWS_SECRET_IN_PROSE = re.compile(
+    r"[Ss](?i:ecret)(?P<access>[ _-]?(?i:access))?(?:[ _-]?(?i:key))?(?![A-Za-z])"
+)
+_AWS_NAMED_BEFORE = re.compile(r"(?i)(?:^|[^a-z])(?:aws|amazon|iam)[^a-z\n]")
+_AWS_SECRET_REACH = 48
+
+
+def _aws_secrets_in_prose(text: str) -> Iterator[Span]:
+    for label in _AWS_SECRET_IN_PROSE.finditer(text):
+        start, end = label.span()
+        line_start = text.rfind("\n", max(0, start - 40), start) + 1 or max(0, start - 40)
+        if not (label.group("access") or _AWS_NAMED_BEFORE.search(text, line_start, start)):
+            continue
+        line_end = text.find("\n", end, end + _AWS_SECRET_REACH)
+        for candidate in _BASE64_40.finditer(
+            text, end, line_end if line_end >= 0 else end + _AWS_SECRET_REACH
+        ):
+            value = candidate.group()
+            if text[candidate.start() - 1] in _BASE64_CHARS:
+                continue
+            if _character_classes(value) >= 3 and _looks_random(value):
+                yield "aws_secret_key", candidate.start(), candidate.end()
+            break
+
 
 def _aws_secrets_beside_key_ids(text: str) -> Iterator[Span]:
     """A 40-character base64 string on the same line as an access key id (credentials.csv)."""
@@ -465,6 +497,9 @@ def _command_end(text: str, position: int, limit: int = 2000) -> int:
         position = newline + 1
 
 
+# An option's value: anything up to a space or a quote, but not the next option (--password-stdin).
+_OPTION_VALUE = r"(?P<s>(?!-{1,2}[a-z][a-z-]{0,30}(?:[\s\"']|\Z))[^\s\"'`]{1,256})"
+
 _COMMAND_OPTIONS = (
     _CommandOption(
         "basic_auth",
@@ -479,14 +514,46 @@ _COMMAND_OPTIONS = (
     _CommandOption(  # -p is a password only after "login"; "docker run -p 8080:80" publishes a port
         "password_assignment",
         re.compile(r"login[ \t]"),
-        # a value may start with "-", but not read as the next flag (--password-stdin, -u)
-        re.compile(
-            r"[ \t](?:-p|--password)(?:[ \t]+|=)?[\"']?"
-            r"(?P<s>(?!-{1,2}[a-z][a-z-]{0,30}(?:[\s\"']|\Z))[^\s\"'`]{1,256})"
-        ),
+        re.compile(r"[ \t](?:-p|--password)(?:[ \t]+|=)?[\"']?" + _OPTION_VALUE),
         re.compile(
             r"(?:docker|podman|nerdctl|buildah|skopeo|oras|crane|helm[ \t]+registry)[ \t]+(?:auth[ \t]+)?\Z"
         ),
+    ),
+    _CommandOption(  # twine upload -p pypi-…; -p is the password of twine's upload and register
+        "password_assignment",
+        re.compile(r"twine[ \t]+(?:upload|register)[ \t]"),
+        re.compile(r"[ \t](?:-p|--password)(?:[ \t]+|=)[\"']?" + _OPTION_VALUE),
+    ),
+    _CommandOption(
+        "password_assignment",
+        re.compile(r"sshpass[ \t]"),
+        re.compile(r"[ \t]-p[ \t]*[\"']?" + _OPTION_VALUE),
+    ),
+    _CommandOption(
+        "password_assignment",
+        re.compile(r"redis-cli[ \t]"),
+        re.compile(r"[ \t](?:-a|--pass)[ \t]+[\"']?" + _OPTION_VALUE),
+    ),
+    _CommandOption(  # mongo and mongosh; mongodump, mongorestore, mongoexport, mongoimport
+        "password_assignment",
+        re.compile(r"mongo(?:sh|dump|restore|export|import)?[ \t]"),
+        re.compile(r"[ \t](?:-p|--password)(?:[ \t]+|=)[\"']?" + _OPTION_VALUE),
+    ),
+    _CommandOption(  # zip -P, unzip -P: an archive's password
+        "password_assignment",
+        re.compile(r"zip[ \t]"),
+        re.compile(r"[ \t]-P[ \t]+[\"']?" + _OPTION_VALUE),
+        re.compile(r"(?:un)?\Z"),
+    ),
+    _CommandOption(  # 7z x -p…, 7za, 7zz
+        "password_assignment",
+        re.compile(r"7z[az]?[ \t]"),
+        re.compile(r"[ \t]-p(?=\S)[\"']?" + _OPTION_VALUE),
+    ),
+    _CommandOption(  # openssl … -passin pass:…, -passout pass:…, -pass pass:…
+        "password_assignment",
+        re.compile(r"openssl[ \t]"),
+        re.compile(r"[ \t]-pass(?:in|out)?[ \t]+[\"']?pass:" + _OPTION_VALUE),
     ),
 )
 
@@ -767,36 +834,71 @@ def _env_secrets(text: str) -> Iterator[Span]:
 # prod is correct horse battery staple": a label, a few words, "is"/"was"/":"/"=", the value. The
 # label stays and the value goes. Prose uses the same words about credentials rather than with one
 # ("the token is valid for 15 minutes", "the secret is to keep batches small"), so the value must
-# look like what its label names: a password has a digit or a symbol, a token looks random, and
-# only a passphrase may be plain words, the rest of its sentence.
+# look like what its label names: a token looks random; a passphrase may be plain words, the rest
+# of its sentence; a password has a digit or a symbol, or is words joined by dashes, or is letters
+# alone that look random or end the clause without reading as a description ("the password is
+# incorrect."). Other languages say the same things (``policy/redact_languages.py``).
+
+
+def _label_scan(labels: frozenset[str] | tuple[str, ...], after: str) -> re.Pattern[str]:
+    """One scan for many labels: their first letters as one character class, which keeps the
+    engine's fast skip, then each rest tied to its letter by a lookbehind."""
+    by_letter: dict[str, list[str]] = {}
+    for label in sorted(labels, key=len, reverse=True):
+        by_letter.setdefault(label[0], []).append(re.escape(label[1:]))
+    cases = {letter: "".join(dict.fromkeys(letter + letter.upper())) for letter in by_letter}
+    rests = "|".join(
+        f"(?<=[{cases[letter]}])(?i:{'|'.join(rest)})" for letter, rest in sorted(by_letter.items())
+    )
+    return re.compile(f"[{''.join(cases[letter] for letter in sorted(by_letter))}](?:{rests}){after}")
+
 
 # The scan looks for the noun (password, phrase, key, token …), then reads the qualifier before it.
-# One character class first keeps the engine's fast skip; the lookbehinds tie each rest to its letter.
-_PROSE_NOUN = re.compile(
-    r"[PpKkTtSsWw](?:(?<=[Pp])(?i:ass(?:word|wd|code|phrase)|wd|w|hrase)|(?<=[Kk])(?i:ey)|(?<=[Tt])(?i:oken)"
-    r"|(?<=[Ss])(?i:ecret)|(?<=[Ww])(?i:ords))(?![\w-])"
-)
+# A text that holds a label of another language (Passwort, mot de passe …) is scanned for those
+# too; the others, most texts, skip the longer scan.
+_PROSE_NOUNS = _words("password passwd passcode passphrase pwd pw phrase key token secret words")
+_PROSE_NOUN = _label_scan(_PROSE_NOUNS, r"(?![\w-])")
+_PROSE_NOUN_ANY_LANGUAGE = _label_scan(_PROSE_NOUNS | languages.PASSWORD_LABELS, r"(?![\w-])")
+
+
+def _prose_nouns(text: str) -> Iterator[re.Match[str]]:
+    lowered = text.lower()
+    foreign = any(label in lowered for label in languages.PASSWORD_LABELS)
+    return (_PROSE_NOUN_ANY_LANGUAGE if foreign else _PROSE_NOUN).finditer(text)
+
+
 _PROSE_QUALIFIERS = {
     "phrase": re.compile(r"(?i)(?:pass|unseal|seed|recovery|mnemonic)[ -]?\Z"),
     "words": re.compile(r"(?i)(?:seed|recovery|mnemonic)[ -]\Z"),
     "key": re.compile(r"(?i)(?:api|access|secret|auth|license|client|signing|master|unseal|root)[ _-]?\Z"),
 }
+
+
 _PROSE_NOT_AFTER = _WORD_DASH | set(".$/@{")
 _PROSE_WORD = r"[\w'’/-]{1,24}(?:\.[\w'’/-]{1,24}){0,3}"
+_PROSE_VERB = "(?i:" + "|".join(sorted(languages.VERBS, key=len, reverse=True)) + ")"
 _PROSE_TAIL = re.compile(
     # at most six words between the label and the verb: "for prod", "I set for the admin user"
-    rf"(?P<bridge>(?:[ \t]+(?!(?i:is|was)[ \t])(?:{_PROSE_WORD})){{0,6}}?)"
-    r"(?:[ \t]+(?i:is|was)"
+    rf"(?P<bridge>(?:[ \t]+(?!{_PROSE_VERB}:?[ \t])(?:{_PROSE_WORD})){{0,6}}?)"
+    rf"(?:[ \t]+{_PROSE_VERB}:?"
     r"(?:[ \t]+(?i:now|still|just|actually|currently|(?:set|changed|reset)[ \t]+to))?[ \t]+"
     r"|[ \t]*(?::|=|→|->|=>)[ \t]+)"  # "key=value" with no space is code or a query: _assignments
-    r"(?P<value>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|“[^”\n]{1,200}”|[^\s\"'`“]{1,256})"
+    r"(?P<value>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|“[^”\n]{1,200}”|«[^»\n]{1,200}»"
+    r"|„[^“”\n]{1,200}[“”]|[^\s\"'`“«„]{1,256})"
 )
+_PROSE_QUOTES = "\"'`“«„"
 _PROSE_REACH = 6 * 26 + 12  # six bridge words and the verb
-_PROSE_CONNECTOR = re.compile(r"[ \t:=→>](?:(?<=[ \t])(?:is|was|IS|WAS|Is|Was)[ \t]|(?<=[:=→>])[ \t])")
+_VERB_LETTERS = "".join(
+    sorted({verb[0] for verb in languages.VERBS} | {verb[0].upper() for verb in languages.VERBS})
+)
+# the verbs' first letters as a lookahead first: most spaces are followed by none of them
+_PROSE_CONNECTOR = re.compile(
+    rf"[ \t:=→>](?:(?<=[ \t])(?=[{_VERB_LETTERS}]){_PROSE_VERB}:?[ \t]|(?<=[:=→>])[ \t])"
+)
 # What may come between the label and its verb: a qualifier ("for prod", "of the staging db"),
 # a clause ("I set", "you gave me", "that works") or an adverb. "the password manager is …",
 # "the token limit is …", "the secret name is …" describe something else.
-_PROSE_BRIDGE_OPENERS = _words(
+_PROSE_BRIDGE_OPENERS = languages.BRIDGE_OPENERS | _words(
     "for of to on in at from with we i you they he she that which here now currently still again today"
 )
 _PROSE_TRAILING = ".,;:!?)]}'\"’”"
@@ -807,7 +909,7 @@ _LETTER = re.compile(r"[^\W\d_]")
 # words about a credential that have a digit or a symbol in them.
 _PROSE_NOT_A_PASSWORD = re.compile(
     r"(?i)[a-z0-9]+(?:-[a-z0-9]+)*-(?:[a-z]{2,}(?:ed|ing)|bits?|bytes?|chars?|characters?|digits?|words?"
-    r"|long|only|safe|based|compatible|friendly|aware|free|proof)"
+    r"|long|only|safe|based|compatible|friendly|aware|free|proof|like|style|ish|ready|wise)"
     r"|(?:sha|md|aes|rsa|ecdsa|ed|x|hs|rs|es|ps|p|argon|pbkdf|bcrypt|scrypt|base|utf|fido|oauth|totp|hotp"
     r"|blake|crc|kdf|v)-?\d{1,5}[a-z]{0,2}"
 )
@@ -844,6 +946,84 @@ def _prose_password(value: str) -> bool:
     )
 
 
+_ASCII_LETTERS = re.compile(r"[A-Za-z]{6,64}")
+_VOWELS = frozenset("aeiouy")
+_LONGEST_CONSONANT_RUN = re.compile(r"[b-df-hj-np-tv-xz]{5,}")
+# Endings of adjectives and participles in the languages of redact_languages: "the password is
+# hashed / unchangeable / obligatoire / obrigatório / verplicht": a description, not a value.
+_DESCRIPTION_ENDING = re.compile(
+    r"(?:ed|ing|ly|able|ible|ive|ous|ful|less|ent|ant|ic|al|ary|ory|ique|eux|euse|if|ive|lich|ig|bar|los"
+    r"|iert|tet|ado|ada|ido|ida|oria|orio|ante|ente|ato|ata|uto|uta|ale|ile|ijk|baar)\Z"
+)
+
+
+def _unusual_pairs(lowered: str) -> int:
+    return sum(
+        a not in _VOWELS and b not in _VOWELS and a + b not in languages.CONSONANT_PAIRS
+        for a, b in zip(lowered, lowered[1:], strict=False)
+    )
+
+
+def _letters_look_random(lowered: str) -> bool:
+    """``kiyqvbjmthpb``: consonant pairs no word uses, five consonants in a row, or hardly a vowel."""
+    vowels = sum(c in _VOWELS for c in lowered)
+    return (
+        _unusual_pairs(lowered) >= 2
+        or _LONGEST_CONSONANT_RUN.search(lowered) is not None
+        or vowels * 6 < len(lowered)
+    )
+
+
+def _letters_password(value: str, ends_clause: bool) -> bool:
+    """A password of letters alone: random-looking anywhere, or a word that ends its clause and
+    describes nothing ("my password is sunshine." but not "the password is incorrect.")."""
+    if not _ASCII_LETTERS.fullmatch(value) or _is_placeholder(value):
+        return False
+    lowered = value.lower()
+    if lowered in languages.DESCRIPTIONS or lowered in _PROSE_FUNCTION_WORDS:
+        return False
+    named = (
+        value[0].isupper() and value[1].islower()
+    )  # PostgreSQL, Kubernetes: a name, unless it ends the clause
+    if _letters_look_random(lowered) and not named and not _MULTIWORD_IDENTIFIER.fullmatch(value):
+        return True
+    return (
+        ends_clause
+        and not _MULTIWORD_IDENTIFIER.fullmatch(value)  # passwordHash, userSecret
+        and not _KEYWORD_INSIDE.search(value)  # dbpassword, usersecret
+        # an ending decides only for a word with no unusual pair past a prefix ("un|breakable")
+        and (_DESCRIPTION_ENDING.search(lowered) is None or _unusual_pairs(lowered[2:]) > 0)
+    )
+
+
+# Words that open compounds rather than passphrases: "end-to-end", "per-user-scoped", "one-time-use".
+_COMPOUND_PARTS = _words(
+    "per non pre re co sub self multi cross once read write only use time single double out up down off"
+)
+_DASHED_WORDS = re.compile(r"[A-Za-z]{3,12}(?:-[A-Za-z]{3,12}){2,9}")
+
+
+def _dashed_passphrase(value: str) -> bool:
+    """``correct-horse-battery-staple``: three words or more joined by dashes, none a little word."""
+    if not _DASHED_WORDS.fullmatch(value) or _is_placeholder(value) or _PROSE_NOT_A_PASSWORD.fullmatch(value):
+        return False
+    parts = value.lower().split("-")
+    return not any(part in _PROSE_FUNCTION_WORDS or part in _COMPOUND_PARTS for part in parts)
+
+
+def _stated_password(value: str, ends_clause: bool) -> bool:
+    """What a password label's verb may be followed by, in any language."""
+    return _prose_password(value) or _letters_password(value, ends_clause) or _dashed_passphrase(value)
+
+
+# After a value, what ends its clause: punctuation, the end of the line, or a word that starts
+# another ("… is kiyqvbjmthpb for the staging box", "… ist X und …").
+_CLAUSE_END = re.compile(
+    r"[ \t]*(?:[.,;:!?)\]}…。、！？]|\r?\n|\Z|[-–—][ \t])"
+    r"|[ \t]+(?i:" + "|".join(sorted(languages.CLAUSE_OPENERS)) + r")\b"
+)
+
+
 def _prose_token(value: str) -> bool:
     return (
         len(value) >= 16
@@ -861,7 +1041,8 @@ def _prose_phrase(text: str, start: int) -> int | None:
     phrase = text[start:end].rstrip()
     words = phrase.split()
     if len(words) == 1:
-        return start + len(phrase.rstrip(_PROSE_TRAILING)) if _prose_password(words[0]) else None
+        word = words[0].rstrip(_PROSE_TRAILING)
+        return start + len(word) if _prose_password(word) or _dashed_passphrase(word) else None
     if not 3 <= len(words) <= 24 or stop is None and end - start >= 240:
         return None
     lowered = [word.lower().strip("'’") for word in words]
@@ -882,7 +1063,7 @@ def _prose_label(text: str, noun: re.Match[str]) -> tuple[str, int] | None:
     """What a noun names (``password``, ``phrase`` or ``token``) and where its label starts."""
     word = noun.group().lower()
     start = noun.start()
-    if word in ("password", "passwd", "passcode", "pwd", "pw"):
+    if word in ("password", "passwd", "passcode", "pwd", "pw") or word in languages.PASSWORD_LABELS:
         return "password", start
     if word == "passphrase":
         return "phrase", start
@@ -897,13 +1078,14 @@ def _prose_label(text: str, noun: re.Match[str]) -> tuple[str, int] | None:
 def _prose_secrets(text: str) -> Iterator[Span]:
     examined_until = 0
     connectors: list[int] | None = None  # where "is", "was", ":", "=", "→" start; found once, if needed
-    for noun in _PROSE_NOUN.finditer(text):
+    for noun in _prose_nouns(text):
         label = _prose_label(text, noun)
         if label is None:
             continue
         credential, start = label
         end = noun.end()
-        if start < examined_until or (start and text[start - 1] in _PROSE_NOT_AFTER):
+        compound = noun.group().lower() in languages.COMPOUND_LABELS  # "WLAN-Passwort", "Rootkennwort"
+        if start < examined_until or (start and text[start - 1] in _PROSE_NOT_AFTER and not compound):
             continue
         if connectors is None:
             connectors = [match.start() for match in _PROSE_CONNECTOR.finditer(text)]
@@ -921,7 +1103,7 @@ def _prose_secrets(text: str) -> Iterator[Span]:
         examined_until = tail.end()  # a label inside this value ("password: password: …") is part of it
         value_start, value_end = tail.span("value")
         raw = tail.group("value")
-        quoted = raw[:1] in "\"'`“"
+        quoted = raw[:1] in _PROSE_QUOTES
         if quoted:
             value_start, value_end = value_start + 1, value_end - 1
         if credential == "phrase":
@@ -939,11 +1121,53 @@ def _prose_secrets(text: str) -> Iterator[Span]:
             if not quoted:
                 value = value.rstrip(_PROSE_TRAILING)
                 value_end = value_start + len(value)
-            looks_right = _prose_password if credential == "password" else _prose_token
-            if not looks_right(value):
+            if credential == "password":
+                ends_clause = quoted or _CLAUSE_END.match(text, value_end) is not None
+                if not _stated_password(value, ends_clause):
+                    continue
+            elif not _prose_token(value):
                 continue
         examined_until = value_end
         yield "prose_secret", value_start, value_end
+
+
+# Japanese, Chinese, Korean, Russian: the label, a few words ending in a particle or a dash (or
+# nothing, or a colon), then the value, the run of Latin characters that follows.
+_SCRIPT_LABEL = _label_scan(languages.SCRIPT_LABELS, "(?![а-яёА-ЯЁ]|화|学|學)")
+_SCRIPT_BRIDGE_REACH = 24
+_SCRIPT_QUOTES = " \t\u3000「『“\"'`«"
+_SCRIPT_VALUE = re.compile(r"[:=]?[ \t]*[\"'`]?(?P<value>[!-~]{1,128})")
+_SCRIPT_CLAUSE_STOPS = frozenset("。、，,.！!？?；;\n")
+
+
+def _script_passwords(text: str) -> Iterator[Span]:
+    for label in _SCRIPT_LABEL.finditer(text):
+        end = label.end()
+        limit = min(len(text), end + _SCRIPT_BRIDGE_REACH)
+        position = end
+        while position < limit and not ("!" <= text[position] <= "~") and text[position] != "\n":
+            position += 1
+        if position == limit or text[position] == "\n":
+            continue
+        bridge = text[end:position]
+        if not _SCRIPT_CLAUSE_STOPS.isdisjoint(bridge) or not languages.SCRIPT_OBJECT_MARKERS.isdisjoint(
+            bridge
+        ):
+            continue  # another clause, or the password as the object of a verb: "パスワードを忘れた場合は…"
+        joined = bridge.strip(_SCRIPT_QUOTES)
+        colon = text[position] in ":="
+        connected = colon or joined.endswith(languages.SCRIPT_CONNECTORS)
+        if joined and not connected:
+            continue  # "Пароль хранится в виде хеша …", "密码使用 …": a sentence about the password
+        value_match = _SCRIPT_VALUE.match(text, position)
+        if value_match is None:
+            continue
+        value = value_match.group("value").rstrip(_PROSE_TRAILING + "`")
+        start = value_match.start("value")
+        # "パスワードはXです": the script ends the value; a bare "пароль X" must end its clause
+        ends_clause = connected or _CLAUSE_END.match(text, start + len(value)) is not None
+        if _stated_password(value, ends_clause):
+            yield "prose_secret", start, start + len(value)
 
 
 # --- personal data -------------------------------------------------------------------------------
@@ -1086,9 +1310,11 @@ _SECRET_DETECTORS: tuple[Detector, ...] = (
     _private_keys,
     _base64_private_keys,
     _aws_secrets_beside_key_ids,
+    _aws_secrets_in_prose,
     _env_secrets,
     _assignments,
     _prose_secrets,
+    _script_passwords,
 )
 _PII_DETECTORS: tuple[Detector, ...] = (_cards, _emails, _phones, _ip_addresses)
 

@@ -208,6 +208,38 @@ def _passphrase(rng: random.Random) -> Fake:
     return Fake(value, value)
 
 
+def _dashed_passphrase(rng: random.Random) -> Fake:
+    value = "-".join(rng.sample(_PASSPHRASE_WORDS, rng.randrange(3, 6)))
+    return Fake(value, value)
+
+
+def _letters_password(rng: random.Random) -> Fake:
+    """Only lowercase letters, as a password manager's "letters only" option makes them."""
+    value = "".join(rng.choice(LOWER) for _ in range(rng.randrange(10, 17)))
+    return Fake(value, value)
+
+
+def _pypi_token(rng: random.Random) -> Fake:
+    # A macaroon: "pypi-", then base64 of a header naming the index ("\x01\x08pypi.org"), then more.
+    header = _b64url(b"\x02\x01\x08pypi.org")[:15]
+    core = _pick(rng, BASE64URL, rng.randrange(150, 190))
+    return Fake("pypi-" + header + core, core)
+
+
+def _discord_webhook(rng: random.Random) -> Fake:
+    core = f"{_pick(rng, DIGITS, 19)}/{_pick(rng, BASE64URL, 68)}"
+    host = rng.choice(["discord.com", "discordapp.com", "ptb.discord.com", "canary.discord.com"])
+    return Fake(f"https://{host}/api/webhooks/" + core, core)
+
+
+def _teams_webhook(rng: random.Random) -> Fake:
+    def guid() -> str:
+        return "-".join(_pick(rng, HEX, n) for n in (8, 4, 4, 4, 12))
+
+    core = f"{guid()}@{guid()}/IncomingWebhook/{_pick(rng, HEX, 32)}/{guid()}"
+    return Fake("https://acme.webhook.office.com/webhookb2/" + core, core)
+
+
 def _basic_auth(rng: random.Random) -> Fake:
     value = _b64(f"{rng.choice(['admin', 'deploy', 'ci'])}:{_pick(rng, ALNUM, 18)}".encode())
     return Fake(value, value)
@@ -324,6 +356,21 @@ GENERATORS: dict[str, Callable[[random.Random], Fake]] = {
     "google_api_key": _prefixed("AIza", BASE64URL, 35),
     "sendgrid_api_key": _sendgrid_key,
     "huggingface_token": _prefixed("hf_", ALNUM, 34),
+    # lowercase letters only, or with digits: a prefix and a length decide, not the characters
+    "huggingface_token_lowercase": lambda rng: _prefixed("hf_", rng.choice([LOWER, LOWER + DIGITS]), 34)(rng),
+    "twilio_api_key": _prefixed("SK", HEX, 32),
+    "npm_token": _prefixed("npm_", ALNUM, 36),
+    "pypi_token": _pypi_token,
+    "discord_webhook": _discord_webhook,
+    "teams_webhook": _teams_webhook,
+    "gitlab_token": _prefixed("glpat-", BASE64URL, 20),
+    "digitalocean_token": _prefixed("dop_v1_", HEX, 64),
+    "shopify_token": _prefixed("shpat_", HEX, 32),
+    "groq_api_key": _prefixed("gsk_", ALNUM, 52),
+    "replicate_token": _prefixed("r8_", ALNUM, 37),
+    "databricks_token": _prefixed("dapi", HEX, 32),
+    "letters_password": _letters_password,
+    "dashed_passphrase": _dashed_passphrase,
     "hex32_secret": _prefixed("", HEX, 32),  # Datadog API keys, and many others: 32 hex digits
     "passphrase": _passphrase,
     "gcp_private_key_id": _gcp_key_id,
