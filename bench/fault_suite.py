@@ -68,6 +68,14 @@ CHECKS: dict[str, tuple[str, list[str], list[str], Callable[[dict[str, Any]], di
             )
         },
     ),
+    "hook_state": (
+        "fault_hook_state.py",
+        ["--rounds", "5", "--users", "6"],
+        ["--rounds", "1", "--users", "4"],
+        lambda r: {
+            k: r[k] for k in ("foreign_captures", "lost_captures", "wrong_models", "state_changed_by_another")
+        },
+    ),
 }
 
 
