@@ -303,6 +303,9 @@ def test_a_trashed_memory_says_nothing_until_it_is_restored(trashing: MemoryServ
     }
     service.tiers.refresh(user)  # a refresh neither extracts it again nor brings it back
     assert "Lisbon" not in what_readers_say(service, user)
+    hidden = facts["I live in Lisbon, so I'm on WET."]["id"]
+    with pytest.raises(NotFound):  # not there to correct either
+        service.profile.edit(user, hidden, category="preference")
 
     # Restored: its facts speak again, as they were (no extraction needed).
     assert service.trash.restore([lisbon["id"], shell["id"]], user_id=user)["conflicts"] == []

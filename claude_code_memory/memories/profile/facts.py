@@ -239,7 +239,7 @@ class Profile:
             row.source = "user"
             row.updated_at = self.clock()
             session.flush()
-            return fact_json(row)
+            return fact_json(row, _speaking([row], _live_sources(session, [row]))[0][1])
 
     def delete(self, user_id: str, fact_id: object) -> None:
         """Delete a fact: its text goes, its hash stays so that it is never extracted again."""
@@ -258,6 +258,8 @@ class Profile:
         user = self.owners.find_user(session, user_id)
         row = session.get(ProfileFact, key)
         if row is None or row.user_id != user.id or row.state != ACTIVE:
+            raise NotFound(f"fact {key} not found")
+        if not _speaking([row], _live_sources(session, [row])):  # only trashed memories say it
             raise NotFound(f"fact {key} not found")
         return row
 
