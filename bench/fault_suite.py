@@ -68,6 +68,22 @@ CHECKS: dict[str, tuple[str, list[str], list[str], Callable[[dict[str, Any]], di
             )
         },
     ),
+    "hook_state": (
+        "fault_hook_state.py",
+        ["--rounds", "5", "--users", "6"],
+        ["--rounds", "1", "--users", "4"],
+        lambda r: {
+            k: r[k] for k in ("foreign_captures", "lost_captures", "wrong_models", "state_changed_by_another")
+        },
+    ),
+    "import_bad_rows": (
+        "fault_import.py",
+        ["--good", "200", "--bad-each", "3"],
+        ["--good", "40", "--bad-each", "1"],
+        lambda r: {
+            k: r[k] for k in ("good_rows_lost", "bad_rows_unreported", "failed_runs", "imported_again")
+        },
+    ),
 }
 
 

@@ -18,7 +18,9 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import event as sql_event
 
+from claude_code_memory.api.app import ServerParts
 from claude_code_memory.config import ConfigError, load_settings
 from claude_code_memory.memories.recall.context import NOTICE, TAG, Recalled, Sessions, render
 from claude_code_memory.memories.recall.hook_events import context_output, project_of, turn_text
@@ -80,12 +82,24 @@ def test_the_output_shape_is_the_one_claude_code_reads() -> None:
 
 def test_sessions_are_bounded_and_forget_per_session() -> None:
     sessions = Sessions(max_sessions=3, max_ids=2)
-    sessions.mark_injected("a", ["1", "2", "3"])
-    assert sessions.injected("a") == {"2", "3"}
+    sessions.mark_injected("u", "a", ["1", "2", "3"])
+    assert sessions.injected("u", "a") == {"2", "3"}
     for name in "bcd":
-        sessions.keep_prompt(name, "hi")
-    assert len(sessions) == 3 and sessions.injected("a") == set()
-    assert sessions.take_prompt("d") == "hi" and sessions.take_prompt("d") is None
+        sessions.keep_prompt("u", name, "hi")
+    assert len(sessions) == 3 and sessions.injected("u", "a") == set()
+    assert sessions.take_prompt("u", "d") == "hi" and sessions.take_prompt("u", "d") is None
+
+
+def test_a_session_id_names_a_state_per_user() -> None:
+    sessions = Sessions()
+    sessions.keep_prompt("alice", "s", "alice's prompt")
+    sessions.set_model("alice", "s", "m-alice")
+    sessions.mark_injected("alice", "s", ["1"])
+    assert sessions.take_prompt("bob", "s") is None and sessions.model("bob", "s") is None
+    assert sessions.injected("bob", "s") == set() and not sessions.knows("carol", "s")
+    sessions.forget_injected("bob", "s")
+    sessions.end("bob", "s")
+    assert sessions.injected("alice", "s") == {"1"} and sessions.take_prompt("alice", "s") == "alice's prompt"
 
 
 def test_project_is_the_git_repository_name_else_the_directory(tmp_path: Path) -> None:
@@ -318,3 +332,90 @@ def test_subagent_stop_captures_nothing_and_leaves_the_turn_to_stop(
         f"{server.base_url}/api/v1/consent/pending", headers={"Authorization": f"Bearer {token}"}, timeout=30
     ).json()["items"]
     assert [item["content"] for item in pending] == [f"User: {prompt}\n\nAssistant: Two packages."]
+
+
+def pending_of(server: MemoryServer, token: str) -> list[dict[str, Any]]:
+    response = httpx.get(
+        f"{server.base_url}/api/v1/consent/pending", headers={"Authorization": f"Bearer {token}"}, timeout=30
+    )
+    assert response.status_code == 200, response.text
+    return list(response.json()["items"])
+
+
+def test_two_users_with_the_same_session_id_never_share_its_state(
+    server: MemoryServer, tmp_path: Path
+) -> None:
+    """Session ids are not secrets: the state a session id names is the token's user's alone."""
+    alice = server.make_token(f"alice-{uuid.uuid4().hex[:6]}")
+    bob = server.make_token(f"bob-{uuid.uuid4().hex[:6]}")
+    project = tmp_path / "harbour"
+    (project / ".git").mkdir(parents=True)
+    fact = add(server, alice, "The harbour service is deployed with the kestrel pipeline", "harbour")
+    add(server, bob, "Bob keeps his harbour notes in a paper notebook", "harbour")
+    session = str(uuid.uuid4())
+    private = f"Alice's private question about the kestrel pipeline ({uuid.uuid4().hex[:6]})"
+
+    # Alice starts the session with her model and is briefed with her memory.
+    alice_start = event("SessionStart", session, project, source="startup", model="alice-model")
+    assert fact in context(hook(server, alice, alice_start), "SessionStart")
+    # Bob's start of "the same" session, with clear, must not empty what Alice was given.
+    hook(server, bob, event("SessionStart", session, project, source="clear"))
+    ask = event("UserPromptSubmit", session, project, prompt=private)
+    assert fact not in context(hook(server, alice, ask), "UserPromptSubmit")
+
+    # Bob's Stop does not take Alice's kept prompt, nor her model; his SessionEnd does not end
+    # her session.
+    hook(server, bob, event("Stop", session, project, last_assistant_message="Bob's reply"))
+    hook(server, bob, event("SessionEnd", session, project, reason="other"))
+    assert pending_of(server, bob) == []
+    hook(server, alice, event("Stop", session, project, last_assistant_message="Alice's reply"))
+    captured = pending_of(server, alice)
+    assert [item["content"] for item in captured] == [f"User: {private}\n\nAssistant: Alice's reply"]
+    assert captured[0]["model"] == "alice-model"
+
+    # Bob's own turn in the session id is his, with no model of Alice's.
+    hook(server, bob, event("UserPromptSubmit", session, project, prompt="Bob's own question"))
+    hook(server, bob, event("Stop", session, project, last_assistant_message="Bob's answer"))
+    bobs = pending_of(server, bob)
+    assert [item["content"] for item in bobs] == ["User: Bob's own question\n\nAssistant: Bob's answer"]
+    assert bobs[0]["model"] is None
+
+
+# -- in process: one look-up of the user and the app per request --------------------------------
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[Any]:
+    settings = load_settings(
+        config_path=None, environ={}, overrides={"server.data_dir": str(tmp_path / "data")}
+    )
+    parts = ServerParts(settings)
+    try:
+        yield parts.service
+    finally:
+        parts.close()
+
+
+def test_a_prompt_recall_looks_the_user_and_app_up_once(service: Any, tmp_path: Path) -> None:
+    """The recall finds the user and the hooks' app, then hands both keys to the search,
+    which does not look them up again."""
+    user = f"u{uuid.uuid4().hex[:8]}"
+    service.writes.add_memory(user_id=user, app_name="notes", text="The lighthouse runs on tidal power")
+    lookups: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if "users.user_id" in statement:
+            lookups.append(statement)
+
+    def recall(session: str) -> None:
+        service.recall.recall_prompt(
+            user, session_id=session, project=None, prompt="what powers the lighthouse"
+        )
+
+    recall("first")  # creates the hooks' app
+    sql_event.listen(service.database.engine, "before_cursor_execute", count)
+    try:
+        recall("second")
+    finally:
+        sql_event.remove(service.database.engine, "before_cursor_execute", count)
+    assert len(lookups) == 1, lookups

@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from claude_code_memory.api.app import ServerParts
@@ -25,6 +26,7 @@ from claude_code_memory.memories.profile.rules import extract, fact_hash, facts_
 from claude_code_memory.memories.recall.context import Recalled, render
 from claude_code_memory.memories.recall.hook_events import turn_text
 from claude_code_memory.memories.service import MemoryService
+from tests.conftest import StartServer
 
 NOW = datetime(2026, 3, 2, 12, 0, 0)
 
@@ -245,6 +247,112 @@ def test_a_fact_goes_with_the_memories_it_came_from(service: MemoryService) -> N
     assert [f["category"] for f in service.profile_facts(user)] == ["identity"]
     service.delete_memories([result["id"]], user_id=user)
     assert service.profile_facts(user) == []  # at once, not at the next refresh
+
+
+@pytest.fixture(scope="module")
+def trashing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryService]:
+    """A service whose deletes go to the trash (``privacy.trash_days: 7``)."""
+    data = tmp_path_factory.mktemp("profile-trash") / "data"
+    overrides = {"server.data_dir": str(data), "privacy.trash_days": 7}
+    parts = ServerParts(load_settings(config_path=None, environ={}, overrides=overrides))
+    parts.service.clock = lambda: NOW
+    try:
+        yield parts.service
+    finally:
+        parts.close()
+
+
+def what_readers_say(service: MemoryService, user: str) -> str:
+    """Everything a reader of the profile is given, as one text: the profile, the briefing,
+    MemoryOS's get_user_profile and retrieve_memory."""
+    briefing = service.hooks.handle(
+        user, {"hook_event_name": "SessionStart", "session_id": str(uuid.uuid4()), "source": "startup"}
+    )
+    said = [
+        service.profile.facts(user),
+        briefing,
+        service.tiered.user_profile(user_id=user, include_assistant_knowledge=True),
+        service.tiered.retrieve(user_id=user, app_name="t", query="Where do I live, and my shell?"),
+    ]
+    return json.dumps(said)
+
+
+@pytest.mark.integration
+def test_a_trashed_memory_says_nothing_until_it_is_restored(trashing: MemoryService) -> None:
+    service, user = trashing, new_user()
+    [lisbon] = service.add_memory(user_id=user, app_name="t", text="I live in Lisbon, so I'm on WET.")
+    [shell] = service.add_memory(user_id=user, app_name="t", text="My shell is fish.")
+    [shell_again] = service.add_memory(user_id=user, app_name="t", text="my shell is fish")
+    service.add_memory(user_id=user, app_name="t", text="I prefer pytest to unittest.")
+    service.tiers.refresh(user)
+    facts = {f["text"]: f for f in service.profile.facts(user)}
+    assert set(facts) == {
+        "I live in Lisbon, so I'm on WET.",
+        "My shell is fish.",
+        "I prefer pytest to unittest.",
+    }
+    assert "Lisbon" in what_readers_say(service, user)
+
+    service.states.delete_memories([lisbon["id"], shell["id"]], user_id=user)
+    said = what_readers_say(service, user)
+    assert "Lisbon" not in said and lisbon["id"] not in said and shell["id"] not in said
+    # A fact another memory still says stays, naming only that memory.
+    assert {f["text"]: f["memory_ids"] for f in service.profile.facts(user)} == {
+        "My shell is fish.": [shell_again["id"]],
+        "I prefer pytest to unittest.": facts["I prefer pytest to unittest."]["memory_ids"],
+    }
+    service.tiers.refresh(user)  # a refresh neither extracts it again nor brings it back
+    assert "Lisbon" not in what_readers_say(service, user)
+    hidden = facts["I live in Lisbon, so I'm on WET."]["id"]
+    with pytest.raises(NotFound):  # not there to correct either
+        service.profile.edit(user, hidden, category="preference")
+
+    # Restored: its facts speak again, as they were (no extraction needed).
+    assert service.trash.restore([lisbon["id"], shell["id"]], user_id=user)["conflicts"] == []
+    assert [f for f in service.profile.facts(user) if "Lisbon" in f["text"]] == [
+        facts["I live in Lisbon, so I'm on WET."]
+    ]
+    assert "Lisbon" in what_readers_say(service, user)
+    assert sorted(
+        next(f for f in service.profile.facts(user) if f["text"] == "My shell is fish.")["memory_ids"]
+    ) == sorted([shell["id"], shell_again["id"]])
+
+    # Trashed again, then purged: gone for good, and a restore has nothing to bring back.
+    service.states.delete_memories([lisbon["id"]], user_id=user)
+    service.trash.purge([lisbon["id"]], user_id=user)
+    assert service.trash.restore([lisbon["id"]], user_id=user)["restored"] == []
+    assert "Lisbon" not in what_readers_say(service, user)
+
+
+def test_over_rest_a_trashed_memory_leaves_the_profile_and_the_briefing(
+    start_server: StartServer, tmp_path: Path
+) -> None:
+    server = start_server(env={"CCMEM_PRIVACY__TRASH_DAYS": "7"})
+    token = server.make_token("trasher")
+    start = {"hook_event_name": "SessionStart", "source": "startup", "cwd": str(tmp_path)}
+    with httpx.Client(
+        base_url=server.base_url, headers={"Authorization": f"Bearer {token}"}, timeout=60
+    ) as c:
+        created = c.post("/api/v1/memories", json={"text": "My name is Dana Whitfield.", "app": "chat"})
+        memory_id = created.json()["id"]
+
+        def seen() -> tuple[list[str], str]:
+            facts = [f["text"] for f in c.get("/api/v1/profile").json()["facts"]]
+            briefing = c.post("/api/v1/hooks/claude-code", json=start | {"session_id": str(uuid.uuid4())})
+            return facts, json.dumps(briefing.json())
+
+        facts, briefing = seen()
+        assert facts == ["My name is Dana Whitfield."] and "Dana Whitfield" in briefing
+        deleted = c.request("DELETE", "/api/v1/memories", json={"memory_ids": [memory_id]})
+        assert deleted.status_code == 200, deleted.text
+        assert [item["id"] for item in c.get("/api/v1/trash").json()["items"]] == [memory_id]
+        facts, briefing = seen()
+        assert facts == [] and "Dana" not in briefing
+        assert c.post("/api/v1/trash/restore", json={"memory_ids": [memory_id]}).json()["restored"] == [
+            memory_id
+        ]
+        facts, briefing = seen()
+        assert facts == ["My name is Dana Whitfield."] and "Dana Whitfield" in briefing
 
 
 # -- the LLM path (a fake OpenAI-compatible server on loopback) ----------------------------------

@@ -8,15 +8,19 @@ goes to ``archive``.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
-from ..errors import BadInput
+from ..errors import BadInput, MemoryStackError, TooLarge
 from . import common, memories
 from .common import ConfigOpt, JsonOpt, TokenOpt, UrlOpt, out
+
+if TYPE_CHECKING:
+    from ..client.remote import Remote
 
 
 class _ArchiveByDefault(TyperGroup):
@@ -87,23 +91,24 @@ def openmemory(
     totals: Counter[str] = Counter()
     by_state: Counter[str] = Counter()
     refusals: list[dict[str, str]] = []
+    bad_rows = list(data.bad_rows)
+    stopped: MemoryStackError | None = None
+    answered = 0
     if not dry_run and data.memories:
         with common.remote(config, url, token) as client:
-            for batch in batches(data.memories, targets):
-                answer = client.post(
-                    "/api/v1/import/openmemory", json={"memories": batch}, timeout=memories.IMPORT_TIMEOUT
-                )
-                for key in (
-                    "imported",
-                    "skipped_duplicate",
-                    "skipped_already_imported",
-                    "refused",
-                    "pending_consent",
-                    "access_logs",
-                ):
-                    totals[key] += answer[key]
-                by_state.update(answer["imported_by_state"])
-                refusals += answer["refusals"]
+            try:
+                for batch in batches(data.memories, targets):
+                    for answer in _send(client, batch):
+                        answered += 1
+                        for key in _COUNTS:
+                            totals[key] += answer.get(key, 0)
+                        by_state.update(answer.get("imported_by_state", {}))
+                        refusals += answer.get("refusals", [])
+                        bad_rows += answer.get("bad_rows", [])
+            except MemoryStackError as exc:
+                if not answered:
+                    raise  # nothing was done: the error alone says it
+                stopped = exc  # reported with what was done; a new run goes on from there
     report: dict[str, Any] = {
         "path": str(path),
         "dry_run": dry_run,
@@ -119,12 +124,46 @@ def openmemory(
         "pending_consent": totals["pending_consent"],
         "access_logs": totals["access_logs"],
         "access_logs_dropped": data.access_logs_dropped,
+        "status_history_dropped": data.status_history_dropped,
         "refusals": refusals,
+        "skipped_bad_rows": len(bad_rows),
+        "bad_rows": bad_rows,
     }
+    if stopped is not None:
+        report["stopped"] = stopped.message
     if as_json:
         common.print_json(report)
-        return
-    _print(report)
+    else:
+        _print(report)
+    if stopped is not None:
+        raise stopped
+
+
+#: The counts of the server's answer that add up over batches.
+_COUNTS = (
+    "imported",
+    "skipped_duplicate",
+    "skipped_already_imported",
+    "refused",
+    "pending_consent",
+    "access_logs",
+)
+
+
+def _send(client: Remote, batch: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The server's answers for one batch. A batch it refuses whole (over its body cap, or
+    not valid) goes again one memory at a time, and a memory it refuses on its own is a bad row:
+    one bad row never stops the import."""
+    try:
+        yield client.post(
+            "/api/v1/import/openmemory", json={"memories": batch}, timeout=memories.IMPORT_TIMEOUT
+        )
+    except (TooLarge, BadInput) as refusal:
+        if len(batch) > 1:
+            for row in batch:
+                yield from _send(client, [row])
+            return
+        yield {"bad_rows": [{"openmemory_id": batch[0]["openmemory_id"], "reason": refusal.message}]}
 
 
 def _print(report: dict[str, Any]) -> None:
@@ -153,3 +192,15 @@ def _print(report: dict[str, Any]) -> None:
         out.print(common.text(line))
     for refusal in report["refusals"]:
         out.print(common.text(f"  refused {refusal['openmemory_id']}: {refusal['reason']}"))
+    if report["bad_rows"]:
+        out.print(common.text(f"rows that could not be imported: {report['skipped_bad_rows']}"))
+    for row in report["bad_rows"]:
+        out.print(common.text(f"  skipped {row['openmemory_id']}: {row['reason']}"))
+    if report["status_history_dropped"]:
+        out.print(
+            common.text(
+                f"state changes with an unknown state left behind: {report['status_history_dropped']}"
+            )
+        )
+    if "stopped" in report:
+        out.print(common.text(f"stopped: {report['stopped']}; run the import again to go on from here"))

@@ -9,6 +9,10 @@ date-times as naive UTC text; this reads any of the forms those take.
 Pure standard library (``sqlite3``), read-only: the file is never written. Deleted memories are
 counted and left out (OpenMemory kept their text; we do not bring it over). What comes out is
 JSON-ready rows for ``POST /api/v1/import/openmemory`` (``memories/portability/openmemory_import.py``).
+
+A row that cannot be brought over (text that is not valid UTF-8, a state OpenMemory never had,
+empty content, an id that is not a UUID) is left out and reported in
+:attr:`OpenMemoryData.bad_rows` with its id and why; the rows around it are read as usual.
 """
 
 from __future__ import annotations
@@ -51,10 +55,30 @@ class OpenMemoryData:
     #: The memories to import (not deleted): JSON-ready rows, ``user_id`` not yet mapped.
     memories: list[dict[str, Any]] = field(default_factory=list)
     access_logs_dropped: int = 0
+    #: State changes left out: a state OpenMemory never had.
+    status_history_dropped: int = 0
+    #: Memory rows left out, each ``{"openmemory_id", "reason"}``.
+    bad_rows: list[dict[str, str]] = field(default_factory=list)
+    #: Memory rows read, bad ones included.
+    read: int = 0
 
-    @property
-    def read(self) -> int:
-        return sum(self.read_by_state.values())
+
+class BadRow(ValueError):
+    """A memory row the import cannot bring over; the message says why."""
+
+
+class Undecodable(str):
+    """Text SQLite holds that is not valid UTF-8, as read with replacement characters: kept
+    apart so that the row holding it is reported instead of imported altered."""
+
+
+def _decode(raw: bytes) -> str:
+    """SQLite's text as ``str`` (the connection's ``text_factory``): a value that is not valid
+    UTF-8 no longer stops the whole read, it is marked (:class:`Undecodable`)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return Undecodable(raw.decode("utf-8", "replace"))
 
 
 def _key(value: Any) -> str | None:
@@ -91,13 +115,35 @@ def _json_object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _state(value: Any, memory_id: str) -> str:
+def _state(value: Any) -> str:
     name = str(value or "active").rsplit(".", 1)[-1].lower()  # "active" or "MemoryState.active"
-    if name not in STATES:
-        raise BadInput(
-            f"memory {memory_id} has the unknown state {value!r}; expected one of {', '.join(STATES)}"
-        )
+    if isinstance(value, Undecodable) or name not in STATES:
+        raise BadRow(f"unknown state {str(value)!r}; expected one of {', '.join(STATES)}")
     return name
+
+
+def _content(value: Any) -> str:
+    """A memory's text, or :class:`BadRow` saying why there is none to bring over."""
+    if isinstance(value, bytes):  # stored as a BLOB
+        try:
+            value = value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadRow("content is not valid UTF-8 text") from None
+    if isinstance(value, Undecodable):
+        raise BadRow("content is not valid UTF-8 text")
+    if not isinstance(value, str):
+        raise BadRow(f"content is not text ({type(value).__name__})")
+    if not value.strip():
+        raise BadRow("empty content")
+    return value
+
+
+def _memory_id(key: str) -> str:
+    """The id the import keys a memory by (a UUID with dashes), or :class:`BadRow`."""
+    try:
+        return str(uuid.UUID(key))
+    except ValueError:
+        raise BadRow(f"id {key!r} is not a UUID") from None
 
 
 def _columns(connection: sqlite3.Connection, table: str) -> set[str]:
@@ -128,6 +174,7 @@ def read_openmemory(path: Path) -> OpenMemoryData:
     connection = _open(path)
     try:
         connection.row_factory = sqlite3.Row
+        connection.text_factory = _decode
         users = {_key(r["id"]): r["user_id"] for r in connection.execute("SELECT id, user_id FROM users")}
         app_columns = _columns(connection, "apps")
         apps = {
@@ -141,38 +188,63 @@ def read_openmemory(path: Path) -> OpenMemoryData:
         }
         categories = _categories(connection)
         logs = _access_logs(connection, apps)
-        history = _status_history(connection)
+        history = _status_history(connection, data)
         has_archived_at = "archived_at" in _columns(connection, "memories")
         for row in connection.execute("SELECT * FROM memories ORDER BY created_at, id"):
+            data.read += 1
             memory_id = _key(row["id"]) or ""
-            state = _state(row["state"], memory_id)
+            try:
+                state = _state(row["state"])
+            except BadRow as bad:
+                data.bad_rows.append({"openmemory_id": _shown_id(memory_id), "reason": str(bad)})
+                continue
             data.read_by_state[state] += 1
             owner = users.get(_key(row["user_id"])) or str(row["user_id"])
             data.users[owner] += 1
             if state == "deleted":
                 continue
             app = apps.get(_key(row["app_id"])) or {"name": "openmemory", "is_active": True}
+            try:
+                openmemory_id = _memory_id(memory_id)
+            except BadRow as bad:
+                data.bad_rows.append({"openmemory_id": memory_id, "reason": str(bad)})
+                continue
+            try:
+                content = _content(row["content"])
+                if isinstance(row["metadata"], Undecodable):
+                    raise BadRow("metadata is not valid UTF-8 text")
+                if isinstance(owner, Undecodable) or isinstance(app["name"], Undecodable):
+                    raise BadRow("its user's or app's name is not valid UTF-8 text")
+            except BadRow as bad:
+                data.bad_rows.append({"openmemory_id": openmemory_id, "reason": str(bad)})
+                continue
             memory_logs = logs.get(memory_id, [])
             if len(memory_logs) > MAX_ACCESS_LOGS:
                 data.access_logs_dropped += len(memory_logs) - MAX_ACCESS_LOGS
                 memory_logs = memory_logs[-MAX_ACCESS_LOGS:]
-            data.memories.append(
-                {
-                    "openmemory_id": str(uuid.UUID(memory_id)) if len(memory_id) == 32 else memory_id,
-                    "openmemory_user": owner,
-                    "user_id": None,
-                    "app": app,
-                    "content": row["content"],
-                    "metadata": _json_object(row["metadata"]),
-                    "state": state,
-                    "created_at": _time(row["created_at"]),
-                    "updated_at": _time(row["updated_at"]),
-                    "archived_at": _time(row["archived_at"]) if has_archived_at else None,
-                    "categories": categories.get(memory_id, []),
-                    "access_logs": memory_logs,
-                    "status_history": history.get(memory_id, []),
-                }
-            )
+            memory = {
+                "openmemory_id": openmemory_id,
+                "openmemory_user": owner,
+                "user_id": None,
+                "app": app,
+                "content": content,
+                "metadata": _json_object(row["metadata"]),
+                "state": state,
+                "created_at": _time(row["created_at"]),
+                "updated_at": _time(row["updated_at"]),
+                "archived_at": _time(row["archived_at"]) if has_archived_at else None,
+                "categories": categories.get(memory_id, []),
+                "access_logs": memory_logs,
+                "status_history": history.get(memory_id, []),
+            }
+            try:
+                json.dumps(memory, ensure_ascii=False).encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate, from a JSON escape in the metadata
+                data.bad_rows.append(
+                    {"openmemory_id": openmemory_id, "reason": "holds text that is not valid Unicode"}
+                )
+                continue
+            data.memories.append(memory)
     except sqlite3.DatabaseError as exc:
         raise BadInput(f"{path} cannot be read as an OpenMemory database: {exc}") from None
     finally:
@@ -191,7 +263,7 @@ def _categories(connection: sqlite3.Connection) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for memory_id, category_id in connection.execute("SELECT memory_id, category_id FROM memory_categories"):
         name = names.get(_key(category_id))
-        if name:
+        if name and not isinstance(name, Undecodable):
             found.setdefault(_key(memory_id) or "", []).append(name)
     return {key: sorted(set(value)) for key, value in found.items()}
 
@@ -213,13 +285,15 @@ def _access_logs(
                 "app": app["name"] if app else "openmemory",
                 "accessed_at": _time(accessed_at),
                 "access_type": str(access_type or "access")[:32],
-                "metadata": _json_object(metadata),
+                "metadata": {} if isinstance(metadata, Undecodable) else _json_object(metadata),
             }
         )
     return found
 
 
-def _status_history(connection: sqlite3.Connection) -> dict[str, list[dict[str, Any]]]:
+def _status_history(connection: sqlite3.Connection, data: OpenMemoryData) -> dict[str, list[dict[str, Any]]]:
+    """Each memory's state changes, oldest first; one naming a state OpenMemory never had is
+    left out (and counted in ``data.status_history_dropped``)."""
     if "memory_status_history" not in _tables(connection):
         return {}
     found: dict[str, list[dict[str, Any]]] = {}
@@ -227,15 +301,21 @@ def _status_history(connection: sqlite3.Connection) -> dict[str, list[dict[str, 
         "SELECT memory_id, old_state, new_state, changed_at FROM memory_status_history ORDER BY changed_at"
     )
     for memory_id, old_state, new_state, changed_at in connection.execute(query):
-        key = _key(memory_id) or ""
-        found.setdefault(key, []).append(
-            {
-                "old_state": _state(old_state, key),
-                "new_state": _state(new_state, key),
-                "changed_at": _time(changed_at),
-            }
-        )
+        try:
+            change = {"old_state": _state(old_state), "new_state": _state(new_state)}
+        except BadRow:
+            data.status_history_dropped += 1
+            continue
+        found.setdefault(_key(memory_id) or "", []).append(change | {"changed_at": _time(changed_at)})
     return found
+
+
+def _shown_id(key: str) -> str:
+    """A row's id as a report names it: with dashes when it is a UUID, else as stored."""
+    try:
+        return str(uuid.UUID(key))
+    except ValueError:
+        return key
 
 
 def map_users(

@@ -4,7 +4,9 @@
 its memories here in batches. Each memory names the local user it goes to (``user_id``; none:
 the token's user); a user token may only import into its own user, the admin token into any.
 Every target is checked before anything is written. What happens to each memory is described
-in :mod:`claude_code_memory.memories.portability.openmemory_import`.
+in :mod:`claude_code_memory.memories.portability.openmemory_import`. A memory of the batch that
+is not valid (empty content, an id that is not a UUID, an unknown state...) is skipped and named
+in the answer's ``bad_rows`` (``{"openmemory_id", "reason"}``); the rest are imported.
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from fastapi import APIRouter
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...memories.portability import openmemory_import as om
 from ...store.values import MemoryState
 from ..deps import PrincipalDep, ServiceDep, acting_user
+from ..errors import item_error
 
 router = APIRouter(prefix="/api/v1/import", tags=["import"])
 
@@ -66,7 +69,29 @@ class OpenMemoryIn(_Strict):
 
 
 class OpenMemoryBatch(_Strict):
-    memories: list[OpenMemoryIn] = Field(max_length=500)
+    #: Each validated on its own (:class:`OpenMemoryIn`): one bad memory does not refuse the batch.
+    memories: list[Any] = Field(
+        max_length=500, description="OpenMemoryIn objects; an invalid one is skipped and named in bad_rows"
+    )
+
+
+def _valid(items: list[Any]) -> tuple[list[OpenMemoryIn], list[dict[str, str | None]]]:
+    """The memories that are valid, and each one that is not, with its id (when it has one)
+    and why."""
+    valid: list[OpenMemoryIn] = []
+    bad: list[dict[str, str | None]] = []
+    for item in items:
+        try:
+            valid.append(OpenMemoryIn.model_validate(item))
+        except ValidationError as exc:
+            named = item.get("openmemory_id") if isinstance(item, dict) else None
+            bad.append(
+                {
+                    "openmemory_id": str(named) if named is not None else None,
+                    "reason": item_error(exc)["error"],
+                }
+            )
+    return valid, bad
 
 
 def _utc(moment: datetime | None) -> datetime | None:
@@ -82,7 +107,8 @@ def _utc(moment: datetime | None) -> datetime | None:
 def import_openmemory(body: OpenMemoryBatch, principal: PrincipalDep, service: ServiceDep) -> dict[str, Any]:
     """Each memory passes the policy gate, is embedded again and keeps its state, app, categories,
     dates and access log; one imported before, or a duplicate of one the user has, is skipped."""
-    targets = {m.user_id: acting_user(principal, m.user_id) for m in body.memories}  # all, before writing
+    valid, bad_rows = _valid(body.memories)
+    targets = {m.user_id: acting_user(principal, m.user_id) for m in valid}  # all, before writing
     memories = [
         om.SourceMemory(
             openmemory_id=str(m.openmemory_id),
@@ -102,6 +128,7 @@ def import_openmemory(body: OpenMemoryBatch, principal: PrincipalDep, service: S
                 om.StateChange(h.old_state, h.new_state, _utc(h.changed_at)) for h in m.status_history
             ),
         )
-        for m in body.memories
+        for m in valid
     ]
-    return om.import_memories(service, memories).to_dict()
+    report = om.import_memories(service, memories).to_dict()
+    return report | {"received": len(body.memories), "bad_rows": bad_rows}

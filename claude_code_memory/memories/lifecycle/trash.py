@@ -6,7 +6,8 @@
 
 With ``privacy.trash_days`` > 0 a delete (REST, MCP, the UI) moves memories here
 (``States._to_trash``): state ``trashed``, out of every search and list, **the text and the
-vector kept** until the memory is restored or purged. The retention sweep purges what has been
+vector kept** until the memory is restored or purged. Its profile facts are kept too, and say
+nothing meanwhile (profile/facts.py). The retention sweep purges what has been
 in the trash longer than ``trash_days`` (retention.py), as it purges expired memories: the row,
 the vector and mem0's history go, and erasure rewrites the files. Forget and retention never
 pass through the trash. With ``trash_days: 0`` (the default) nothing ever comes here and a

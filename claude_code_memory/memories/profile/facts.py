@@ -13,6 +13,11 @@ normalised text: extracting it again only links one more memory to it. Deleting 
 a tombstone (its hash, no text), so that no later extraction brings it back; an edit
 tombstones the old wording the same way. Facts whose memories are all gone (deleted,
 forgotten) are dropped, unless the user wrote them.
+
+A memory in the trash (``privacy.trash_days``) is deleted for every reader until it is
+restored: a fact only it says is kept, so that a restore brings it back without extracting it
+again, but it is silent (:meth:`Profile.facts` and :meth:`Profile.briefing_lines` leave it
+out, and no fact lists a trashed memory among its sources). A purge drops it as any delete.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ _WORD = re.compile(r"\w+")
 ACTIVE = "active"
 DELETED = "deleted"
 SUBJECTS = (USER, ASSISTANT)
+#: States of a memory that no longer speaks through its facts: deleted, or in the trash.
+SILENT = (MemoryState.deleted, MemoryState.trashed)
 
 
 class Profile:
@@ -160,14 +167,16 @@ class Profile:
                 query = query.where(ProfileFact.subject == subject)
             if category is not None:
                 query = query.where(ProfileFact.category == category)
-            rows = session.scalars(query.order_by(ProfileFact.category, ProfileFact.created_at))
-            return [fact_json(row) for row in rows]
+            rows = list(session.scalars(query.order_by(ProfileFact.category, ProfileFact.created_at)))
+            live = _live_sources(session, rows)
+            return [fact_json(row, sources) for row, sources in _speaking(rows, live)]
 
     def briefing_lines(self, user_pk: uuid.UUID, limit: int, project: str | None = None) -> list[str]:
         """The user's facts for SessionStart: identity, working style and preferences first,
         the most corroborated (most source memories) first within each. Only facts a global
-        memory or one of ``project`` (the session's) says, or the user wrote: another project's
-        memories stay out of this project's sessions (docs/scopes.md)."""
+        memory or one of ``project`` (the session's) says, or the user wrote from scratch:
+        another project's memories stay out of this project's sessions (docs/scopes.md), and a
+        memory deleted or in the trash says nothing."""
         if limit <= 0:
             return []
         order = {"identity": 0, "working_style": 1, "preference": 2, "tools": 3, "project": 4}
@@ -181,19 +190,14 @@ class Profile:
                     )
                 )
             )
-            sources = {str(i) for row in rows for i in row.memory_ids or ()}
-            in_scope = {
-                str(memory_id)
-                for memory_id, memory_project in session.execute(
-                    select(Memory.id, Memory.project).where(
-                        Memory.id.in_([uuid.UUID(i) for i in sources if _is_uuid(i)])
-                    )
-                )
-                if memory_project is None or memory_project == project
-            }
-        rows = [row for row in rows if not row.memory_ids or in_scope.intersection(map(str, row.memory_ids))]
-        rows.sort(key=lambda r: (order.get(r.category, 9), -len(r.memory_ids), r.created_at))
-        return [row.text for row in rows[:limit]]
+            live = _live_sources(session, rows)
+        shown = [
+            (row, sources)
+            for row, sources in _speaking(rows, live)
+            if not row.memory_ids or any(live[i] is None or live[i] == project for i in sources)
+        ]
+        shown.sort(key=lambda pair: (order.get(pair[0].category, 9), -len(pair[1]), pair[0].created_at))
+        return [row.text for row, _ in shown[:limit]]
 
     # -- the user's corrections -----------------------------------------------------------
     def edit(
@@ -235,7 +239,7 @@ class Profile:
             row.source = "user"
             row.updated_at = self.clock()
             session.flush()
-            return fact_json(row)
+            return fact_json(row, _speaking([row], _live_sources(session, [row]))[0][1])
 
     def delete(self, user_id: str, fact_id: object) -> None:
         """Delete a fact: its text goes, its hash stays so that it is never extracted again."""
@@ -255,17 +259,47 @@ class Profile:
         row = session.get(ProfileFact, key)
         if row is None or row.user_id != user.id or row.state != ACTIVE:
             raise NotFound(f"fact {key} not found")
+        if not _speaking([row], _live_sources(session, [row])):  # only trashed memories say it
+            raise NotFound(f"fact {key} not found")
         return row
 
 
-def fact_json(row: ProfileFact) -> dict[str, Any]:
+def _live_sources(session: Session, rows: Sequence[ProfileFact]) -> dict[str, str | None]:
+    """The memories these facts came from that still speak (neither deleted nor in the
+    trash), by id, with their project."""
+    linked = {uuid.UUID(i) for row in rows for i in row.memory_ids or () if _is_uuid(i)}
+    if not linked:
+        return {}
+    return {
+        str(memory_id): memory_project
+        for memory_id, memory_project in session.execute(
+            select(Memory.id, Memory.project).where(Memory.id.in_(linked), Memory.state.notin_(SILENT))
+        )
+    }
+
+
+def _speaking(
+    rows: Iterable[ProfileFact], live: dict[str, str | None]
+) -> list[tuple[ProfileFact, list[str]]]:
+    """The facts a reader is shown, each with the sources it may name: a fact the user wrote,
+    one with no sources, or one at least one of whose memories still speaks (``live``)."""
+    shown = []
+    for row in rows:
+        sources = [str(i) for i in row.memory_ids or () if str(i) in live]
+        if sources or not row.memory_ids or row.source == "user":
+            shown.append((row, sources))
+    return shown
+
+
+def fact_json(row: ProfileFact, sources: Sequence[str] | None = None) -> dict[str, Any]:
+    """A fact as the API shows it; ``sources``: the memory ids it may name (default: all)."""
     return {
         "id": str(row.id),
         "subject": row.subject,
         "category": row.category,
         "text": row.text,
         "source": row.source,
-        "memory_ids": list(row.memory_ids),
+        "memory_ids": list(row.memory_ids if sources is None else sources),
         "created_at": iso(row.created_at),
         "updated_at": iso(row.updated_at),
     }

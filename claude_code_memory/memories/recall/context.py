@@ -12,8 +12,9 @@ id and date, inside a ``<recalled-memories>`` element whose first line says it i
 data, not instructions; a memory cannot close the element early (its text has the tag name
 defused) and is redacted once more on the way out, whatever was stored.
 
-What a session was already given is kept per session (:class:`Sessions`, in this process's
-memory, bounded): a memory is injected at most once per session, until a ``clear`` or
+What a session was already given is kept per user and session (:class:`Sessions`, in this
+process's memory, bounded; a session id is no secret, so another user's same id is another
+session): a memory is injected at most once per session, until a ``clear`` or
 ``compact`` start empties the context it was injected into. A ``resume`` start is briefed only
 with memories the session was not given yet; when this process does not know the session (the
 server restarted since), what it was given is read back from the access log. After a restart a
@@ -153,65 +154,68 @@ class _Session:
 
 class Sessions:
     """Per-session state of the hooks, bounded: the memories given, the prompt awaiting its
-    Stop, the model. In memory: a restart forgets it (see the module's docstring)."""
+    Stop, the model. Keyed by the user and the session id together: a session id is no secret
+    (transcripts and logs hold it), so another user naming it reaches a state of their own. In
+    memory: a restart forgets it (see the module's docstring)."""
 
     def __init__(self, max_sessions: int = MAX_SESSIONS, max_ids: int = MAX_IDS_PER_SESSION) -> None:
         self.max_sessions = max_sessions
         self.max_ids = max_ids
-        self._sessions: OrderedDict[str, _Session] = OrderedDict()
+        self._sessions: OrderedDict[tuple[str, str], _Session] = OrderedDict()
         self._lock = threading.Lock()
 
-    def _get(self, session_id: str) -> _Session:
-        state = self._sessions.get(session_id)
+    def _get(self, user_id: str, session_id: str) -> _Session:
+        key = (user_id, session_id)
+        state = self._sessions.get(key)
         if state is None:
-            state = self._sessions[session_id] = _Session()
+            state = self._sessions[key] = _Session()
             while len(self._sessions) > self.max_sessions:
                 self._sessions.popitem(last=False)
         else:
-            self._sessions.move_to_end(session_id)
+            self._sessions.move_to_end(key)
         return state
 
-    def injected(self, session_id: str) -> set[str]:
+    def injected(self, user_id: str, session_id: str) -> set[str]:
         with self._lock:
-            return set(self._get(session_id).injected)
+            return set(self._get(user_id, session_id).injected)
 
-    def mark_injected(self, session_id: str, ids: Sequence[str]) -> None:
+    def mark_injected(self, user_id: str, session_id: str, ids: Sequence[str]) -> None:
         with self._lock:
-            seen = self._get(session_id).injected
+            seen = self._get(user_id, session_id).injected
             for memory_id in ids:
                 seen[memory_id] = None
             while len(seen) > self.max_ids:
                 seen.popitem(last=False)
 
-    def knows(self, session_id: str) -> bool:
+    def knows(self, user_id: str, session_id: str) -> bool:
         with self._lock:
-            return session_id in self._sessions
+            return (user_id, session_id) in self._sessions
 
-    def forget_injected(self, session_id: str) -> None:
+    def forget_injected(self, user_id: str, session_id: str) -> None:
         with self._lock:
-            self._get(session_id).injected.clear()
+            self._get(user_id, session_id).injected.clear()
 
-    def keep_prompt(self, session_id: str, prompt: str) -> None:
+    def keep_prompt(self, user_id: str, session_id: str, prompt: str) -> None:
         with self._lock:
-            self._get(session_id).prompt = prompt
+            self._get(user_id, session_id).prompt = prompt
 
-    def take_prompt(self, session_id: str) -> str | None:
+    def take_prompt(self, user_id: str, session_id: str) -> str | None:
         with self._lock:
-            state = self._get(session_id)
+            state = self._get(user_id, session_id)
             prompt, state.prompt = state.prompt, None
             return prompt
 
-    def set_model(self, session_id: str, model: str) -> None:
+    def set_model(self, user_id: str, session_id: str, model: str) -> None:
         with self._lock:
-            self._get(session_id).model = model
+            self._get(user_id, session_id).model = model
 
-    def model(self, session_id: str) -> str | None:
+    def model(self, user_id: str, session_id: str) -> str | None:
         with self._lock:
-            return self._get(session_id).model
+            return self._get(user_id, session_id).model
 
-    def end(self, session_id: str) -> None:
+    def end(self, user_id: str, session_id: str) -> None:
         with self._lock:
-            self._sessions.pop(session_id, None)
+            self._sessions.pop((user_id, session_id), None)
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -251,9 +255,9 @@ class Recall:
             return ""
         limit = self.settings.briefing_memories
         user_pk, app_pk = self.owners.own_app(user_id, HOOK_APP, "read memories")
-        if resume and session_id and not self.sessions.knows(session_id):
-            self.sessions.mark_injected(session_id, self._logged_injections(app_pk, session_id))
-        already = self.sessions.injected(session_id)
+        if resume and session_id and not self.sessions.knows(user_id, session_id):
+            self.sessions.mark_injected(user_id, session_id, self._logged_injections(app_pk, session_id))
+        already = self.sessions.injected(user_id, session_id)
         scope = Memory.project == project if project else Memory.project.is_(None)
         in_scope = (Memory.user_id == user_pk, Memory.state == MemoryState.active, scope)
         columns = (Memory.id, Memory.content, Memory.captured_at, Memory.created_at)
@@ -286,7 +290,7 @@ class Recall:
         fresh = [row for row in ordered if str(row.id) not in already]
         memories = [Recalled(str(r.id), r.content, r.captured_at or r.created_at) for r in fresh[:limit]]
         profile = self.profile_lines(user_pk, self.profile_facts, project) if self.profile_lines else []
-        block = self._give(session_id, app_pk, "briefing", memories, budget, profile).block
+        block = self._give(user_id, session_id, app_pk, "briefing", memories, budget, profile).block
         if self.after_briefing is not None:
             self.after_briefing(user_id)  # the tiers catch up in the background for the next one
         return block
@@ -330,9 +334,10 @@ class Recall:
             return Recollection()
         wanted = limit or self.settings.prompt_memories
         floor = self.settings.recall_min_similarity
-        already = self.sessions.injected(session_id)
+        already = self.sessions.injected(user_id, session_id)
         query = prompt[:MAX_QUERY_CHARS]
-        _, app_pk = self.owners.own_app(user_id, app, "read memories")  # the search logs through it
+        # The search logs through the app; it is given both keys rather than look them up again.
+        user_pk, app_pk = self.owners.own_app(user_id, app, "read memories")
         # One search over all the user's memories, deep enough for both scopes, then the
         # project's memories first: two searches (project, then the rest) cost twice the time.
         hits = self.pipeline.search_hits(
@@ -343,6 +348,7 @@ class Recall:
             access_type=HOOK_SEARCH,
             with_categories=False,
             current_project=project,  # another project's memories stay out (scopes.py)
+            reader=(user_pk, app_pk),
         )
         eligible = [
             hit
@@ -362,10 +368,11 @@ class Recall:
         }
         if not chosen:
             return Recollection()
-        return self._give(session_id, app_pk, "recall", list(chosen.values())[:wanted], budget)
+        return self._give(user_id, session_id, app_pk, "recall", list(chosen.values())[:wanted], budget)
 
     def _give(
         self,
+        user_id: str,
         session_id: str,
         app_pk: uuid.UUID,
         kind: str,
@@ -375,7 +382,7 @@ class Recall:
     ) -> Recollection:
         block, shown = render(kind, memories, budget, profile)
         if shown:
-            self.sessions.mark_injected(session_id, shown)
+            self.sessions.mark_injected(user_id, session_id, shown)
             self.access_log.record(
                 app_pk, [(uuid.UUID(i), {"session_id": session_id, "kind": kind}) for i in shown], INJECTED
             )

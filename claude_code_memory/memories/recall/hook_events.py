@@ -112,16 +112,16 @@ class ClaudeCodeHooks:
         project = project_of(_text(hook.get("cwd")))
         if event == "SessionStart":
             if hook.get("source") in RESET_SOURCES:
-                self.sessions.forget_injected(session_id)
+                self.sessions.forget_injected(user_id, session_id)
             model = _text(hook.get("model"), MAX_MODEL)
             if model:
-                self.sessions.set_model(session_id, model)
+                self.sessions.set_model(user_id, session_id, model)
             resume = hook.get("source") == RESUME_SOURCE
             briefing = self.recall.briefing(user_id, session_id=session_id, project=project, resume=resume)
             return context_output(event, briefing)
         if event == "UserPromptSubmit":
             prompt = _text(hook.get("prompt"))
-            self.sessions.keep_prompt(session_id, prompt)
+            self.sessions.keep_prompt(user_id, session_id, prompt)
             block = self.recall.for_prompt(user_id, session_id=session_id, project=project, prompt=prompt)
             return context_output(event, block)
         if event == "Stop":
@@ -130,7 +130,7 @@ class ClaudeCodeHooks:
         if event == "SubagentStop":
             return {}  # not captured, and the main turn's prompt stays kept (module docstring)
         if event == "SessionEnd":
-            self.sessions.end(session_id)
+            self.sessions.end(user_id, session_id)
         return {}
 
     def capture_turn(
@@ -138,7 +138,7 @@ class ClaudeCodeHooks:
     ) -> dict[str, Any] | None:
         """The finished turn into the write path on the ``capture`` channel (pending while
         consent is on); None when capture is off or the prompt or reply is missing."""
-        prompt = self.sessions.take_prompt(session_id)
+        prompt = self.sessions.take_prompt(user_id, session_id)
         reply = _text(hook.get("last_assistant_message"))
         if not self.capture or not prompt or not prompt.strip() or not reply.strip():
             return None
@@ -150,6 +150,6 @@ class ClaudeCodeHooks:
             channel="capture",
             project=project,
             conversation_id=session_id or None,
-            model=self.sessions.model(session_id) or _text(hook.get("model"), MAX_MODEL) or None,
+            model=self.sessions.model(user_id, session_id) or _text(hook.get("model"), MAX_MODEL) or None,
         )
         return results[0] if results else None
