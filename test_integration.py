@@ -3,6 +3,10 @@
     python test_integration.py [--url URL] [--token TOKEN] [--user USER]
                                           [--transport sse|http] [--config FILE]
 
+Any python runs it: without its packages (``python3 test_integration.py`` outside the venv) it
+runs itself again with the checkout's ``.venv/bin/python`` or the interpreter of the ``ccmem`` on
+PATH, else says in one line what to run.
+
 Steps, one ✓/✗ line each with its time: add → search → context → list → summary → delete.
 add, search, list and delete go through ``Mem0MCPClient`` (real MCP to the server); context
 and summary through ``ClaudeCodeMemoryManager`` (the context block for a query, then the
