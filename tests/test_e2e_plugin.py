@@ -5,10 +5,11 @@ temporary HOME, against the real server and the fake Anthropic upstream.
 install`` runs the CLI's ``marketplace add``, ``install`` and ``configure --values-stdin``; the
 token lands in Claude Code's credentials file, not in settings.json. A ``claude -p`` session
 started from an environment with no ``CCMEM_*`` variable gets the SessionStart briefing and a
-recalled fact in its request upstream, its MCP server connects, and the turn reaches the consent
-queue. ``ccmem hooks install`` refuses while the plugin is enabled; settings hooks written
-anyway make the plugin's hooks stand aside (the prompt is served once, by them). ``ccmem plugin
-uninstall`` leaves settings.json byte for byte as it was and no credentials file behind.
+recalled fact in its request upstream, its MCP server's tools are offered, and the turn reaches
+the consent queue; ``/ccmem:remember …`` brings the skill and its MCP tool call stores the fact.
+``ccmem hooks install`` refuses while the plugin is enabled; settings hooks written anyway make
+the plugin's hooks stand aside (the prompt is served once, by them). ``ccmem plugin uninstall``
+leaves settings.json byte for byte as it was and no credentials file behind.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import httpx
 import pytest
 
 from claude_code_memory.client import claude_settings as cs
-from tests.support.fake_anthropic import FakeAnthropic, always_text, tool_names
+from tests.support.fake_anthropic import FakeAnthropic, ToolThenAnswer, always_text, tool_names
 from tests.support.node_clients import claude_bin, claude_env, run_claude
 from tests.support.server import REPO_ROOT, MemoryServer, ccmem_bin
 from tests.support.server import add_memory as add
@@ -146,6 +147,32 @@ def test_the_plugin_recalls_and_captures_without_any_ccmem_variable(
     captured = [item for item in pending(server, token) if item["conversation_id"] == session_id]
     assert [item["content"] for item in captured] == [f"User: {prompt}\n\nAssistant: {REPLY}"]
     assert captured[0]["project"] == str(project) and captured[0]["channel"] == "capture"
+
+    # The remember skill: `/ccmem:remember …` brings its instructions, and the model's call of
+    # the plugin's MCP tool stores the fact with the plugin's token.
+    fact = f"My dentist is called Dr. Mole {marker}"
+    script = ToolThenAnswer(f"{MCP_PREFIX}add_memories", {"text": fact, "scope": "global"}, REPLY)
+    with FakeAnthropic(script) as upstream:
+        remembered = run_claude(
+            f"/ccmem:remember {fact}",
+            home=home,
+            upstream_url=upstream.base_url,
+            allowed_tools=[MCP_PREFIX.rstrip("_")],
+            env={"ENABLE_TOOL_SEARCH": "false"},
+        )
+        assert remembered.event("result").get("result") == REPLY, remembered.describe()
+        assert "# Remember" in request_with(upstream, fact)
+    [stored] = [
+        block for block in remembered.tool_results() if block.get("tool_use_id") == script.tool_use_id
+    ]
+    assert not stored.get("is_error"), stored
+    found = httpx.post(
+        f"{server.base_url}/api/v1/memories/search",
+        json={"query": "dentist", "limit": 5},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    ).json()["results"]
+    assert fact in [hit["content"] for hit in found], found
 
     # Settings hooks written anyway (here for another user, through $CCMEM_TOKEN): the plugin's
     # hooks stand aside, so only that user's memories reach the session and only its queue
