@@ -120,6 +120,8 @@ def test_the_plugin_recalls_and_captures_without_any_ccmem_variable(
     assert token not in settings.read_text(encoding="utf-8")
     assert token in credentials.read_text(encoding="utf-8")
     assert stat.S_IMODE(credentials.stat().st_mode) == 0o600
+    status = run([ccmem, "plugin", "status"], home).stdout
+    assert f"plugin {PLUGIN_ID}: enabled in {settings}" in status, status
     listed = json.loads(run([claude, "plugin", "list", "--json"], home).stdout)
     assert [entry["id"] for entry in listed] == [PLUGIN_ID], listed
 

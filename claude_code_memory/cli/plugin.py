@@ -119,12 +119,13 @@ def install(
     _run(executable, "install", cp.PLUGIN_ID)
     values = {"server_url": base_url, "user_id": user, "token": token}
     _run(executable, "configure", cp.PLUGIN_ID, "--values-stdin", stdin=json.dumps(values))
-    out.print(f"installed {cp.PLUGIN_ID} for user {user} at {base_url}", highlight=False)
+    out.print(f"installed {cp.PLUGIN_ID} for user {user} at {base_url}", highlight=False, soft_wrap=True)
     for path in _settings_hooks():
         out.print(
             f"{path} holds hooks of `ccmem hooks install`: the plugin's hooks stand aside while they "
             "are there; `ccmem hooks uninstall` hands over to the plugin",
             highlight=False,
+            soft_wrap=True,
         )
 
 
@@ -141,18 +142,25 @@ def uninstall(claude: ClaudeOpt = "claude") -> None:
     if any(isinstance(entry, dict) and entry.get("id") == cp.PLUGIN_ID for entry in installed):
         _run(executable, "uninstall", cp.PLUGIN_ID)
     if snapshot is None:
-        out.print(f"uninstalled {cp.PLUGIN_ID}; no snapshot of the settings to restore", highlight=False)
+        out.print(
+            f"uninstalled {cp.PLUGIN_ID}; no snapshot of the settings to restore",
+            highlight=False,
+            soft_wrap=True,
+        )
         return
     if snapshot.marketplace_added:
         _run(executable, "marketplace", "remove", cp.MARKETPLACE)
     exact = snapshot.restore()
     if exact:
-        out.print(f"uninstalled {cp.PLUGIN_ID}; {settings} is as it was before", highlight=False)
+        out.print(
+            f"uninstalled {cp.PLUGIN_ID}; {settings} is as it was before", highlight=False, soft_wrap=True
+        )
     else:
         out.print(
             f"uninstalled {cp.PLUGIN_ID}; {settings} changed since the install: your changes were kept, "
             "the empty plugin keys Claude Code left were removed",
             highlight=False,
+            soft_wrap=True,
         )
 
 
@@ -174,11 +182,12 @@ def status() -> None:
     """Where the plugin is enabled, and whether hooks of ``ccmem hooks install`` make it stand aside."""
     enabled = plugin_enabled_in()
     where = f"enabled in {', '.join(map(str, enabled))}" if enabled else "not enabled"
-    out.print(f"plugin {cp.PLUGIN_ID}: {where}", highlight=False)
+    out.print(f"plugin {cp.PLUGIN_ID}: {where}", highlight=False, soft_wrap=True)
     hooks = _settings_hooks()
     if hooks and enabled:
         out.print(
             f"hooks of `ccmem hooks install` in {', '.join(map(str, hooks))}: they serve sessions, the "
             "plugin's hooks stand aside",
             highlight=False,
+            soft_wrap=True,
         )
