@@ -120,6 +120,8 @@ def test_the_plugin_recalls_and_captures_without_any_ccmem_variable(
     assert token not in settings.read_text(encoding="utf-8")
     assert token in credentials.read_text(encoding="utf-8")
     assert stat.S_IMODE(credentials.stat().st_mode) == 0o600
+    # Again: idempotent, and the snapshot of the settings before the first install is kept.
+    run([ccmem, "plugin", "install", "--url", server.base_url, "--claude", claude], home, CCMEM_TOKEN=token)
     status = run([ccmem, "plugin", "status"], home).stdout
     assert f"plugin {PLUGIN_ID}: enabled in {settings}" in status, status
     listed = json.loads(run([claude, "plugin", "list", "--json"], home).stdout)

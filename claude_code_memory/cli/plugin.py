@@ -82,6 +82,14 @@ def _user_of(base_url: str, token: str) -> str:
     return str(user)
 
 
+def _snapshot(settings: Path) -> cp.Snapshot | None:
+    """The snapshot an earlier ``install`` took (kept across installs: it holds the original)."""
+    try:
+        return cp.Snapshot.load(settings)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+
+
 def _credentials() -> Path:
     return Path.home() / ".claude" / ".credentials.json"
 
@@ -111,7 +119,7 @@ def install(
     user = user or _user_of(base_url, token)
     executable = _claude(claude)
     settings = settings_path(Scope.user)
-    snapshot = cp.Snapshot.load(settings) or cp.Snapshot.take(settings, _credentials())
+    snapshot = _snapshot(settings) or cp.Snapshot.take(settings, _credentials())
     if not _marketplace_known(executable):
         _run(executable, "marketplace", "add", str(root))
         snapshot.marketplace_added = True
@@ -134,10 +142,7 @@ def uninstall(claude: ClaudeOpt = "claude") -> None:
     """Uninstall the plugin and put ~/.claude/settings.json back as it was before ``install``."""
     executable = _claude(claude)
     settings = settings_path(Scope.user)
-    try:
-        snapshot = cp.Snapshot.load(settings)
-    except ValueError as exc:
-        raise BadInput(str(exc)) from None
+    snapshot = _snapshot(settings)
     installed = json.loads(_run(executable, "list", "--json") or "[]")
     if any(isinstance(entry, dict) and entry.get("id") == cp.PLUGIN_ID for entry in installed):
         _run(executable, "uninstall", cp.PLUGIN_ID)

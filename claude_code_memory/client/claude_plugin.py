@@ -113,13 +113,13 @@ class Snapshot:
         credentials = Path(self.credentials_path)
         if not self.credentials_existed and credentials.exists():
             left, _ = cs.load(credentials)
-            if not without_leftovers_of_secrets(left):
+            if not without_empty_secrets(left):
                 credentials.unlink()
         self.file_for(settings).unlink(missing_ok=True)
         return exact
 
 
-def without_leftovers_of_secrets(document: Mapping[str, Any]) -> dict[str, Any]:
+def without_empty_secrets(document: Mapping[str, Any]) -> dict[str, Any]:
     """A credentials document without an empty ``pluginSecrets`` (Claude Code leaves ``{}``)."""
     return {key: value for key, value in document.items() if not (key == "pluginSecrets" and not value)}
 
