@@ -48,6 +48,14 @@ def test_the_marketplace_lists_the_plugin_folder_under_the_plugin_s_own_name() -
     assert entry["name"] == cp.PLUGIN and (REPO_ROOT / entry["source"]).resolve() == PLUGIN_DIR
 
 
+def test_the_plugin_s_version_is_the_package_s() -> None:
+    # Claude Code caches an installed plugin by version: a release bumps both together.
+    import tomllib
+
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert read_json(PLUGIN_DIR / ".claude-plugin" / "plugin.json")["version"] == project["version"]
+
+
 def test_the_token_is_a_sensitive_option_and_every_option_the_mcp_server_names_exists() -> None:
     options = read_json(PLUGIN_DIR / ".claude-plugin" / "plugin.json")["userConfig"]
     assert options["token"]["sensitive"] is True and options["token"]["required"] is True
