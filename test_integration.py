@@ -1,7 +1,11 @@
 """Check a running claude-code-memory stack end to end, the way Claude Code integrations use it.
 
-    .venv/bin/python test_integration.py [--url URL] [--token TOKEN] [--user USER]
+    python test_integration.py [--url URL] [--token TOKEN] [--user USER]
                                           [--transport sse|http] [--config FILE]
+
+Any python runs it: without its packages (``python3 test_integration.py`` outside the venv) it
+runs itself again with the checkout's ``.venv/bin/python`` or the interpreter of the ``ccmem`` on
+PATH, else says in one line what to run.
 
 Steps, one ✓/✗ line each with its time: add → search → context → list → summary → delete.
 add, search, list and delete go through ``Mem0MCPClient`` (real MCP to the server); context
@@ -32,12 +36,54 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
+#: Set when this script re-executed itself, so a second failure explains instead of looping.
+REEXEC_MARK = "TEST_INTEGRATION_REEXECUTED"
 
-from claude_code_memory import SERVICE_NAME
-from claude_code_memory.cli.common import server_url
-from claude_code_memory.config import Settings, load_settings
-from claude_code_memory.errors import MemoryStackError
+
+def installation_python() -> str | None:
+    """The interpreter of the installation: the checkout's ``.venv``, else the one that runs the
+    ``ccmem`` on PATH (the first line of the script pip wrote)."""
+    beside = Path(__file__).resolve().parent / ".venv" / "bin" / "python"
+    if beside.exists():
+        return str(beside)
+    import shutil
+
+    ccmem = shutil.which("ccmem")
+    if ccmem:
+        try:
+            with open(ccmem, encoding="utf-8", errors="replace") as script:
+                first = script.readline().strip()
+        except OSError:
+            first = ""
+        if first.startswith("#!") and Path(first[2:].split()[0]).exists():
+            return first[2:].split()[0]
+    return None
+
+
+def use_installation_python(missing: ImportError) -> None:
+    """Run this script again with the installation's interpreter, or say what to run."""
+    python = None if os.environ.get(REEXEC_MARK) else installation_python()
+    if python is None:
+        print(
+            f"{missing} under {sys.executable}: run this script with the python of the installation, "
+            "e.g. `.venv/bin/python test_integration.py` (./install.sh makes .venv)",
+            file=sys.stderr,
+        )
+        sys.exit(2)
+    os.environ[REEXEC_MARK] = "1"
+    os.execv(python, [python, str(Path(__file__).resolve()), *sys.argv[1:]])
+
+
+try:
+    import httpx
+
+    from claude_code_memory import SERVICE_NAME
+    from claude_code_memory.cli.common import server_url
+    from claude_code_memory.config import Settings, load_settings
+    from claude_code_memory.errors import MemoryStackError
+except ImportError as missing:  # another interpreter than the installation's: python3 test_integration.py
+    use_installation_python(missing)
+    raise
 
 __test__ = False  # a script, not a pytest module (tests/test_smoke.py runs it)
 

@@ -770,6 +770,10 @@ SERVICE_COMMANDS = {
     ("stack", "status"): ("tests/test_native_stack.py", '"stack", "status"'),
     ("stack", "logs"): ("tests/test_native_stack.py", '"stack", "logs"'),
     ("stack", "supervise"): ("claude_code_memory/cli/stack.py", '"supervise"'),  # run by `stack up`
+    # They drive the pinned Claude Code CLI against a server: the plugin's e2e test runs them.
+    ("plugin", "install"): ("tests/test_e2e_plugin.py", '"plugin", "install"'),
+    ("plugin", "uninstall"): ("tests/test_e2e_plugin.py", '"plugin", "uninstall"'),
+    ("plugin", "status"): ("tests/test_e2e_plugin.py", '"plugin", "status"'),
 }
 
 

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from claude_code_memory.cli import app
 from claude_code_memory.client import claude_settings as cs
+from claude_code_memory.errors import BadInput
 from tests.support.server import MemoryServer
 
 OTHER_TOOLS = {
@@ -40,6 +41,26 @@ def ccmem(*args: str) -> str:
     result = CliRunner().invoke(app, list(args))
     assert result.exit_code == 0, result.output
     return result.output
+
+
+@pytest.mark.parametrize("where", [".claude/settings.json", "project/.claude/settings.local.json"])
+def test_install_refuses_while_the_plugin_is_enabled_and_status_names_it(home: Path, where: str) -> None:
+    # The plugin carries the same hooks (docs/plugin.md): both would answer every prompt.
+    enabling = home / where
+    enabling.parent.mkdir(parents=True)
+    enabling.write_text(json.dumps({"enabledPlugins": {"ccmem@claude-code-memory": True}}))
+    before = enabling.read_bytes()
+    result = CliRunner().invoke(app, ["hooks", "install", "--project-dir", str(home / "project")])
+    # CliRunner runs the app, not main(): the error is the exception main() prints as one line.
+    assert isinstance(result.exception, BadInput) and "ccmem@claude-code-memory" in str(result.exception)
+    assert enabling.read_bytes() == before
+    assert not (home / ".claude" / "settings.json").exists() or "hooks" not in json.loads(
+        (home / ".claude" / "settings.json").read_text()
+    )
+    status = ccmem(
+        "hooks", "status", "--project-dir", str(home / "project"), "--url", "http://127.0.0.1:9", "--json"
+    )
+    assert json.loads(status)["plugin_enabled_in"] == [str(enabling)]
 
 
 def test_install_is_idempotent_and_uninstall_restores_the_file_exactly(home: Path) -> None:

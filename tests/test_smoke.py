@@ -46,11 +46,22 @@ def stack_dir(tmp_path: Path, **env_lines: str) -> Path:
     return where
 
 
-def run_script(server: MemoryServer, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def system_python() -> Path:
+    """Debian's python3, which has none of the package's dependencies."""
+    python = Path("/usr/bin/python3")
+    assert python.exists(), "no /usr/bin/python3 (apt-get install python3)"
+    lacks = subprocess.run([str(python), "-c", "import httpx"], capture_output=True, check=False)
+    assert lacks.returncode != 0, f"{python} has httpx installed: it cannot show the re-execution"
+    return python
+
+
+def run_script(
+    server: MemoryServer, cwd: Path, *args: str, python: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     # The server's environment without its CCMEM_* settings: the script must find them itself.
     env = {k: v for k, v in server.env.items() if not k.startswith("CCMEM_")}
     return subprocess.run(
-        [str(venv_python()), str(SCRIPT), *args],
+        [str(python or venv_python()), str(SCRIPT), *args],
         cwd=cwd,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -110,6 +121,21 @@ def test_passes_against_a_running_server_with_the_admin_token_from_env(
     assert all(line.startswith("✓") and " ms " in line for line in lines.values()), completed.stdout
     assert f"at {server.base_url}, user integration-test (admin token)" in completed.stdout
     assert memories_of(server, "integration-test") == []  # it cleaned up after itself
+
+
+def test_runs_with_a_python_that_lacks_its_packages_by_re_executing_itself(
+    memory_server: MemoryServer, tmp_path: Path
+) -> None:
+    # `python3 test_integration.py`, as the design card says: the system python has no httpx, so
+    # the script runs itself again with the checkout's .venv/bin/python.
+    server = memory_server
+    checkout = stack_dir(tmp_path, CCMEM_ADMIN_TOKEN=server.admin_token, CCMEM_SERVER__PORT=str(server.port))
+
+    completed = run_script(server, checkout, python=system_python())
+
+    assert completed.returncode == 0, describe(completed, server)
+    assert list(step_lines(completed)) == STEPS, describe(completed, server)
+    assert "ModuleNotFoundError" not in completed.stderr
 
 
 def test_passes_with_a_user_token_over_http_and_deletes_only_its_own(
@@ -207,3 +233,23 @@ def test_another_program_on_the_port_is_named_not_dumped(memory_server: MemorySe
     assert completed.returncode == 3, completed.stdout + completed.stderr
     assert f"Something answers at {url}, but it is not a claude-code-memory server" in completed.stderr
     assert "HTTP 404 (text/html)" in completed.stderr and "DOCTYPE" not in completed.stderr + completed.stdout
+
+
+@pytest.mark.integration
+def test_says_in_one_line_what_to_run_when_no_installation_is_found(tmp_path: Path) -> None:
+    # A copy of the script with no .venv beside it and no ccmem on PATH: nothing to re-execute.
+    script = tmp_path / "test_integration.py"
+    shutil.copyfile(SCRIPT, script)
+    completed = subprocess.run(
+        [str(system_python()), str(script)],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 2, completed.stderr
+    lines = completed.stderr.strip().splitlines()
+    assert len(lines) == 1 and ".venv/bin/python test_integration.py" in lines[0], completed.stderr

@@ -22,7 +22,21 @@ import sys
 import typer
 
 from ..errors import MemoryStackError
-from . import connect, consent, hooks, hygiene, imports, memories, proxy, retention, server, stack, tokens, ui
+from . import (
+    connect,
+    consent,
+    hooks,
+    hygiene,
+    imports,
+    memories,
+    plugin,
+    proxy,
+    retention,
+    server,
+    stack,
+    tokens,
+    ui,
+)
 from .common import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_UNREACHABLE, err, unreachable
 
 # One module per noun: server (serve, status, doctor), tokens, memories (add, search, list, get,
@@ -47,6 +61,7 @@ app.add_typer(consent.app, name="consent")
 app.add_typer(hygiene.app, name="hygiene")
 app.command("mcp-config")(connect.mcp_config)
 app.add_typer(hooks.app, name="hooks")
+app.add_typer(plugin.app, name="plugin")
 # Extra arguments after `--` go to mitmdump.
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(proxy.proxy)
 app.add_typer(stack.app, name="stack")

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..client import claude_plugin as cp
 from ..client import claude_settings as cs
 from ..errors import BadInput
 from . import common
@@ -59,6 +60,20 @@ def _events(events: str | None) -> list[str]:
     return chosen
 
 
+def plugin_enabled_in(project_dir: Path | None = None) -> list[Path]:
+    """The settings files (user, project, local) that enable our Claude Code plugin."""
+    found = []
+    for scope in Scope:
+        path = settings_path(scope, project_dir)
+        try:
+            document, _ = cs.load(path)
+        except ValueError:
+            continue
+        if cp.enabled_in(document):
+            found.append(path)
+    return found
+
+
 def _read(path: Path) -> tuple[dict[str, Any], str | None]:
     try:
         return cs.load(path)
@@ -93,6 +108,14 @@ def install(
 ) -> None:
     """Add our hooks to Claude Code's settings (idempotent; other hooks and keys kept as they are)."""
     base_url = common.server_url(common.settings(config), url)
+    # The plugin carries the same hooks: both would answer every prompt (docs/plugin.md).
+    enabled = plugin_enabled_in(project_dir)
+    if enabled:
+        raise BadInput(
+            f"the Claude Code plugin {cp.PLUGIN_ID} is enabled in {', '.join(map(str, enabled))} and "
+            "carries these hooks already; nothing was installed (`ccmem plugin uninstall` first to "
+            "use settings hooks instead)"
+        )
     path = settings_path(scope, project_dir)
     document, text = _read(path)
     entries = {event: cs.hook_entry(event, base_url) for event in _events(events)}
@@ -153,7 +176,14 @@ def status(
         )
     except httpx.HTTPError as exc:
         server = f"unreachable ({exc.__class__.__name__})"
-    report = {"files": files, "server": base_url, "endpoint": server, "token_set": bool(token)}
+    plugin = [str(path) for path in plugin_enabled_in(project_dir)]
+    report = {
+        "files": files,
+        "server": base_url,
+        "endpoint": server,
+        "token_set": bool(token),
+        "plugin_enabled_in": plugin,
+    }
     if as_json:
         common.print_json(report)
         return
@@ -161,5 +191,10 @@ def status(
         events = ", ".join(found["events"]) or "none"
         out.print(f"{scope_name:8} {found['path']}: {events}", highlight=False)
     out.print(f"server   {base_url}{cs.HOOK_PATH}: {server}", highlight=False)
+    if plugin:
+        ours = any(found["events"] for found in files.values())
+        standing = "stand aside for these hooks" if ours else "serve sessions"
+        where = ", ".join(plugin)
+        out.print(f"plugin   {cp.PLUGIN_ID} enabled in {where}: its hooks {standing}", highlight=False)
     if not token:
         out.print(f"${cs.TOKEN_ENV} is not set: the hooks will be refused", highlight=False)

@@ -1,0 +1,150 @@
+"""The hooks through the Claude Code plugin against the same hooks through ``ccmem hooks install``,
+as the pinned Claude Code runs them. Prints JSON.
+
+    .venv/bin/python bench/bench_plugin_hooks.py [--memories 1000] [--runs 12]
+
+A fresh server gets ``--memories`` synthetic memories (half in the project), then ``claude -p``
+(tests/e2e's pinned CLI, against the e2e tests' fake Anthropic upstream) runs ``--runs`` times in
+each of three HOMEs, interleaved and in rotating order so a slow spell of the machine falls on
+all: ``settings`` (``ccmem hooks install``: a SessionStart command hook, UserPromptSubmit and
+Stop http hooks, ``$CCMEM_TOKEN`` in the environment), ``plugin`` (``ccmem plugin install``:
+three exec-form command hooks, no ``CCMEM_*`` variable) and ``none``. Each prompt is new to the
+server. Reported per arm: the wall time of the run, and each hook's duration as Claude Code's
+debug log (``--debug-file``) states it — a command hook's "finished … (N ms)", an http hook's
+time from its POST to its response. Not a test: numbers depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support: the e2e helpers
+from bench_hooks import claude_home, ingest  # noqa: E402
+from bench_server import CCMEM, Server, fresh_queries, percentiles, synthetic, take  # noqa: E402
+
+from tests.support.fake_anthropic import FakeAnthropic, always_text  # noqa: E402
+from tests.support.node_clients import claude_bin, claude_env  # noqa: E402
+
+EVENTS = ("SessionStart", "UserPromptSubmit", "Stop")
+_STAMP = r"^(\S+) \[\w+\] "
+_COMMAND_DONE = re.compile(_STAMP + r"Hooks: (\w+)(?::\w+)? \[.*\] .*finished with status \d+ \((\d+)ms\)")
+_HTTP_POST = re.compile(_STAMP + r"Hooks: HTTP hook POST to \S+")
+_HTTP_DONE = re.compile(_STAMP + r"Hooks: HTTP hook response status")
+_HTTP_EVENT = re.compile(_STAMP + r'.*"Hook (\w+) \(\w+\) success')
+
+
+def _when(stamp: str) -> float:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def hook_durations(debug_log: str) -> dict[str, float]:
+    """{event: seconds} of our hooks in one run's debug log."""
+    found: dict[str, float] = {}
+    posted: float | None = None
+    answered: float | None = None
+    for line in debug_log.splitlines():
+        if match := _COMMAND_DONE.match(line):
+            ours = "memory_hook.py" in line or "hook_command.py" in line
+            if match.group(2) in EVENTS and ours:
+                found[match.group(2)] = int(match.group(3)) / 1000
+        elif match := _HTTP_POST.match(line):
+            posted, answered = _when(match.group(1)), None
+        elif (match := _HTTP_DONE.match(line)) and posted is not None:
+            answered = _when(match.group(1)) - posted
+        elif (match := _HTTP_EVENT.match(line)) and answered is not None and match.group(2) in EVENTS:
+            found[match.group(2)] = answered
+            posted = answered = None
+    return found
+
+
+def install(home: Path, server: Server, token: str) -> None:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "CCMEM_TOKEN": token}
+    subprocess.run(
+        [str(CCMEM), "plugin", "install", "--url", server.base, "--claude", str(claude_bin())],
+        env=env,
+        cwd=home,
+        check=True,
+        timeout=120,
+        capture_output=True,
+    )
+
+
+def run(home: Path, upstream: str, prompt: str, extra_env: dict[str, str]) -> tuple[float, dict[str, float]]:
+    debug = home / "debug.log"
+    debug.unlink(missing_ok=True)
+    command = [str(claude_bin()), "-p", prompt, "--output-format", "json", "--debug-file", str(debug)]
+    started = time.perf_counter()
+    completed = subprocess.run(
+        command,
+        env=claude_env(home, upstream) | extra_env,
+        cwd=home / "project",
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    elapsed = time.perf_counter() - started
+    if completed.returncode != 0:
+        raise SystemExit(f"claude -p failed in {home}:\n{completed.stdout[-2000:]}{completed.stderr[-2000:]}")
+    return elapsed, hook_durations(debug.read_text(encoding="utf-8", errors="replace"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=12)
+    args = parser.parse_args()
+    server = Server()
+    try:
+        token = server.token("bench")
+        ingest(server, token, synthetic(args.memories), "project")
+        plugin_home = Path(tempfile.mkdtemp(prefix="bench-plugin-"))
+        (plugin_home / "project" / ".git").mkdir(parents=True)
+        install(plugin_home, server, token)
+        arms = {
+            "settings": (claude_home(server), {"CCMEM_TOKEN": token}),
+            "plugin": (plugin_home, {}),
+            "none": (claude_home(None), {}),
+        }
+        walls: dict[str, list[float]] = {name: [] for name in arms}
+        hooks: dict[str, dict[str, list[float]]] = {name: {event: [] for event in EVENTS} for name in arms}
+        prompts = take(fresh_queries(), args.runs * len(arms))
+        with FakeAnthropic(always_text("OK.")) as upstream:
+            for n in range(args.runs):
+                names = list(arms)
+                names = names[n % len(names) :] + names[: n % len(names)]
+                for name in names:
+                    home, env = arms[name]
+                    elapsed, durations = run(home, upstream.base_url, prompts.pop(), env)
+                    walls[name].append(elapsed)
+                    for event, seconds in durations.items():
+                        hooks[name][event].append(seconds)
+        report = {
+            "memories": args.memories,
+            "runs": args.runs,
+            **{
+                name: {
+                    "claude_p_wall": percentiles(walls[name]),
+                    "hooks": {event: percentiles(values) for event, values in hooks[name].items() if values},
+                }
+                for name in arms
+            },
+        }
+        print(json.dumps(report, indent=2))
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""The claude-code-memory plugin's hooks and its status check; the standard library only.
+
+    python3 -I -S memory_hook.py hook   < hook-input.json   (SessionStart, UserPromptSubmit, Stop)
+    python3 -I -S memory_hook.py status [SERVER_URL]        (the memory-status skill)
+
+Claude Code runs ``hook`` as an exec-form command hook. It reads the plugin's options from the
+environment Claude Code gives a plugin's command hooks, ``CLAUDE_PLUGIN_OPTION_SERVER_URL`` and
+``CLAUDE_PLUGIN_OPTION_TOKEN`` (the token is a sensitive option: never on the command line, where
+other users' ``ps`` would see it), posts the hook input to the server's hook endpoint and prints
+the answer. The pinned Claude Code substitutes no option into an http hook's headers, hence a
+command hook for every event (docs/plugin.md).
+
+It stands aside (prints nothing, calls nothing) when ``ccmem hooks install`` put our hooks into
+one of Claude Code's settings files for this session: those hooks answer the prompt, and one
+prompt is never served twice. Whatever goes wrong (no server, a refused token, a slow answer) it
+prints nothing and exits 0: the session goes on without memories.
+"""
+
+import json
+import os
+import sys
+import urllib.request
+
+HOOK_PATH = "/api/v1/hooks/claude-code"
+DEFAULT_SERVER_URL = "http://127.0.0.1:8765"
+#: Seconds for the server's answer: a second under the hook's timeout in hooks.json.
+TIMEOUT = 4.0
+#: What marks a command hook of ``ccmem hooks install`` (client/hook_command.py).
+SETTINGS_COMMAND_SCRIPT = "hook_command.py"
+
+
+def server_url(environ):
+    return (environ.get("CLAUDE_PLUGIN_OPTION_SERVER_URL") or DEFAULT_SERVER_URL).rstrip("/")
+
+
+def is_settings_hook(hook):
+    """A hook ``ccmem hooks install`` wrote (the rule of client/claude_settings.py's is_ours)."""
+    if not isinstance(hook, dict):
+        return False
+    if hook.get("type") == "http":
+        return str(hook.get("url", "")).rstrip("/").endswith(HOOK_PATH)
+    if hook.get("type") == "command":
+        command = str(hook.get("command", ""))
+        return SETTINGS_COMMAND_SCRIPT in command and HOOK_PATH in command
+    return False
+
+
+def settings_files(environ, cwd):
+    """Claude Code's settings files for a session in ``cwd``: user, project, local."""
+    home = environ.get("HOME") or os.path.expanduser("~")
+    project = environ.get("CLAUDE_PROJECT_DIR") or cwd
+    files = [os.path.join(home, ".claude", "settings.json")]
+    if project:
+        files += [
+            os.path.join(project, ".claude", "settings.json"),
+            os.path.join(project, ".claude", "settings.local.json"),
+        ]
+    return files
+
+
+def settings_hooks_in(path):
+    """The events for which the settings file at ``path`` holds a hook of ``ccmem hooks install``."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            document = json.load(file)
+    except (OSError, ValueError):
+        return []
+    hooks = document.get("hooks") if isinstance(document, dict) else None
+    found = []
+    for event, groups in hooks.items() if isinstance(hooks, dict) else []:
+        for group in groups if isinstance(groups, list) else []:
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            if any(is_settings_hook(hook) for hook in (entries if isinstance(entries, list) else [])):
+                found.append(event)
+    return found
+
+
+def settings_hooks(environ, cwd):
+    """{settings file: [events]} for every file holding hooks of ``ccmem hooks install``."""
+    found = {}
+    for path in settings_files(environ, cwd):
+        events = settings_hooks_in(path)
+        if events:
+            found[path] = events
+    return found
+
+
+def post(url, body, token, timeout):
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = "Bearer " + token
+    # No proxies: the server is normally on this machine, and a proxy would only add a hop.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    request = urllib.request.Request(url, data=body or b"{}", headers=headers, method="POST")
+    with opener.open(request, timeout=timeout) as response:
+        return json.loads(response.read())
+
+
+def hook(environ, body):
+    """Answer one hook (``body``: its input, as bytes): the server's JSON object, or nothing."""
+    try:
+        cwd = json.loads(body).get("cwd") if body.strip() else None
+    except (ValueError, AttributeError):
+        cwd = None
+    if settings_hooks(environ, cwd or os.getcwd()):
+        return None
+    answer = post(server_url(environ) + HOOK_PATH, body, environ.get("CLAUDE_PLUGIN_OPTION_TOKEN"), TIMEOUT)
+    return answer if isinstance(answer, dict) and answer else None
+
+
+def status(environ, url):
+    """Lines for the memory-status skill: the server, and which hooks serve this session."""
+    base = (url or server_url(environ)).rstrip("/")
+    lines = []
+    try:
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(base + "/health", timeout=TIMEOUT) as response:
+            health = json.loads(response.read())
+        state = health.get("status", "answers") if isinstance(health, dict) else "answers"
+        lines.append(f"server {base}: {state}")
+    except Exception as exc:  # noqa: BLE001 - reported, not raised
+        lines.append(f"server {base}: not reachable ({exc.__class__.__name__}); start it with `ccmem serve`")
+    found = settings_hooks(environ, os.getcwd())
+    if found:
+        for path, events in found.items():
+            lines.append(
+                f"hooks of `ccmem hooks install` in {path} ({', '.join(events)}): they serve the session "
+                "and the plugin's hooks stand aside; `ccmem hooks uninstall` hands over to the plugin"
+            )
+    else:
+        lines.append("hooks: the plugin's (SessionStart briefing, recall with each prompt, capture at Stop)")
+    return lines
+
+
+def main(argv, environ, stdin, stdout):
+    command = argv[1] if len(argv) > 1 else "hook"
+    if command == "status":
+        stdout.write("\n".join(status(environ, argv[2] if len(argv) > 2 else None)) + "\n")
+        return 0
+    try:
+        answer = hook(environ, stdin.buffer.read())
+    except Exception:  # noqa: BLE001 - a hook must never stand in the session's way
+        return 0
+    if answer:
+        stdout.write(json.dumps(answer))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv, os.environ, sys.stdin, sys.stdout))
