@@ -3,18 +3,19 @@ upsert, one history transaction and one SQL transaction for all of them.
 
     BatchWrite(writes).add(user_id=..., app_name=..., items=[...], channel="rest") -> outcomes
 
-Each item gets exactly the answer a single write (:meth:`.writes.Writes.add_memory`) would give
-it, written one after another in the batch's order: its own error (``{"index", "error", "code", "status"}``),
-``FILTERED``, ``PENDING``, ``ADD``, or "already existed" for a text the store holds or an
-earlier item of the batch carries. Only the work after the gate is shared:
+Each item gets exactly the answer a single write (:meth:`.writes.Writes.add_memory`) would
+give it, written one after another in the batch's order: its own error (``{"index", "error",
+"code", "status"}``), ``FILTERED``, ``PENDING``, ``ADD``, or "already existed" for a text the
+store holds or an earlier item of the batch carries. Only the work after the gate is shared:
 
 1. one gate session: the user and app, the consent rules and the quota looked up once, the
    stored twins of every item's text in one query; the quota counts the batch's earlier items;
-2. the admitted texts embedded through one embedder call (:meth:`.vectors.Vectors.embed_batch`:
-   the int8 model still runs one text a run, docs/architecture.md says why);
-3. every point in one upsert and its mem0 history in one transaction
-   (:meth:`.vectors.Vectors.add_many`);
-4. the SQL rows, categories and consent decisions in one transaction.
+2. the admitted texts embedded through one embedder call (``Vectors.embed_batch`` in
+   store/vectors.py; the int8 model still runs one text a run: docs/search.md, "The
+   embedding model", says why);
+3. every point in one upsert and its mem0 history in one transaction (``Vectors.add_many``);
+4. the SQL rows, categories and consent decisions in one transaction (their columns:
+   :mod:`.rows`, as the single write builds them).
 
 Crash-safety is the single write's: the vectors are stored before the rows (reconcile.py), so
 a crash at any point leaves points without rows, orphans the reconciler removes, and never a

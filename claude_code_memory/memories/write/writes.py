@@ -1,9 +1,10 @@
 """Where a memory is written: every write passes the policy gate, then is embedded and stored.
 
 A write becomes an ``Admitted`` value only through :func:`claude_code_memory.policy.gate.admit`,
-and :class:`~.vectors.Vectors` stores nothing else. SQL rows follow the vectors mem0 created;
-a failed SQL write removes the vector it just added, so the two stores stay in step. The
-quota the gate checks is counted by :class:`~.usage.Usage`.
+and ``Vectors`` (store/vectors.py) stores nothing else. SQL rows follow the vectors mem0
+created; a failed SQL write removes the vector it just added, so the two stores stay in step.
+The quota the gate checks is counted by :class:`~.usage.Usage`; a new row's columns are
+:mod:`.rows`', which the batch (:mod:`.batch`) builds with too.
 
 De-duplication is the database's: a unique index on ``(user_id, content_hash)`` (deleted rows
 keep no hash). The look-up before a write only saves embedding a text that is stored already;
