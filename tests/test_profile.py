@@ -341,3 +341,28 @@ def test_config_keeps_the_llm_key_out_of_files(tmp_path: Path) -> None:
         load_settings(config_path=tmp_path / "config.yaml", environ={})
     settings = load_settings(config_path=None, environ={"CCMEM_PROFILE__LLM__API_KEY_ENV": "MY_KEY"})
     assert settings.profile.llm.api_key_env == "MY_KEY"
+
+
+def test_a_prompts_recall_looks_the_user_and_app_up_once(service: MemoryService) -> None:
+    """The hooks' recall looks the user and its app up, and the search it runs reads through
+    those keys: one look-up a request, not one in the recall and one more in the search."""
+    from sqlalchemy import event
+
+    user = new_user()
+    service.add_memory(user_id=user, app_name="t", text="The build caches its outputs on a shared volume")
+    for first_time in (True, False):  # the hooks' app created on first use, then found
+        statements: list[str] = []
+
+        def note(_connection: Any, _cursor: Any, statement: str, *_: Any) -> None:
+            statements.append(statement)
+
+        event.listen(service.database.engine, "before_cursor_execute", note)
+        try:
+            given = service.recall_prompt(
+                user, session_id=f"s-{first_time}", project=None, prompt="where do build outputs go?"
+            )
+        finally:
+            event.remove(service.database.engine, "before_cursor_execute", note)
+        assert given.memories, first_time
+        lookups = [s for s in statements if "FROM users LEFT OUTER JOIN apps" in " ".join(s.split())]
+        assert len(lookups) == 1, (first_time, lookups)

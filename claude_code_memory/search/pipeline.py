@@ -111,6 +111,7 @@ class Search:
         current_project: str | None = None,
         task: str | None = None,
         global_only: bool = False,
+        reader: tuple[uuid.UUID, uuid.UUID] | None = None,
     ) -> list[Hit]:
         """Hybrid search over the user's active memories: dense vectors and keyword relevance,
         fused by reciprocal rank; logs each hit as accessed by the app. ``score`` is the fused
@@ -135,7 +136,11 @@ class Search:
         ``search.scope_ranking`` on, only its memories and global ones are returned, its own
         ranked up (:func:`.ranking.in_scope`). ``task`` keeps one task's memories (of
         ``project`` or ``current_project``); ``global_only`` keeps memories of no project.
-        Scoped searches look deeper (:data:`SCOPE_CANDIDATES`), since they drop candidates."""
+        Scoped searches look deeper (:data:`SCOPE_CANDIDATES`), since they drop candidates.
+
+        ``reader``: the keys of the user and the app, when the caller has looked them up
+        already (and refused a paused app): the hooks' recall does, so a request looks them up
+        once."""
         query = validate_text(query, "query")
         if len(query) > MAX_QUERY_CHARS:
             raise TooLarge(f"query is {len(query)} characters; the maximum is {MAX_QUERY_CHARS}")
@@ -177,6 +182,7 @@ class Search:
             project=project,
             created_from=created_from,
             created_to=created_to,
+            reader=reader,
         )
         nearest = self.vectors.search(query, filters=filters, limit=depth)
         dense = [item["id"] for item in nearest]
@@ -250,12 +256,13 @@ class Search:
         project: str | None,
         created_from: datetime | None,
         created_to: datetime | None,
+        reader: tuple[uuid.UUID, uuid.UUID] | None,
     ) -> tuple[uuid.UUID | None, list[str], list[TimeWindow]]:
         """The app a search reads through (refused when paused; None when it does not exist,
         as a search creates no app), the keyword candidates and the time windows the query
         names (:mod:`.temporal`: relative ones need the newest memory's time, events their
         memories' times)."""
-        user_pk, app_pk = self.owners.reader(user_id, app_name, "read memories")
+        user_pk, app_pk = reader or self.owners.reader(user_id, app_name, "read memories")
         if user_pk is None:  # a user with no memories yet; the search does not create them
             return app_pk, [], list(plan.explicit)
         keyword = self.keywords.search(

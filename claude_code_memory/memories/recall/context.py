@@ -332,7 +332,8 @@ class Recall:
         floor = self.settings.recall_min_similarity
         already = self.sessions.injected(session_id)
         query = prompt[:MAX_QUERY_CHARS]
-        _, app_pk = self.owners.own_app(user_id, app, "read memories")  # the search logs through it
+        # The search reads through these keys (and logs through the app) without looking again.
+        user_pk, app_pk = self.owners.own_app(user_id, app, "read memories")
         # One search over all the user's memories, deep enough for both scopes, then the
         # project's memories first: two searches (project, then the rest) cost twice the time.
         hits = self.pipeline.search_hits(
@@ -343,6 +344,7 @@ class Recall:
             access_type=HOOK_SEARCH,
             with_categories=False,
             current_project=project,  # another project's memories stay out (scopes.py)
+            reader=(user_pk, app_pk),
         )
         eligible = [
             hit
