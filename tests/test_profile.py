@@ -350,12 +350,13 @@ def test_a_prompts_recall_looks_the_user_and_app_up_once(service: MemoryService)
 
     user = new_user()
     service.add_memory(user_id=user, app_name="t", text="The build caches its outputs on a shared volume")
+    statements: list[str] = []
+
+    def note(_connection: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        statements.append(statement)
+
     for first_time in (True, False):  # the hooks' app created on first use, then found
-        statements: list[str] = []
-
-        def note(_connection: Any, _cursor: Any, statement: str, *_: Any) -> None:
-            statements.append(statement)
-
+        statements.clear()
         event.listen(service.database.engine, "before_cursor_execute", note)
         try:
             given = service.recall_prompt(
