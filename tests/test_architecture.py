@@ -1,15 +1,26 @@
-"""Layering, checked by parsing imports: edges talk to the service, never to the engine or
-the database.
+"""Layering, checked by parsing imports: layers look down only, along the table the
+architecture page shows.
 
-The REST routes and MCP tools are edges; every write must go through ``MemoryService`` (where
-policy lives), so no edge module may import the engine (mem0, vector stores, embedders). Reads
-live in the service layer too (``memories/``): no edge (api, mcp, cli, ui) imports the ORM.
+``docs/architecture.md`` holds the table of which layer may import which ("Who may import
+whom"); these tests read it from the page, so the page and the code cannot drift apart. Every
+import counts: at module level, inside a function, under ``TYPE_CHECKING``. Besides the table:
+no import cycle among the package's modules, no module reaching into another module's
+``_private`` names, edges that never import the engine or the database, the modules the capture
+proxy shares on the standard library only, and no module over 600 lines. Each checker is also
+run on planted violations, so a checker that sees nothing cannot pass.
 """
 
+from __future__ import annotations
+
 import ast
+import re
+import sys
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "claude_code_memory"
+ARCHITECTURE_PAGE = PACKAGE.parent / "docs" / "architecture.md"
 EDGES = [*sorted((PACKAGE / "api").rglob("*.py")), *sorted((PACKAGE / "mcp").rglob("*.py"))]
 FORBIDDEN = ("mem0", "qdrant_edge", "qdrant_client", "onnxruntime", "claude_code_memory.engine")
 
@@ -35,6 +46,399 @@ def _imports_in(source: str, module_path: Path, *, with_names: bool = False) -> 
 
 def _imports(path: Path, *, with_names: bool = False) -> list[str]:
     return _imports_in(path.read_text(), path.relative_to(PACKAGE.parent), with_names=with_names)
+
+
+# -- the package's modules and the imports between them ----------------------------------------
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str  # dotted: claude_code_memory.search.pipeline
+    source: str
+    is_package: bool  # an __init__.py: its relative imports start from itself
+
+
+def package_modules(root: Path = PACKAGE) -> dict[str, Module]:
+    modules = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        name = ".".join(parts[:-1] if is_package else parts)
+        modules[name] = Module(name, path.read_text(), is_package)
+    return modules
+
+
+def _module_name(path: Path) -> str:
+    return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+
+
+def _from_base(module: Module, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    parts = module.name.split(".")
+    if not module.is_package:
+        parts = parts[:-1]
+    parts = parts[: len(parts) - (node.level - 1)]
+    return ".".join(parts + ([node.module] if node.module else []))
+
+
+def _known_prefix(name: str, known: Collection[str]) -> str | None:
+    while name and name not in known:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def package_imports(module: Module, known: Collection[str]) -> set[str]:
+    """The modules of ``known`` that ``module`` imports, wherever the import statement is. A
+    ``from`` import of a submodule is an import of that submodule; of any other name, of the
+    module that defines it (``from . import app`` in ``cli/stack.py`` imports ``cli``)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(module.source)):
+        if isinstance(node, ast.Import):
+            found |= {target for alias in node.names if (target := _known_prefix(alias.name, known))}
+        elif isinstance(node, ast.ImportFrom):
+            base = _from_base(module, node)
+            for alias in node.names:
+                target = f"{base}.{alias.name}"
+                found.add(target if target in known else (_known_prefix(base, known) or ""))
+    return found - {"", module.name}
+
+
+def import_graph(modules: Mapping[str, Module]) -> dict[str, set[str]]:
+    return {name: package_imports(module, modules.keys()) for name, module in modules.items()}
+
+
+def import_cycles(graph: Mapping[str, Collection[str]]) -> list[list[str]]:
+    """The import cycles: each group of modules that reach each other (a strongly connected
+    component of two or more), found by Tarjan's algorithm."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(name: str) -> None:
+        index[name] = low[name] = len(index)
+        stack.append(name)
+        on_stack.add(name)
+        for target in sorted(graph.get(name, ())):
+            if target not in index:
+                visit(target)
+                low[name] = min(low[name], low[target])
+            elif target in on_stack:
+                low[name] = min(low[name], index[target])
+        if low[name] == index[name]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == name:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return sorted(cycles)
+
+
+def _planted(sources: Mapping[str, str]) -> dict[str, Module]:
+    """Modules from sources keyed by file path (``pkg/__init__.py``, ``pkg/a.py``)."""
+    modules = {}
+    for path, source in sources.items():
+        parts = path.removesuffix(".py").split("/")
+        is_package = parts[-1] == "__init__"
+        name = ".".join(parts[:-1] if is_package else parts)
+        modules[name] = Module(name, source, is_package)
+    return modules
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    graph = import_graph(package_modules())
+    assert len(graph) >= 150, "package modules not found"
+    assert sum(map(len, graph.values())) >= 500, "the checker resolves almost no import"
+    assert import_cycles(graph) == []
+
+
+def test_the_cycle_checker_finds_cycles_however_the_import_is_written() -> None:
+    modules = _planted(
+        {
+            "pkg/__init__.py": "",
+            "pkg/writes.py": "from .batch import BatchWrite\n",
+            # inside a function: still a cycle (the first call imports it)
+            "pkg/batch.py": "def add():\n    from .writes import same_text\n",
+            "pkg/engine/__init__.py": "",
+            # under TYPE_CHECKING: still a cycle (the type checker follows it)
+            "pkg/engine/store.py": "from . import build\n",
+            "pkg/engine/build.py": (
+                "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .store import Store\n"
+            ),
+            "pkg/cli/__init__.py": "from . import stack\napp = None\n",
+            "pkg/cli/stack.py": "def names():\n    from . import app\n",  # a name of the package
+            "pkg/cli/common.py": "import pkg.cli.stack\n",  # one way: no cycle
+            "pkg/search/__init__.py": "",
+            "pkg/search/pipeline.py": "from ..engine.store import Store\nfrom ..engine import build\n",
+        }
+    )
+    graph = import_graph(modules)
+    assert graph["pkg.cli.common"] == {"pkg.cli.stack"}
+    assert graph["pkg.search.pipeline"] == {"pkg.engine.store", "pkg.engine.build"}
+    assert import_cycles(graph) == [
+        ["pkg.batch", "pkg.writes"],
+        ["pkg.cli", "pkg.cli.stack"],
+        ["pkg.engine.build", "pkg.engine.store"],
+    ]
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert import_cycles({"a": {"b"}, "b": set()}) == []
+
+
+# -- private names ------------------------------------------------------------------------------
+
+#: Names with a leading underscore that are a library's public API (named tuples, SQLAlchemy rows).
+PUBLIC_UNDERSCORE_NAMES = {"_asdict", "_replace", "_fields", "_make", "_mapping"}
+
+#: A library's private attributes we rely on, by module: each a deliberate reach, with its reason.
+LIBRARY_PRIVATES = {
+    # mem0's history database is one sqlite3 connection behind mem0's own lock; our statements
+    # on it (WAL mode, the purge of deleted texts, text look-ups) must hold the same lock.
+    "engine/factory.py": {
+        "memory.db._lock",
+        "history._lock",
+        # mem0 closes its graph/entity store nowhere; the engine closes it with the vector store.
+        "memory._entity_store",
+        # mem0's qdrant store builds its filter here; a count must filter the same way.
+        "store._create_filter",
+    },
+    "store/vectors.py": {"history._lock"},
+    "memories/lifecycle/erasure.py": {"history._lock"},
+    # The MCP SDK's FastMCP serves Streamable HTTP through its low-level server only.
+    "mcp/transport.py": {"server._lowlevel_server"},
+}
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _defined_names(tree: ast.AST) -> set[str]:
+    """Every name a module defines: functions, classes, assigned names and attributes
+    (``self._lock = ...``), arguments, import aliases."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.alias):
+            names.add(node.asname or node.name)
+    return names
+
+
+def private_reaches(source: str) -> list[str]:
+    """Where ``source`` uses a ``_private`` name it does not define: imported from another
+    module (``from .writes import _same_text``), or read off an object or a module
+    (``writes._row_values``, ``values._clean``). ``self._x`` and ``cls._x`` are the class's own."""
+    tree = ast.parse(source)
+    defined = _defined_names(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            found += [
+                f"from {'.' * node.level}{node.module or ''} import {alias.name}"
+                for alias in node.names
+                if _is_private(alias.name)
+            ]
+        elif isinstance(node, ast.Import):
+            found += [f"import {a.name}" for a in node.names if any(map(_is_private, a.name.split(".")))]
+        elif (
+            isinstance(node, ast.Attribute)
+            and _is_private(node.attr)
+            and node.attr not in PUBLIC_UNDERSCORE_NAMES
+            and node.attr not in defined
+            and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+        ):
+            found.append(ast.unparse(node))
+    return found
+
+
+def test_no_module_reaches_into_another_modules_private_names() -> None:
+    reaches = {
+        str(path.relative_to(PACKAGE)): found
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (found := set(private_reaches(path.read_text())))
+    }
+    assert reaches == LIBRARY_PRIVATES
+
+
+def test_the_private_name_checker_sees_every_way_in() -> None:
+    planted = """
+from .writes import _same_text
+from ..store import values as store_values
+import pkg._internal
+from . import _helpers
+
+class BatchWrite:
+    def __init__(self, writes):
+        self.writes = writes
+        self._items = []
+
+    def add(self, other):
+        w = self.writes
+        w._facts(None)
+        self.writes._row_values()
+        other._items.clear()          # this module's own class: allowed
+        self._items.append(1)         # its own: allowed
+        return store_values._clean("x"), row._asdict()
+"""
+    assert sorted(private_reaches(planted)) == sorted(
+        [
+            "from .writes import _same_text",
+            "import pkg._internal",
+            "from . import _helpers",
+            "w._facts",
+            "self.writes._row_values",
+            "store_values._clean",
+        ]
+    )
+    assert (
+        private_reaches("from __future__ import annotations\nclass A:\n    def __repr__(self): ...\n") == []
+    )
+
+
+# -- the allowed-imports table, read from the architecture page ----------------------------------
+
+TABLE_HEADING = "### Who may import whom"
+NAME = re.compile(r"`([^`]+)`")
+
+
+@dataclass(frozen=True)
+class Layer:
+    may_import: frozenset[str]  # layers: "search/", "errors.py"
+    standard_library_only: bool
+
+
+def allowed_imports(page: str) -> dict[str, Layer]:
+    """The table under :data:`TABLE_HEADING`: a row per layer (a folder ``api/`` or a root
+    module ``errors.py``), the layers it may import, and whether it uses the standard library
+    only."""
+    _, found, rest = page.partition(TABLE_HEADING)
+    assert found, f"{TABLE_HEADING!r} not found on the architecture page"
+    layers: dict[str, Layer] = {}
+    for line in rest.splitlines():
+        if line.startswith("#"):
+            break
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if not line.startswith("|") or len(cells) != 3 or not cells[0].startswith("`"):
+            continue
+        [layer] = NAME.findall(cells[0])
+        layers[layer] = Layer(frozenset(NAME.findall(cells[1])), "standard library only" in cells[2])
+    return layers
+
+
+def layer_of(module: str) -> str:
+    """``claude_code_memory.search.pipeline`` is in ``search/``; ``claude_code_memory.errors``
+    is ``errors.py``; the package's own ``__init__`` is ``__init__.py``."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "__init__.py"
+    if len(parts) == 2 and (PACKAGE / f"{parts[1]}.py").exists():
+        return f"{parts[1]}.py"
+    return f"{parts[1]}/"
+
+
+def layer_violations(graph: Mapping[str, Collection[str]], table: Mapping[str, Layer]) -> list[str]:
+    return sorted(
+        f"{module} ({layer_of(module)}) imports {target} ({layer_of(target)})"
+        for module, targets in graph.items()
+        for target in targets
+        if layer_of(target) != layer_of(module) and layer_of(target) not in table[layer_of(module)].may_import
+    )
+
+
+def _table() -> dict[str, Layer]:
+    return allowed_imports(ARCHITECTURE_PAGE.read_text())
+
+
+def test_every_import_follows_the_architecture_pages_table() -> None:
+    assert layer_violations(import_graph(package_modules()), _table()) == []
+
+
+def test_the_table_names_the_layers_the_issue_asked_for() -> None:
+    table = _table()
+    assert "memories/" not in table["search/"].may_import  # retrieval is below the service
+    assert "engine/" not in table["cli/"].may_import and "db/" not in table["cli/"].may_import
+    assert table["policy/"] == Layer(frozenset({"errors.py"}), standard_library_only=True)
+    assert table["capture/"] == Layer(frozenset(), standard_library_only=True)
+    for edge in ("api/", "mcp/", "cli/", "ui/"):
+        assert not table[edge].may_import & {"engine/", "db/"}, edge
+    for below in ("store/", "search/", "engine/", "db/", "auth/", "policy/"):
+        assert not table[below].may_import & {"api/", "mcp/", "cli/", "ui/", "memories/"}, below
+    assert "search/" not in table["store/"].may_import and "memories/" not in table["engine/"].may_import
+
+
+def test_the_table_checker_reads_the_page_and_catches_an_arrow_up() -> None:
+    page = """
+### Who may import whom
+
+| layer | may import (of this package) | other packages |
+|---|---|---|
+| `search/` | `store/` `errors.py` | SQLAlchemy; never `memories/` |
+| `memories/` | `search/` `store/` | SQLAlchemy |
+| `store/` | nothing | standard library only |
+| `errors.py` | nothing | standard library only |
+
+## The next section
+| `api/` | `memories/` | not the table any more |
+"""
+    table = allowed_imports(page)
+    assert table == {
+        "search/": Layer(frozenset({"store/", "errors.py"}), False),
+        "memories/": Layer(frozenset({"search/", "store/"}), False),
+        "store/": Layer(frozenset(), True),
+        "errors.py": Layer(frozenset(), True),
+    }
+    graph = {
+        "claude_code_memory.search.pipeline": {
+            "claude_code_memory.store.values",
+            "claude_code_memory.search.ranking",  # its own layer
+            "claude_code_memory.memories.write.writes",  # an arrow up
+        },
+        "claude_code_memory.store.values": {"claude_code_memory.errors"},  # not in its row
+        "claude_code_memory.memories.service": {"claude_code_memory.search.pipeline"},
+        "claude_code_memory.search.ranking": set(),
+        "claude_code_memory.memories.write.writes": set(),
+        "claude_code_memory.errors": set(),
+    }
+    assert layer_violations(graph, table) == [
+        "claude_code_memory.search.pipeline (search/) imports "
+        "claude_code_memory.memories.write.writes (memories/)",
+        "claude_code_memory.store.values (store/) imports claude_code_memory.errors (errors.py)",
+    ]
+    assert layer_of("claude_code_memory") == "__init__.py"
+    assert layer_of("claude_code_memory.memory_state") == "memory_state.py"
+    assert layer_of("claude_code_memory.cli") == "cli/"
+
+
+def test_layers_on_the_standard_library_only_import_nothing_else() -> None:
+    standard_only = {name for name, layer in _table().items() if layer.standard_library_only}
+    assert {"policy/", "capture/", "errors.py", "memory_state.py"} <= standard_only
+    offenders = {
+        f"{path.relative_to(PACKAGE)}: {name}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if layer_of(_module_name(path)) in standard_only
+        for name in _imports(path)
+        if name.split(".")[0] not in sys.stdlib_module_names and name.split(".")[0] != "claude_code_memory"
+    }
+    assert offenders == set()
+
+
+# -- edges, the database and the engine ---------------------------------------------------------
 
 
 def test_edges_do_not_reach_the_engine() -> None:
@@ -93,6 +497,32 @@ def test_the_database_check_catches_every_way_of_importing_it() -> None:
     assert _database_imports("from ...memories import queries\nimport dbm", route) == []
 
 
+def database_reexports(source: str, module_path: Path) -> list[str]:
+    """Names ``source`` re-exports from the database layer (``from ..db.models import X as X``):
+    a way round the edges' database ban, as ``store/values.py`` once handed out ``MemoryState``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            [module] = _imports_in(ast.unparse(node), module_path)
+            if module == DATABASE or module.startswith(DATABASE + "."):
+                found += [alias.name for alias in node.names if alias.asname == alias.name]
+    return found
+
+
+def test_no_module_outside_the_database_hands_on_its_names() -> None:
+    offenders = {
+        str(path.relative_to(PACKAGE)): found
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.relative_to(PACKAGE).parts[0] != "db"
+        and (found := database_reexports(path.read_text(), path.relative_to(PACKAGE.parent)))
+    }
+    assert offenders == {}
+    values = Path("claude_code_memory/store/values.py")
+    planted = "from ..db.models import Memory\nfrom ..db.models import MemoryState as MemoryState\n"
+    assert database_reexports(planted, values) == ["MemoryState"]
+    assert database_reexports("from ..memory_state import MemoryState as MemoryState\n", values) == []
+
+
 # The capture proxy imports these modules in its own virtualenv, where only mitmproxy and the
 # standard library exist.
 PROXY_SHARED = [
@@ -106,8 +536,6 @@ PROXY_SHARED = [
 
 
 def test_modules_the_proxy_imports_use_only_the_standard_library() -> None:
-    import sys
-
     assert len(PROXY_SHARED) >= 5, "capture modules not found"
     offenders = {
         str(path.relative_to(PACKAGE)): name
@@ -120,36 +548,24 @@ def test_modules_the_proxy_imports_use_only_the_standard_library() -> None:
     assert offenders == {}
 
 
-# The package root holds what every layer shares; each layer is a folder named for what it owns.
-SHARED_ROOT_MODULES = {
-    "__init__.py",  # the version
-    "config.py",  # every setting, validated in one place
-    "errors.py",  # the typed errors each edge translates
-    "manager.py",  # an alias kept for the first release's import path (client/conversation_memory.py)
-}
-LAYERS = {
-    "api",  # edge: REST routes and the composition root
-    "mcp",  # edge: MCP tools and transports
-    "cli",  # edge: the ccmem command
-    "ui",  # edge: the web UI, over REST only
-    "memories",  # server core: writes through the gate, states, reads, consent, retention
-    "search",  # server core: the search pipeline and its ranking
-    "store",  # below search: a memory's values, owners, vectors and access log
-    "auth",  # server core: users' tokens
-    "policy",  # pure: the write gate and redaction (shared with the proxy)
-    "capture",  # pure: Anthropic bodies to turns (shared with the proxy)
-    "engine",  # mem0, the vector stores and the embedder
-    "db",  # the metadata database: models and migrations
-    "client",  # the client side: MCP client, conversation memory, REST client
-    "stack",  # the native stack: services and their supervisor
-}
+# -- the package's shape ------------------------------------------------------------------------
 
 
-def test_the_package_root_holds_only_shared_modules_and_layer_folders() -> None:
+def test_the_package_root_holds_only_what_the_architecture_page_names() -> None:
+    # The root holds what every layer shares; each layer is a folder named for what it owns.
+    table = _table()
     modules = {path.name for path in PACKAGE.glob("*.py")}
-    folders = {path.name for path in PACKAGE.iterdir() if path.is_dir() and (path / "__init__.py").exists()}
-    assert modules == SHARED_ROOT_MODULES
-    assert folders == LAYERS
+    folders = {f"{path.name}/" for path in PACKAGE.iterdir() if (path / "__init__.py").exists()}
+    assert modules == {name for name in table if name.endswith(".py")}
+    assert folders == {name for name in table if name.endswith("/")}
+    assert {"api/", "mcp/", "cli/", "ui/", "memories/", "search/", "store/", "policy/", "engine/"} <= folders
+
+
+def test_memories_is_feature_packages_with_few_modules_at_its_top() -> None:
+    top = sorted(path.name for path in (PACKAGE / "memories").glob("*.py"))
+    assert len(top) <= 12, top
+    features = {path.name for path in (PACKAGE / "memories").iterdir() if (path / "__init__.py").exists()}
+    assert {"write", "lifecycle", "recall", "read_model"} <= features
 
 
 def test_no_module_outgrows_one_noun() -> None:

@@ -494,7 +494,7 @@ def test_the_store_keeps_no_text_and_mem0_reads_it_from_history(engine: Engine, 
     gone = add(engine, f"The deleted note {marker}gone", "alice")
     store: Any = engine.store
     assert store.text_source is not None
-    points, _ = store._require().scroll(ScrollRequest(limit=10, with_payload=True, with_vector=False))
+    points, _ = store.require_shard().scroll(ScrollRequest(limit=10, with_payload=True, with_vector=False))
     assert points and not any(field in (p.payload or {}) for p in points for field in TEXT_FIELDS)
     assert engine.memory.get(kept)["memory"] == f"The kept note {marker}kept"
     found = engine.memory.search("the kept note", filters={"user_id": "alice"}, top_k=2)["results"]
@@ -517,7 +517,7 @@ def test_a_shard_an_older_version_wrote_with_text_is_rewritten_without_it(tmp_pa
     marker = f"okapi{uuid.uuid4().hex[:12]}"
     with QdrantEdgeStore("things", tmp_path, embedding_model_dims=8) as store:
         kept, gone = str(uuid.uuid4()), str(uuid.uuid4())
-        store._require().update(  # as an older version wrote them: text in the payload
+        store.require_shard().update(  # as an older version wrote them: text in the payload
             UpdateOperation.upsert_points(
                 [
                     Point(

@@ -1,7 +1,7 @@
 """Memory for a conversation: what to recall before answering, what to keep after.
 
 :class:`ClaudeCodeMemoryManager` works one conversation turn at a time over a
-:class:`~.client.Mem0MCPClient`:
+:class:`~.mcp_client.Mem0MCPClient`:
 
 * it **recalls** for the newest user message (when ``memory.search_on_query``) with the
   server's hook recall, ``POST /api/v1/hooks/recall`` — the same code that answers Claude

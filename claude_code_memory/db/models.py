@@ -7,7 +7,6 @@ or ISO strings as the contract wants.
 
 from __future__ import annotations
 
-import enum
 import uuid
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -26,6 +25,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+# The states are the column's type; the enum lives in a module without the database, so the
+# layers that must not import this one (the edges) can name them too.
+from ..memory_state import MemoryState as MemoryState
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
@@ -33,17 +36,6 @@ def utcnow() -> datetime:
 
 class Base(DeclarativeBase):
     type_annotation_map = {dict[str, Any]: JSON}
-
-
-class MemoryState(enum.StrEnum):
-    active = "active"
-    paused = "paused"
-    archived = "archived"
-    deleted = "deleted"
-    #: Captured, waiting for the owner's consent: stored, not embedded, not searchable.
-    pending = "pending"
-    #: Deleted with ``privacy.trash_days`` > 0: text and vector kept, restorable until purged.
-    trashed = "trashed"
 
 
 class User(Base):

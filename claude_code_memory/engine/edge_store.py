@@ -111,7 +111,9 @@ class QdrantEdgeStore(VectorStoreBase):
         unknown = {kind for kind in self.payload_indexes.values() if kind not in _SCHEMA_TYPES}
         if unknown:
             raise ConfigError(f"payload index types {sorted(unknown)} unknown; use {sorted(_SCHEMA_TYPES)}")
-        self._lock = threading.RLock()
+        #: Held by every call that touches the shard, and by the index builder while it copies
+        #: the shard and swaps the indexed copy in.
+        self.lock = threading.RLock()
         self._shard: EdgeShard | None = None
         #: Where mem0's reads find a point's text (the engine sets it; None: none comes back).
         self.text_source: TextSource | None = None
@@ -126,7 +128,7 @@ class QdrantEdgeStore(VectorStoreBase):
         #: Builds the vector index in another process once the shard is large (index_build.py);
         #: while it runs, the ids written are noted here.
         self.index = IndexBuilder(self, index_from=index_from)
-        self._touched: set[str] | None = None
+        self.written_since_copy: set[str] | None = None
         self.create_col(collection_name, embedding_model_dims, "cosine")
 
     @property
@@ -141,9 +143,9 @@ class QdrantEdgeStore(VectorStoreBase):
         if name and name != self.collection_name:
             raise BadInput(f"this store serves collection {self.collection_name!r}, not {name!r}")
         dims = vector_size or self.embedding_model_dims
-        config = self._config(dims)
+        config = self.shard_config(dims)
         path = self.shard_path
-        with self._lock:
+        with self.lock:
             if self._shard is not None:
                 return
             if not self.index.running:  # a build's copy is not a crash's leftover
@@ -192,11 +194,11 @@ class QdrantEdgeStore(VectorStoreBase):
         return Unavailable(f"cannot open vector store {self.shard_path}: {message}")
 
     @staticmethod
-    def _config(dims: int) -> EdgeConfig:
+    def shard_config(dims: int) -> EdgeConfig:
         return EdgeConfig(vectors=EdgeVectorParams(size=dims, distance=Distance.Cosine))
 
     def _ensure_indexes(self, shard: EdgeShard | None = None) -> None:
-        shard = shard or self._require()
+        shard = shard or self.require_shard()
         existing = shard.info().payload_schema
         for field, kind in self.payload_indexes.items():
             if field in existing:
@@ -220,12 +222,12 @@ class QdrantEdgeStore(VectorStoreBase):
         own ``optimize()`` rewrites segments but keeps the log, and left more on disk
         (docs/storage.md, "Giving space back after deletes"). Other calls wait meanwhile, for a
         time that grows with the points kept (docs/storage.md, "Measured")."""
-        with self._lock:
-            shard = self._require()
+        with self.lock:
+            shard = self.require_shard()
             self.index.cancel()
             copy_path, _ = shard_copy.beside(self.shard_path)
             shutil.rmtree(copy_path, ignore_errors=True)
-            copy = EdgeShard.create(str(copy_path), self._config(self.embedding_model_dims))
+            copy = EdgeShard.create(str(copy_path), self.shard_config(self.embedding_model_dims))
             try:
                 self._ensure_indexes(copy)
                 kept = shard_copy.copy_points(shard, copy, _without_text)
@@ -258,7 +260,7 @@ class QdrantEdgeStore(VectorStoreBase):
         return records
 
     def flush(self) -> None:
-        with self._lock:
+        with self.lock:
             if self._shard is not None:
                 self._shard.flush()
 
@@ -270,7 +272,7 @@ class QdrantEdgeStore(VectorStoreBase):
         if not room_to_load(self.shard_path)[0]:
             return  # a reload only makes searches faster: not worth the disk it would claim
         started, upserted = time.perf_counter(), self._upserted
-        shard, self._shard = self._require(), None
+        shard = self.detach_shard()
         try:
             shard.flush()
         finally:
@@ -287,7 +289,7 @@ class QdrantEdgeStore(VectorStoreBase):
     def close(self) -> None:
         """Flush and release the shard (and its directory lock). Safe to call twice."""
         self.index.close()
-        with self._lock:
+        with self.lock:
             self.deferred = None
             if self._shard is None:
                 return
@@ -303,7 +305,18 @@ class QdrantEdgeStore(VectorStoreBase):
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _require(self) -> EdgeShard:
+    @property
+    def is_open(self) -> bool:
+        return self._shard is not None
+
+    def detach_shard(self) -> EdgeShard:
+        """Take the open shard out of the store (``lock`` held); the caller flushes and closes
+        it, and :meth:`create_col` opens what is on disk then."""
+        shard, self._shard = self.require_shard(), None
+        return shard
+
+    def require_shard(self) -> EdgeShard:
+        """The open shard; a shard deferred for want of disk is opened now if it fits."""
         if self._shard is None and self.deferred is not None:
             self.create_col(self.collection_name, self.embedding_model_dims)
         if self._shard is None:
@@ -312,8 +325,8 @@ class QdrantEdgeStore(VectorStoreBase):
 
     @contextmanager
     def _locked(self) -> Iterator[EdgeShard]:
-        with self._lock:
-            yield self._require()
+        with self.lock:
+            yield self.require_shard()
 
     # -- writes -----------------------------------------------------------------------------
     def insert(
@@ -380,8 +393,8 @@ class QdrantEdgeStore(VectorStoreBase):
 
     def _note(self, point_ids: Sequence[str]) -> None:
         """While an index build runs, note the points written (lock held)."""
-        if self._touched is not None:
-            self._touched.update(point_ids)
+        if self.written_since_copy is not None:
+            self.written_since_copy.update(point_ids)
 
     def _vector(self, vector: Sequence[float]) -> list[float]:
         values = [float(x) for x in vector]
@@ -538,7 +551,7 @@ class QdrantEdgeStore(VectorStoreBase):
 
     def delete_col(self) -> None:
         """Close the shard and remove its directory."""
-        with self._lock:
+        with self.lock:
             self.index.cancel()
             self.close()
             shutil.rmtree(self.shard_path, ignore_errors=True)
@@ -546,7 +559,7 @@ class QdrantEdgeStore(VectorStoreBase):
     def reset(self) -> None:
         """Delete every point: remove the shard and create it again, empty."""
         logger.warning("resetting vector store %s", self.shard_path)
-        with self._lock:
+        with self.lock:
             self.delete_col()
             self.create_col()
 

@@ -33,15 +33,13 @@ import sys
 import threading
 import time
 import uuid
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from qdrant_edge import EdgeShard, Point, UpdateOperation
+from qdrant_edge import EdgeConfig, EdgeShard, Point, UpdateOperation
 
 from . import shard_copy
-
-if TYPE_CHECKING:
-    from .edge_store import QdrantEdgeStore
 
 logger = logging.getLogger(__name__)
 
@@ -59,10 +57,39 @@ _PAGE = 500
 _PAUSE_ENV = "CCMEM_INDEX_BUILD_PAUSE"
 
 
+class IndexedStore(Protocol):
+    """What the builder needs of the store whose shard it indexes (``edge_store.QdrantEdgeStore``,
+    which owns a builder): declared here so that this module does not import the store."""
+
+    collection_name: str
+    #: The ids written while a build runs (None when none runs): caught up before the swap.
+    written_since_copy: set[str] | None
+
+    @property
+    def embedding_model_dims(self) -> int: ...
+
+    @property
+    def shard_path(self) -> Path: ...
+
+    @property
+    def lock(self) -> AbstractContextManager[Any]: ...
+
+    @property
+    def is_open(self) -> bool: ...
+
+    def require_shard(self) -> EdgeShard: ...
+
+    def detach_shard(self) -> EdgeShard: ...
+
+    def shard_config(self, dims: int) -> EdgeConfig: ...
+
+    def create_col(self, name: str | None, vector_size: int | None) -> None: ...
+
+
 class IndexBuilder:
     """Builds the index of one store's shard in another process, one build at a time."""
 
-    def __init__(self, store: QdrantEdgeStore, *, threads: int = 1, index_from: int | None = None) -> None:
+    def __init__(self, store: IndexedStore, *, threads: int = 1, index_from: int | None = None) -> None:
         self.store = store
         self.threads = threads
         self.index_from = INDEX_FROM if index_from is None else index_from
@@ -122,12 +149,12 @@ class IndexBuilder:
         report: dict[str, Any] = {}
         generation = self._generation
         try:
-            with store._lock:  # writes wait while the directory is copied
-                shard = store._require()
+            with store.lock:  # writes wait while the directory is copied
+                shard = store.require_shard()
                 shard.flush()
                 shutil.rmtree(copy_path, ignore_errors=True)
                 shutil.copytree(store.shard_path, copy_path)
-                store._touched = set()
+                store.written_since_copy = set()
             report["copy_s"] = round(time.perf_counter() - started, 3)
             _pause("copied")
             built = time.perf_counter()
@@ -135,24 +162,24 @@ class IndexBuilder:
             report["child_s"] = round(time.perf_counter() - built, 3)
             _pause("indexed")
             swapped = time.perf_counter()
-            with store._lock:
-                if generation != self._generation or store._touched is None:
+            with store.lock:
+                if generation != self._generation or store.written_since_copy is None:
                     raise RuntimeError("the shard was replaced during the index build")
-                touched = store._touched
-                copy = EdgeShard.load(str(copy_path), store._config(store.embedding_model_dims))
+                touched = store.written_since_copy
+                copy = EdgeShard.load(str(copy_path), store.shard_config(store.embedding_model_dims))
                 try:
-                    report["caught_up"] = _catch_up(store._require(), copy, touched)
+                    report["caught_up"] = _catch_up(store.require_shard(), copy, touched)
                     copy.flush()
                 finally:
                     copy.close()
                 _pause("caught-up")
-                live, store._shard = store._require(), None
+                live = store.detach_shard()
                 try:
                     live.flush()
                 finally:
                     live.close()
                 shard_copy.swap_in(store.shard_path, "index")
-                store._touched = None
+                store.written_since_copy = None
                 store.create_col(store.collection_name, store.embedding_model_dims)
             report["swap_s"] = round(time.perf_counter() - swapped, 3)
             report["total_s"] = round(time.perf_counter() - started, 3)
@@ -161,9 +188,9 @@ class IndexBuilder:
             logger.info("vector index built and swapped in: %s", report)
             return report
         except BaseException:
-            with store._lock:
-                store._touched = None
-                if store._shard is None and not store.shard_path.exists():
+            with store.lock:
+                store.written_since_copy = None
+                if not store.is_open and not store.shard_path.exists():
                     shard_copy.finish_interrupted_swap(store.shard_path)
             shutil.rmtree(copy_path, ignore_errors=True)
             raise

@@ -5,7 +5,7 @@
 A memory keeps the time it happened (``captured_at``: when a turn was said, or the session date
 an import gives). A question that names a date ("on 13 October 2023", "in July 2023", "in
 June", "in 2022") is about what happened then, so search ranks memories from inside that window
-higher (see :mod:`.service`). Understood forms, case-insensitive, month names full or
+higher (see :mod:`.ranking`). Understood forms, case-insensitive, month names full or
 abbreviated:
 
 * ``13 October 2023``, ``13 Oct, 2023``, ``October 13, 2023``, ``2023-10-13`` → that day;

@@ -10,10 +10,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..db.models import Memory, MemoryFields
-
-# The states a memory moves through, for the edges (which never import the database layer).
-from ..db.models import MemoryState as MemoryState
 from ..errors import BadInput, Forbidden
+
+# The REST routes parse states with the values they shape. The enum comes from its dependency-
+# free module, not from the database models, so this names no database object for the edges.
+from ..memory_state import MemoryState as MemoryState
 
 APP_NAME_MAX = 64
 #: The app REST writes go to when the caller names none (OpenMemory's default).

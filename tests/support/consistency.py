@@ -93,7 +93,7 @@ class Stores:
     def plant_orphan(self, like: str) -> str:
         """A point with no SQL row (an ingest killed between the vector and the row): a copy of
         ``like``'s vector and payload under a new id."""
-        source = self.vectors._require().retrieve([like], True, True)[0]
+        source = self.vectors.require_shard().retrieve([like], True, True)[0]
         orphan = str(uuid.uuid4())
         self.vectors.insert([list(source.vector)], [dict(source.payload)], [orphan])  # type: ignore[arg-type]
         return orphan

@@ -541,7 +541,7 @@ class Hygiene:
 
 class HygieneScheduler(Periodic):
     """The server's schedule: ``hygiene.run()`` in a worker thread every ``hours``; 0: never
-    (see :mod:`.periodic`)."""
+    (see :mod:`..lifecycle.periodic`)."""
 
     def __init__(
         self, hygiene: Hygiene, hours: float, first_delay_seconds: float = FIRST_RUN_DELAY_SECONDS

@@ -1,5 +1,5 @@
 """A job the server runs in a worker thread every interval: the retention sweep
-(:class:`~.retention.Sweeper`) and the hygiene run (:class:`~.hygiene.HygieneScheduler`).
+(:class:`~.retention.Sweeper`) and the hygiene run (:class:`~..hygiene.proposals.HygieneScheduler`).
 
 The first run comes ``first_delay_seconds`` after start-up; the owner's ``next_run_at`` says when
 the next one is due. A failed run is logged and the loop goes on; leaving :meth:`running` cancels

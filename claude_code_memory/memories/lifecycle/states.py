@@ -75,7 +75,7 @@ class States:
             for memory in self._rows(session, ids, user_id):
                 if memory.state in (new_state, MemoryState.deleted, MemoryState.trashed):
                     continue
-                self._record_state(session, memory, new_state, actor)
+                self.record_state(session, memory, new_state, actor)
                 self.vectors.set_payload(str(memory.id), {"state": new_state.value})
                 changed += 1
         return changed
@@ -116,7 +116,7 @@ class States:
                     embedded.append(str(memory.id))
                 self.usage.forget(memory.user_id)
                 owners.add(memory.user_id)
-                self._record_state(session, memory, MemoryState.deleted, actor)
+                self.record_state(session, memory, MemoryState.deleted, actor)
                 memory.content = ""
                 memory.content_hash = None
                 memory.path = None  # a file's name may say what it held
@@ -138,7 +138,7 @@ class States:
         if memory.state == MemoryState.trashed:
             return 0
         self.usage.forget(memory.user_id)
-        self._record_state(session, memory, MemoryState.trashed, actor)
+        self.record_state(session, memory, MemoryState.trashed, actor)
         memory.deleted_at = memory.updated_at
         memory.content_hash = None
         self.vectors.set_payload(str(memory.id), {"state": MemoryState.trashed.value})
@@ -185,9 +185,11 @@ class States:
         return user.id if user else None
 
     @staticmethod
-    def _record_state(
+    def record_state(
         session: Session, memory: Memory, new_state: MemoryState, actor: uuid.UUID | None
     ) -> None:
+        """Move a memory to ``new_state`` and write the change into its history (the trash's
+        restore records its moves here too)."""
         now = utcnow()
         session.add(
             MemoryStatusHistory(

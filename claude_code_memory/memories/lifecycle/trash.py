@@ -101,7 +101,7 @@ class Trash:
                     .limit(1)
                 )
                 state = MemoryState(before) if before in {s.value for s in RESTORABLE} else MemoryState.active
-                self.states._record_state(session, memory, state, user.id)
+                self.states.record_state(session, memory, state, user.id)
                 memory.deleted_at = None
                 memory.content_hash = digest
                 session.flush()

@@ -1,4 +1,4 @@
-"""One user's memory-tool files in our store: the :class:`~.memory_files.FileStore` the
+"""One user's memory-tool files in our store: the :class:`~.commands.FileStore` the
 commands run over. A file is a memory row with a ``path``; writes go through ``writes.py``
 (the policy gate), deletes through ``states.py`` (tombstones, vectors and text gone)."""
 

@@ -7,8 +7,8 @@ the memories it came from, readable and correctable by the user.
     Profile(...).delete(user_id, fact_id)                         gone, and stays gone
     Profile(...).briefing_lines(user_pk, limit)                   what SessionStart is given
 
-Facts are extracted by rules (:mod:`.profile_rules`), or by the LLM ``profile.llm`` names
-(:mod:`.profile_llm`; on its failure, by the rules). A fact is keyed by the hash of its
+Facts are extracted by rules (:mod:`.rules`), or by the LLM ``profile.llm`` names
+(:mod:`.llm`; on its failure, by the rules). A fact is keyed by the hash of its
 normalised text: extracting it again only links one more memory to it. Deleting a fact leaves
 a tombstone (its hash, no text), so that no later extraction brings it back; an edit
 tombstones the old wording the same way. Facts whose memories are all gone (deleted,

@@ -5,7 +5,7 @@
 - **mid-term**: segments, runs of one conversation's turns (:mod:`.heat`), each with a heat
   from its visits, length and recency. Beyond ``tiers.mid_term_capacity`` active segments the
   coldest are archived with their turns (state ``archived``, restorable; never deleted);
-- **long-term**: the profile and the assistant's knowledge (:mod:`.profile`). A segment at
+- **long-term**: the profile and the assistant's knowledge (:mod:`.facts`). A segment at
   least ``tiers.promote_threshold`` hot is promoted: its turns' facts go into the profile.
   Memories of no conversation (notes the user asked to keep) go into it directly.
 

@@ -89,7 +89,7 @@ class Reads:
         context: int = 0,
         scope: dict[str, Any] | None = None,
     ) -> list[dict[str, Any]]:
-        """``scope``: the filters :func:`.scopes.search_scope` makes of the caller's scope."""
+        """``scope``: the filters :func:`..organise.scopes.search_scope` makes of the caller's scope."""
         hits = self.pipeline.search_hits(
             user_id=user_id,
             app_name=app_name,

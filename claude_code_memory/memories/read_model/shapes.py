@@ -8,6 +8,10 @@ from typing import Any
 
 from ...db.models import App, Memory, MemoryFields
 
+# One ISO format for every JSON shape: UTC with one "Z" (the routes that import it from here
+# get the same function as the stored values' shapes in store/values.py).
+from ...store.values import iso
+
 
 def epoch(value: datetime | None) -> int | None:
     """Naive-UTC datetime → epoch seconds, as OpenMemory's MemoryResponse has it."""
@@ -16,10 +20,6 @@ def epoch(value: datetime | None) -> int | None:
     from datetime import UTC
 
     return int(value.replace(tzinfo=UTC).timestamp())
-
-
-def iso(value: datetime | None) -> str | None:
-    return value.isoformat() + "Z" if value else None
 
 
 def naive_iso(value: datetime | None) -> str | None:

@@ -3,12 +3,12 @@
     ClaudeCodeHooks(...).handle(user_id, hook_input) -> {} or
         {"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}
 
-- ``SessionStart``: a briefing for the session's project (:meth:`.recall.Recall.briefing`)
+- ``SessionStart``: a briefing for the session's project (:meth:`.context.Recall.briefing`)
   of memories the session was not given yet. A ``clear`` or ``compact`` start first forgets
   what the session was given: that context is gone, so the same memories may be given again.
   A ``resume`` start keeps it (read back from the access log after a server restart): the
   resumed transcript still holds them.
-- ``UserPromptSubmit``: the memories that bear on the prompt (:meth:`.recall.Recall.for_prompt`);
+- ``UserPromptSubmit``: the memories that bear on the prompt (:meth:`.context.Recall.for_prompt`);
   the prompt is kept for the Stop that ends its turn.
 - ``Stop``: the turn (the kept prompt and ``last_assistant_message``) is captured through the
   same write path, policy gate and consent queue as ``POST /api/v1/capture``, as the text the

@@ -10,7 +10,7 @@ questions and to-dos (:mod:`.patterns`), and where the newest conversation stopp
 conversation is the memories sharing a ``conversation_id`` (a Claude Code session); a memory
 without one is a conversation of its own. Nothing leaves the machine unless
 ``reflection.llm`` names an OpenAI-compatible endpoint: then the findings (which quote memories)
-are sent to it for a prose summary (:mod:`.prose`), and the findings are returned either way.
+are sent to it for a prose summary (:mod:`.llm_summary`), and the findings are returned either way.
 """
 
 from __future__ import annotations

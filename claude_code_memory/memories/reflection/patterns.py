@@ -8,7 +8,7 @@
     answers(question, later)        whether a later text answers a question (shares its terms)
 
 Everything here is deterministic and English-only: regular expressions and term overlap. The
-reflection (:mod:`.reflection`) runs them over a user's stored memories.
+reflection (:mod:`.analysis`) runs them over a user's stored memories.
 """
 
 from __future__ import annotations

@@ -3,18 +3,19 @@ upsert, one history transaction and one SQL transaction for all of them.
 
     BatchWrite(writes).add(user_id=..., app_name=..., items=[...], channel="rest") -> outcomes
 
-Each item gets exactly the answer :meth:`.writes.Writes.add_memory` would give it, written one
-after another in the batch's order: its own error (``{"index", "error", "code", "status"}``),
-``FILTERED``, ``PENDING``, ``ADD``, or "already existed" for a text the store holds or an
-earlier item of the batch carries. Only the work after the gate is shared:
+Each item gets exactly the answer a single write (:meth:`.writes.Writes.add_memory`) would
+give it, written one after another in the batch's order: its own error (``{"index", "error",
+"code", "status"}``), ``FILTERED``, ``PENDING``, ``ADD``, or "already existed" for a text the
+store holds or an earlier item of the batch carries. Only the work after the gate is shared:
 
 1. one gate session: the user and app, the consent rules and the quota looked up once, the
    stored twins of every item's text in one query; the quota counts the batch's earlier items;
-2. the admitted texts embedded through one embedder call (:meth:`.vectors.Vectors.embed_batch`:
-   the int8 model still runs one text a run, docs/architecture.md says why);
-3. every point in one upsert and its mem0 history in one transaction
-   (:meth:`.vectors.Vectors.add_many`);
-4. the SQL rows, categories and consent decisions in one transaction.
+2. the admitted texts embedded through one embedder call (``Vectors.embed_batch`` in
+   store/vectors.py; the int8 model still runs one text a run: docs/search.md, "The
+   embedding model", says why);
+3. every point in one upsert and its mem0 history in one transaction (``Vectors.add_many``);
+4. the SQL rows, categories and consent decisions in one transaction (their columns:
+   :mod:`.rows`, as the single write builds them).
 
 Crash-safety is the single write's: the vectors are stored before the rows (reconcile.py), so
 a crash at any point leaves points without rows, orphans the reconciler removes, and never a
@@ -26,23 +27,48 @@ written again one by one, each answering as a single write would.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import Any, Protocol
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ...db.models import Memory, MemoryState
+from ...db.database import Database
+from ...db.models import Memory, MemoryState, User
 from ...errors import MemoryStackError
-from ...policy.gate import Admitted, Write, admit
+from ...policy.gate import Admitted, Facts, Policy, Write, admit
+from ...store.owners import Owners
 from ...store.values import already_existed
-from ...store.vectors import point_payload
+from ...store.vectors import Vectors, point_payload
+from .capture_filter import CaptureFilter
+from .category_links import CategoryLinks
 from .items import item_arguments, make_write
+from .rows import consent_decision, row_values, same_text, stored_twins
+from .usage import Usage
 
-if TYPE_CHECKING:
-    from .writes import Writes
+
+class SingleWrites(Protocol):
+    """What a batch needs of the single write path (:class:`.writes.Writes`, which builds the
+    batch): its parts, the facts its gate decides on, and the single write itself for the
+    batches that go item by item. Declared here so that this module never imports ``writes``."""
+
+    database: Database
+    owners: Owners
+    vectors: Vectors
+    usage: Usage
+    policy: Policy
+    categories: CategoryLinks
+    capture_filter: CaptureFilter | None
+    clock: Callable[[], datetime]
+
+    def facts(self, session: Session, user: User, channel: str | None = None) -> Facts: ...
+
+    def add_memory(self, **write: Any) -> list[dict[str, Any]]: ...
+
+    def prime_embeddings(self, texts: Iterable[str]) -> int: ...
 
 
 @dataclass
@@ -55,7 +81,7 @@ class _Item:
 
 
 class BatchWrite:
-    def __init__(self, writes: Writes) -> None:
+    def __init__(self, writes: SingleWrites) -> None:
         self.writes = writes
 
     def add(
@@ -86,7 +112,7 @@ class BatchWrite:
                 writes = []
             if user is not None and app is not None:
                 user_pk, app_pk = user.id, app.id
-                facts = w._facts(session, user, channel)
+                facts = w.facts(session, user, channel)
                 # First each item through the gate against the quota used before the batch...
                 gated: list[tuple[int, Write, Admitted]] = []
                 for index, write in writes:
@@ -100,7 +126,7 @@ class BatchWrite:
                         gated.append((index, write, admit(write, w.policy, facts)))
                     except MemoryStackError as exc:
                         outcomes[index] = _error(index, exc)
-                twins = _stored_twins(session, user_pk, [admitted.content_hash for _, _, admitted in gated])
+                twins = stored_twins(session, user_pk, [admitted.content_hash for _, _, admitted in gated])
                 # ...then in order, counting the items stored before each against the quota.
                 batch: dict[str, _Item] = {}  # an earlier item of this batch, by its text's hash
                 used = facts.used_bytes
@@ -127,7 +153,7 @@ class BatchWrite:
             try:
                 self._store(accepted, user_id, user_pk, app_pk)
             except IntegrityError as exc:
-                if not _same_text(exc):
+                if not same_text(exc):
                     raise
                 # Another writer stored one of these texts since the gate looked: each item
                 # again on its own, answering as a single write would (its points are gone).
@@ -167,7 +193,7 @@ class BatchWrite:
             now = w.clock()
             vector = embedded.get(item.index)
             if vector is None:  # waits for consent: a row, no point
-                row = w._row_values(item.admitted, item.memory_id, user_pk, app_pk, MemoryState.pending, now)
+                row = row_values(item.admitted, item.memory_id, user_pk, app_pk, MemoryState.pending, now)
                 rows.append((row, item.admitted, None))
                 continue
             write = item.admitted.write
@@ -182,7 +208,7 @@ class BatchWrite:
                 expires_at=item.admitted.expires_at,
             )
             points.append((str(item.memory_id), item.admitted, vector, payload))
-            row = w._row_values(item.admitted, item.memory_id, user_pk, app_pk, MemoryState.active, now)
+            row = row_values(item.admitted, item.memory_id, user_pk, app_pk, MemoryState.active, now)
             rows.append((row, item.admitted, vector))
         w.vectors.add_many(points, user_id=user_id)
         try:
@@ -194,33 +220,13 @@ class BatchWrite:
                     session, [(row["id"], row["content"], vector) for row, _, vector in stored]
                 )
                 for row, admitted, _ in stored:
-                    decision = w.consent_decision(admitted, row["id"], user_pk, "")
+                    decision = consent_decision(admitted, row["id"], user_pk, "")
                     if decision is not None:
                         session.add(decision)
         except Exception:
             for memory_id, _, _, _ in points:  # a point without its row would be an orphan
                 w.vectors.delete(memory_id)
             raise
-
-
-def _stored_twins(session: Session, user_pk: uuid.UUID, digests: list[str]) -> dict[str, Memory]:
-    """The user's stored memories (any state but deleted, which keeps no hash) whose text an
-    item of the batch would store, by its hash."""
-    found: dict[str, Memory] = {}
-    listed = sorted(set(digests))
-    for start in range(0, len(listed), 500):
-        chunk = listed[start : start + 500]
-        for memory in session.scalars(
-            select(Memory).where(Memory.user_id == user_pk, Memory.content_hash.in_(chunk))
-        ):
-            found[str(memory.content_hash)] = memory
-    return found
-
-
-def _same_text(exc: IntegrityError) -> bool:
-    from .writes import _same_text as same
-
-    return same(exc)
 
 
 def _error(index: int, exc: MemoryStackError) -> dict[str, Any]:

@@ -1,9 +1,10 @@
 """Where a memory is written: every write passes the policy gate, then is embedded and stored.
 
 A write becomes an ``Admitted`` value only through :func:`claude_code_memory.policy.gate.admit`,
-and :class:`~.vectors.Vectors` stores nothing else. SQL rows follow the vectors mem0 created;
-a failed SQL write removes the vector it just added, so the two stores stay in step. The
-quota the gate checks is counted by :class:`~.usage.Usage`.
+and ``Vectors`` (store/vectors.py) stores nothing else. SQL rows follow the vectors mem0
+created; a failed SQL write removes the vector it just added, so the two stores stay in step.
+The quota the gate checks is counted by :class:`~.usage.Usage`; a new row's columns are
+:mod:`.rows`', which the batch (:mod:`.batch`) builds with too.
 
 De-duplication is the database's: a unique index on ``(user_id, content_hash)`` (deleted rows
 keep no hash). The look-up before a write only saves embedding a text that is stored already;
@@ -25,14 +26,7 @@ from sqlalchemy.orm import Session
 
 from ...config import Settings
 from ...db.database import Database
-from ...db.models import (
-    ConsentDecision,
-    ConsentRule,
-    Memory,
-    MemoryState,
-    User,
-    utcnow,
-)
+from ...db.models import ConsentDecision, ConsentRule, Memory, MemoryState, User, utcnow
 from ...errors import Conflict, NotFound, TooLarge
 from ...policy.gate import (
     Admitted,
@@ -56,6 +50,7 @@ from .capture_filter import CaptureFilter
 from .categories import Categoriser
 from .category_links import CategoryLinks
 from .items import make_write
+from .rows import consent_decision, row_values, same_text, stored
 from .usage import Usage
 
 
@@ -161,13 +156,14 @@ class Writes:
                         return Written(
                             [{"id": None, "memory": None, "event": "FILTERED", "reason": f"junk: {reason}"}]
                         )
-                admitted = admit(write, self.policy, self._facts(session, user, channel), prepared)
+                admitted = admit(write, self.policy, self.facts(session, user, channel), prepared)
                 user_pk, app_pk = user.id, app.id
-                existing = self._stored(session, user_pk, admitted.content_hash)
+                existing = stored(session, user_pk, admitted.content_hash)
                 if existing is not None:
                     return Written([already_existed(existing)])
                 if admitted.state == "pending":
-                    values = self._row_values(admitted, uuid.uuid4(), user_pk, app_pk, MemoryState.pending)
+                    now = self.clock()
+                    values = row_values(admitted, uuid.uuid4(), user_pk, app_pk, MemoryState.pending, now)
                     memory = Memory(**values)
                     session.add(memory)
                     session.flush()  # a racing writer of the same text fails here, on the index
@@ -183,7 +179,7 @@ class Writes:
                         ]
                     )
         except IntegrityError as exc:
-            if not _same_text(exc):
+            if not same_text(exc):
                 raise
             return Written(self._already_stored(user_pk, admitted.content_hash))
         rows: dict[str, StoredRow] = {}
@@ -192,7 +188,7 @@ class Writes:
     def add_memories(
         self, *, user_id: str, app_name: str, items: Sequence[dict[str, Any]], channel: str = "rest"
     ) -> list[dict[str, Any]]:
-        """Several writes from one caller, stored together (:mod:`.batch_writes`); each passes
+        """Several writes from one caller, stored together (:mod:`.batch`); each passes
         the gate on its own and fails on its own (``{"index", "error", "status"}``) without
         stopping the others, with the answer it would get written alone after the ones before."""
         self.vectors.require_room()
@@ -239,7 +235,7 @@ class Writes:
                 model=pending.model,
                 captured_at=pending.captured_at,
             )
-            facts = self._facts(session, pending.user)
+            facts = self.facts(session, pending.user)
             used = max(0, facts.used_bytes - len(pending.content.encode("utf-8")))
             policy = replace(self.policy, require_consent=False)
             admitted = admit(write, policy, Facts(now=facts.now, used_bytes=used, rules=()))
@@ -297,12 +293,12 @@ class Writes:
                 model=memory.model,
                 path=memory.path,
             )
-            facts = self._facts(session, memory.user)
+            facts = self.facts(session, memory.user)
             facts = Facts(
                 now=facts.now, used_bytes=max(0, facts.used_bytes - len(memory.content.encode())), rules=()
             )
             admitted = admit(write, self.policy, facts)
-            twin = self._stored(session, memory.user_id, admitted.content_hash)
+            twin = stored(session, memory.user_id, admitted.content_hash)
             if twin is not None and twin.id != mid:
                 raise Conflict(f"memory {twin.id} already says this; edit or delete that one instead")
             self.usage.forget(memory.user_id)
@@ -314,7 +310,7 @@ class Writes:
             try:
                 session.flush()  # the index has the last word on a racing write of the same text
             except IntegrityError as exc:
-                if not _same_text(exc):
+                if not same_text(exc):
                     raise
                 raise Conflict(f"another memory already says this: {admitted.text[:80]!r}") from None
             self.vectors.update(str(mid), admitted)  # after SQL accepted the text, before commit
@@ -347,7 +343,7 @@ class Writes:
                     f"Cannot create {path}: the memory directory holds {files} files, the maximum "
                     "(memory_tool.max_files); delete or merge files first"
                 )
-            admitted = admit(write, self.policy, self._facts(session, user))
+            admitted = admit(write, self.policy, self.facts(session, user))
             if admitted.state == "pending":  # a file the model cannot read back would break it
                 raise Conflict(
                     f"Cannot create {path}: writes on the {channel} channel wait for consent "
@@ -451,7 +447,7 @@ class Writes:
                     rows[str(row.memory.id)] = row
                 break
             except IntegrityError as exc:
-                if _same_text(exc):
+                if same_text(exc):
                     self.vectors.delete(result["id"])
                     return self._already_stored(user_pk, content_hash(text, admitted.write.path))
                 if attempt == 2:  # another constraint twice (a category two writers made): give up
@@ -470,85 +466,26 @@ class Writes:
     ) -> StoredRow:
         text = result["memory"]
         memory_id = uuid.UUID(result["id"])
-        values = self._row_values(admitted, memory_id, user_pk, app_pk, MemoryState.active, now=now)
+        values = row_values(admitted, memory_id, user_pk, app_pk, MemoryState.active, now)
         values.update(content=text, content_hash=content_hash(text, admitted.write.path))
         with self.database.session() as session:
             # An INSERT, not the unit of work: a third of a single write's SQL time went to it.
             session.execute(insert(Memory), [values])  # a racing writer of the same text fails here
             names = self.categories.link_new(session, [(memory_id, text, self.vectors.embed(text))])[0]
-            decision = self.consent_decision(admitted, memory_id, user_pk, decided_by)
+            decision = consent_decision(admitted, memory_id, user_pk, decided_by)
             if decision is not None:
                 session.add(decision)
         return StoredRow(Memory(**values), admitted.write.app, names)
 
-    @staticmethod
-    def consent_decision(
-        admitted: Admitted, memory_id: uuid.UUID, user_pk: uuid.UUID, decided_by: str
-    ) -> ConsentDecision | None:
-        """The record of the consent a stored write had (a rule or an approval), if any."""
-        if admitted.consent not in ("rule", "approved", "approved_edited"):
-            return None
-        return ConsentDecision(
-            memory_id=memory_id,
-            user_id=user_pk,
-            decision="allowed" if admitted.consent == "rule" else "approved",
-            decided_by=decided_by or f"rule:{admitted.rule_id}",
-            rule_id=admitted.rule_id,
-            edited=admitted.consent == "approved_edited",
-        )
-
-    @staticmethod
-    def _stored(session: Session, user_pk: uuid.UUID, digest: str | None) -> Memory | None:
-        """The user's memory with this text, in any state but deleted (which keeps no hash)."""
-        if digest is None:
-            return None
-        return session.scalar(select(Memory).where(Memory.user_id == user_pk, Memory.content_hash == digest))
-
     def _already_stored(self, user_pk: uuid.UUID, digest: str | None) -> list[dict[str, Any]]:
         """The answer for a write that lost a race to a writer of the same text."""
         with self.database.session() as session:
-            winner = self._stored(session, user_pk, digest)
+            winner = stored(session, user_pk, digest)
             if winner is None:  # the winner was deleted since: the caller may simply write again
                 raise Conflict("a write of the same text raced this one; try again")
             return [already_existed(winner)]
 
-    def _row_values(
-        self,
-        admitted: Admitted,
-        memory_id: uuid.UUID,
-        user_pk: uuid.UUID,
-        app_pk: uuid.UUID,
-        state: MemoryState,
-        now: datetime | None = None,
-    ) -> dict[str, Any]:
-        """A new memory row's columns, under the attribute names ``Memory(**values)`` and
-        ``insert(Memory)`` take."""
-        write = admitted.write
-        now = now or self.clock()  # the same clock retention compares against
-        return dict(
-            id=memory_id,
-            created_at=now,
-            updated_at=now,
-            user_id=user_pk,
-            app_id=app_pk,
-            content=admitted.text,
-            content_hash=admitted.content_hash,
-            metadata_={**admitted.metadata, "channel": write.channel},
-            state=state,
-            channel=write.channel,
-            project=write.project,
-            task=write.task,
-            conversation_id=write.conversation_id,
-            model=write.model,
-            # A turn of a conversation always has a time: conversations are ordered by it.
-            captured_at=write.captured_at or (now if write.conversation_id else None),
-            consent=admitted.consent,
-            redactions=admitted.redactions,
-            expires_at=admitted.expires_at,
-            path=write.path,
-        )
-
-    def _facts(self, session: Session, user: User, channel: str | None = None) -> Facts:
+    def facts(self, session: Session, user: User, channel: str | None = None) -> Facts:
         """What the gate needs to know; the consent rules only for a ``channel`` they apply to
         (None: any), saving their query on every other write."""
         consenting = self.policy.require_consent and channel in self.policy.consent_channels
@@ -565,10 +502,3 @@ class Writes:
             used_bytes=self.usage.used(session, user.id),
             rules=tuple(Rule(r.id, r.app_pattern, r.project_pattern, r.effect) for r in ordered),  # type: ignore[arg-type]
         )
-
-
-def _same_text(exc: IntegrityError) -> bool:
-    """Whether the database refused a row because the user has this text already (the unique
-    index on the user and the text's hash), not for another constraint."""
-    message = str(exc.orig)
-    return "idx_memory_user_hash" in message or "memories.user_id, memories.content_hash" in message
