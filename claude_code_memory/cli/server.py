@@ -37,10 +37,9 @@ def serve(
 ) -> None:
     """Run the memory server (REST API, MCP endpoint, OpenAPI docs at /docs)."""
     settings = common.settings(config, _overrides(host, port, data_dir))
-    if settings.embedder.provider == "onnx-minilm":
-        from ..engine.onnx_model import preload
+    from ..memories import embedding_model
 
-        preload()  # in the background, while the imports below run (restart time)
+    embedding_model.preload(settings)  # in the background, while the imports below run (restart time)
     import uvicorn
 
     from ..api.app import create_app
@@ -227,33 +226,19 @@ def _check_data_dir(settings: Settings) -> Check:
 
 
 def _check_models(settings: Settings) -> list[Check]:
-    if settings.embedder.provider != "onnx-minilm":
+    from ..memories import embedding_model
+
+    if not embedding_model.uses_shipped_model(settings):
         return [
             Check("embedding model", "ok", f"not used (embedder.provider = {settings.embedder.provider})")
         ]
-    from ..engine.onnx_model import (
-        MODEL_SHA256,
-        SOURCE_SHA256,
-        TOKENIZER_SHA256,
-        default_model_path,
-        default_tokenizer_path,
-        source_model_path,
-        verify_file,
-    )
-
     checks = []
-    for name, locate, digest in (
-        ("shipped model", source_model_path, SOURCE_SHA256),
-        ("embedding model", default_model_path, MODEL_SHA256),
-        ("tokenizer", default_tokenizer_path, TOKENIZER_SHA256),
-    ):
-        try:
-            path = locate()
-            verify_file(path, digest)
-        except ConfigError as exc:
-            checks.append(Check(name, "fail", exc.message, "run ./install.sh to reinstall the model files"))
-            continue
-        checks.append(Check(name, "ok", f"{path} (sha256 matches the pin)"))
+    for found in embedding_model.model_files():
+        if found.problem is not None:
+            hint = "run ./install.sh to reinstall the model files"
+            checks.append(Check(found.name, "fail", found.problem, hint))
+        else:
+            checks.append(Check(found.name, "ok", f"{found.path} (sha256 matches the pin)"))
     return checks
 
 

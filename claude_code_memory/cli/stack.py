@@ -42,17 +42,11 @@ ServicesOpt = Annotated[
 TIMEOUT_HELP = "seconds to wait for every service to become healthy"
 
 
-def _command_name(name: str | None, callback: Any) -> str:
-    """Typer's name for a command: its own, else the function's with dashes."""
-    return name or callback.__name__.replace("_", "-")
-
-
-def available_services() -> set[str]:
+def available_services(ctx: typer.Context) -> set[str]:
     """The services whose commands this installation of ``ccmem`` has (ui and proxy may not)."""
-    from . import app as root
-
-    names = {_command_name(info.name, info.callback) for info in root.registered_commands}
-    names |= {info.name for info in root.registered_groups if info.name}
+    # Asked of the running ``ccmem``'s root command: importing the cli package's app from here
+    # would be an import cycle (the package imports this module).
+    names = set(getattr(ctx.find_root().command, "commands", {}))
     return {service for service, command in stack_services.COMMANDS.items() if command in names}
 
 
@@ -68,9 +62,11 @@ def _not_ready() -> dict[str, str]:
     return problems
 
 
-def _specs(config: Path | None, services: list[str] | None) -> tuple[Settings, list[ServiceSpec]]:
+def _specs(
+    ctx: typer.Context, config: Path | None, services: list[str] | None
+) -> tuple[Settings, list[ServiceSpec]]:
     settings = common.settings(config)
-    available = available_services()
+    available = available_services(ctx)
     for name, problem in _not_ready().items():
         if name not in available:
             continue
@@ -97,6 +93,7 @@ def _tail(path: Path, lines: int) -> str:
 
 # -- up --------------------------------------------------------------------------------------
 def up(
+    ctx: typer.Context,
     services: ServicesOpt = None,
     timeout: Annotated[float, typer.Option(help=TIMEOUT_HELP)] = 120.0,
     config: ConfigOpt = None,
@@ -106,7 +103,7 @@ def up(
     Exits 0 when all are healthy (or the stack already runs), 1 when one is not healthy in
     time (the stack keeps running: see `ccmem stack logs`, stop it with `ccmem stack down`).
     """
-    settings, specs = _specs(config, services)
+    settings, specs = _specs(ctx, config, services)
     running = _running_supervisor(settings)
     if running is not None:
         out.print(f"the stack already runs (supervisor pid {running}); `ccmem stack status` shows it")
@@ -366,9 +363,9 @@ def logs(
 
 
 # -- supervise (internal) ----------------------------------------------------------------------
-def supervise(services: ServicesOpt = None, config: ConfigOpt = None) -> None:
+def supervise(ctx: typer.Context, services: ServicesOpt = None, config: ConfigOpt = None) -> None:
     """Run the supervisor in the foreground (what `ccmem stack up` starts in the background)."""
-    settings, specs = _specs(config, services)
+    settings, specs = _specs(ctx, config, services)
     raise typer.Exit(supervisor.Supervisor(settings, specs).run())
 
 
