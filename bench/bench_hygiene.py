@@ -198,7 +198,7 @@ def bulk_load(parts: ServerParts, items: list[Item]) -> dict[str, Item]:
     included, takes ~70 ms a memory on this machine). Exact copies are stored once, as the
     service's unique ``(user, content hash)`` would. Returns memory id -> item."""
     service = parts.service
-    first = service.add_memories(user_id=USER, app_name="bench", items=[{"text": items[0].text}])
+    first = service.writes.add_memories(user_id=USER, app_name="bench", items=[{"text": items[0].text}])
     first_id = first[0]["results"][0]["id"]
     with service.database.session() as session:
         row = session.get(Memory, uuid.UUID(first_id))

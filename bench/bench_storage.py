@@ -70,7 +70,7 @@ def main() -> None:
             ids: list[str] = []
             for start in range(0, args.memories, 250):
                 batch = [{"text": text(rng, i)} for i in range(start, min(start + 250, args.memories))]
-                for outcome in service.add_memories(user_id=USER, app_name="bench", items=batch):
+                for outcome in service.writes.add_memories(user_id=USER, app_name="bench", items=batch):
                     ids.append(outcome["results"][0]["id"])
             write_seconds = time.perf_counter() - started
             service.erasure.erase()  # the same starting point for the logs as after a delete
@@ -80,7 +80,7 @@ def main() -> None:
             doomed = ids[::2]
             if args.mode == "delete":
                 for start in range(0, len(doomed), 500):
-                    service.delete_memories(doomed[start : start + 500], user_id=USER, changed_by=USER)
+                    service.states.delete_memories(doomed[start : start + 500], user_id=USER, changed_by=USER)
             else:
                 with service.database.session() as session:  # mark half, then forget them at once
                     session.execute(

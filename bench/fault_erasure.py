@@ -91,7 +91,7 @@ def main() -> None:
         try:
 
             def add(text: str, app: str = APP) -> str:
-                return service.add_memory(user_id=USER, app_name=app, text=text)[0]["id"]
+                return service.writes.add_memory(user_id=USER, app_name=app, text=text)[0]["id"]
 
             for index in range(args.memories):
                 add(f"Note {index}: the user mentioned {TOPICS[index % len(TOPICS)]} on day {index}")
@@ -107,7 +107,7 @@ def main() -> None:
 
             retention = Retention(service)
             operations = {
-                "delete": lambda: service.delete_memories(ids["delete"], user_id=USER),
+                "delete": lambda: service.states.delete_memories(ids["delete"], user_id=USER),
                 "forget": lambda: retention.forget(USER, app=OTHER_APP),
                 "purge": retention.sweep,
             }

@@ -175,7 +175,7 @@ def test_the_job_compares_stored_vectors_and_embeds_only_a_lost_one(tmp_path: Pa
     try:
         service = parts.service
         ids = [
-            service.add_memory(user_id="ann", app_name="test", text=text)[0]["id"]
+            service.writes.add_memory(user_id="ann", app_name="test", text=text)[0]["id"]
             for text in (
                 "The deploy script lives in scripts/deploy.sh",
                 "the deploy script lives in scripts/deploy.sh!",
@@ -218,7 +218,7 @@ def test_a_run_reads_only_the_newest_memories_of_a_user(tmp_path: Path) -> None:
         ]
         texts += [f"Ticket {n} is about the {n}th service of the {n % 7} cluster" for n in range(100)]
         for text in texts:  # the duplicate pair first: the oldest two
-            service.add_memory(user_id="ann", app_name="test", text=text)
+            service.writes.add_memory(user_id="ann", app_name="test", text=text)
         report = Hygiene(service).run("ann")
         assert report.memories == 100 and report.proposed["duplicate"] == 0
         service.settings.hygiene.max_memories = 102

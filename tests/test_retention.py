@@ -77,7 +77,9 @@ def components(tmp_path: Path, clock: Clock) -> Iterator[ServerParts]:
 
 
 def add(service: MemoryService, user: str, text: str, channel: str = "rest", **provenance: Any) -> str:
-    result = service.add_memory(user_id=user, app_name=APP, text=text, channel=channel, **provenance)[0]
+    result = service.writes.add_memory(user_id=user, app_name=APP, text=text, channel=channel, **provenance)[
+        0
+    ]
     assert result["event"] in ("ADD", "PENDING"), result
     return result["id"]
 
@@ -85,7 +87,7 @@ def add(service: MemoryService, user: str, text: str, channel: str = "rest", **p
 def dependents(service: MemoryService, ids: list[str]) -> dict[str, int]:
     """Rows in the memory's dependent tables, counted straight from SQL."""
     keys = [uuid.UUID(i) for i in ids]
-    service.flush_access_log()  # what every reader of the access log does first
+    service.access_log.flush()  # what every reader of the access log does first
     with service.database.session() as session:
         return {
             name: int(
@@ -105,7 +107,10 @@ def sql_row(service: MemoryService, memory_id: str) -> Memory | None:
 
 
 def found_by_search(service: MemoryService, user: str, query: str) -> set[str]:
-    return {str(h.memory.id) for h in service.search_hits(user_id=user, app_name=APP, query=query, limit=50)}
+    return {
+        str(h.memory.id)
+        for h in service.pipeline.search_hits(user_id=user, app_name=APP, query=query, limit=50)
+    }
 
 
 # -- the sweep, in process -------------------------------------------------------------------------
@@ -138,9 +143,9 @@ def test_an_expired_memory_is_gone_from_every_store_and_a_fresh_one_kept(
         add(service, "alice", "The user deploys services with Docker Compose"),
     ]
     # Give the old memories rows in every dependent table and a second mem0 history row.
-    service.update_memory("alice", old[0], "The user prefers a dark theme in every editor")
-    service.change_state([old[1]], MemoryState.paused, user_id="alice", changed_by="alice")
-    service.change_state([old[1]], MemoryState.active, user_id="alice", changed_by="alice")
+    service.writes.update_memory("alice", old[0], "The user prefers a dark theme in every editor")
+    service.states.change_state([old[1]], MemoryState.paused, user_id="alice", changed_by="alice")
+    service.states.change_state([old[1]], MemoryState.active, user_id="alice", changed_by="alice")
     assert found_by_search(service, "alice", "editor theme") == set(old)
     before = dependents(service, old)
     assert before["access_logs"] == 2 and before["status_history"] == 2
@@ -246,7 +251,7 @@ def test_forget_matches_a_project_glob_in_every_state_including_tombstones(compo
             project="/src/shop/web",
         ),
     ]
-    service.approve(in_project[0], user_id="dave", decided_by="user:dave")  # becomes active, new id
+    service.writes.approve(in_project[0], user_id="dave", decided_by="user:dave")  # becomes active, new id
     with service.database.session() as session:
         approved_id = str(session.scalar(select(Memory.id).where(Memory.project == "/src/shop/api")))
     tombstone = add(
@@ -256,10 +261,10 @@ def test_forget_matches_a_project_glob_in_every_state_including_tombstones(compo
         "capture",
         project="/src/shop/cli",
     )
-    service.approve(tombstone, user_id="dave", decided_by="user:dave")
+    service.writes.approve(tombstone, user_id="dave", decided_by="user:dave")
     with service.database.session() as session:
         tombstone = str(session.scalar(select(Memory.id).where(Memory.project == "/src/shop/cli")))
-    service.delete_memories([tombstone], user_id="dave")
+    service.states.delete_memories([tombstone], user_id="dave")
     other = add(
         service,
         "dave",

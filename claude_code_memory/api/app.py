@@ -76,7 +76,7 @@ def create_app(settings: Settings, components: ServerParts | None = None) -> Fas
     hygiene = Hygiene(parts.service)
     if local_mode is not None:  # the local user exists from the start, as OpenMemory's default user did
         with parts.database.session() as session:
-            parts.service.user(session, local_mode.user)
+            parts.service.owners.user(session, local_mode.user)
 
     @asynccontextmanager
     async def lifespan(application: FastAPI) -> AsyncIterator[None]:

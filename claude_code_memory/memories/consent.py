@@ -182,11 +182,11 @@ class ConsentQueue:
         """Approve a pending item (with ``text``: edit, then approve; the edit is gated again)."""
         mid = parse_memory_id(memory_id)
         owner = self._owner(principal, mid)
-        results = self.service.approve(mid, user_id=owner, decided_by=decider(principal), text=text)
+        results = self.service.writes.approve(mid, user_id=owner, decided_by=decider(principal), text=text)
         added = next((r for r in results if r.get("event") == "ADD"), None)
         if added is None:
             raise Conflict(f"approving {mid} stored nothing")
-        memory = self.service.get(added["id"], owner)
+        memory = self.service.reads.get(added["id"], owner)
         return Approval(
             id=str(memory.id),
             previous_id=str(mid),
@@ -200,7 +200,7 @@ class ConsentQueue:
         """Reject a pending item: its text is deleted for good. Returns its id."""
         mid = parse_memory_id(memory_id)
         owner = self._owner(principal, mid)
-        self.service.reject(mid, user_id=owner, decided_by=decider(principal), erase=erase)
+        self.service.states.reject(mid, user_id=owner, decided_by=decider(principal), erase=erase)
         return str(mid)
 
     def approve_many(self, principal: Principal, ids: list[str]) -> list[Outcome]:
@@ -312,7 +312,7 @@ class ConsentQueue:
         if len(project_pattern) > PROJECT_PATTERN_MAX:
             raise BadInput(f"project_pattern is longer than {PROJECT_PATTERN_MAX} characters")
         with self.database.session() as session:
-            user = self.service.user(session, owner)
+            user = self.service.owners.user(session, owner)
             same = session.scalar(
                 select(ConsentRule).where(
                     ConsentRule.user_id == user.id,

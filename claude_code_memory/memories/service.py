@@ -102,7 +102,7 @@ class MemoryService:
         self.pipeline = Search(database, settings, self.owners, self.vectors, self.access_log, self._now)
         self.reads = Reads(database, self.owners, self.access_log, self.pipeline)
         self.tiers = Tiers(database, settings, self.owners, self.states, self.profile, self._now)
-        self.tiered = MemoryOS(self.tiers, self.profile, self.pipeline, self.writes.add_memory, self._now)
+        self.memoryos = MemoryOS(self.tiers, self.profile, self.pipeline, self.writes.add_memory, self._now)
         self.recall = Recall(
             database,
             settings.claude_code,
@@ -116,58 +116,6 @@ class MemoryService:
         self.hooks = ClaudeCodeHooks(
             self.recall, self.writes.add_memory, capture=settings.claude_code.capture_on_stop
         )
-
-        # The callers' vocabulary, each answered by the part that owns it.
-        self.user = self.owners.user
-        self.find_user = self.owners.find_user
-        self.user_app = self.owners.user_app
-        self.app = self.owners.app
-        self.require_active = self.owners.require_active
-
-        self.add_memory = self.writes.add_memory
-        self.write_memory = self.writes.write_memory
-        self.add_memories = self.writes.add_memories
-        self.prime_embeddings = self.writes.prime_embeddings
-        self.approve = self.writes.approve
-        self.update_memory = self.writes.update_memory
-        self.backdate = self.writes.backdate
-        self.forget_usage = self.usage.forget
-
-        self.reject = self.states.reject
-        self.change_state = self.states.change_state
-        self.delete_memories = self.states.delete_memories
-        self.delete_all = self.states.delete_all
-
-        self.search_hits = self.pipeline.search_hits
-        self.get = self.reads.get
-        self.list_active = self.reads.list_active
-        self.search = self.reads.search
-        self.list_memories = self.reads.list_memories
-        self.recent = self.reads.recent
-        self.handle_hook = self.hooks.handle
-        self.recall_prompt = self.recall.recall_prompt
-
-        self.flush_access_log = self.access_log.flush
-
-        self.complete_task = self.scopes.complete_task
-        self.scopes_in_use = self.scopes.scopes_in_use
-        self.link_memories = self.links.link
-        self.unlink_memories = self.links.unlink
-        self.links_of = self.links.of
-        self.list_entities = self.entities.listing
-        self.search_entities = self.entities.search
-        self.list_trash = self.trash.list
-        self.purge_trash = self.trash.purge
-
-        self.short_term = self.tiers.short_term
-        self.refresh_tiers = self.tiers.refresh
-        self.segments = self.tiers.segments
-        self.profile_facts = self.profile.facts
-        self.edit_fact = self.profile.edit
-        self.delete_fact = self.profile.delete
-        self.add_pair = self.tiered.add_pair
-        self.retrieve_tiers = self.tiered.retrieve
-        self.user_profile = self.tiered.user_profile
 
     def move_memories(
         self, *, user_id: str, memory_ids: list[Any], project: str | None, task: str | None = None

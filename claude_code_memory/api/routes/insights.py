@@ -38,7 +38,7 @@ def insights(
 
 @router.get("/memories/{memory_id}/history", summary="A memory's status changes, oldest first")
 def status_history(memory_id: str, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
-    memory = service.get(memory_id, None if principal.is_admin else principal.user_id)
+    memory = service.reads.get(memory_id, None if principal.is_admin else principal.user_id)
     return queries.status_history(service, memory)
 
 

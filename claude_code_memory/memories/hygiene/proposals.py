@@ -102,7 +102,7 @@ class Hygiene:
         with self._lock:
             started = time.perf_counter()
             report = RunReport()
-            self.service.flush_access_log()  # queued reads count as recalls
+            self.service.access_log.flush()  # queued reads count as recalls
             with self.database.session() as session:
                 query = select(User.user_id)
                 if user_id is not None:
@@ -355,8 +355,8 @@ class Hygiene:
             )
         kept = undo.get("kept")
         if kept and kept.get("content") is not None:
-            self.service.update_memory(owner, kept["id"], kept["content"])
-        self.service.change_state(archived, MemoryState.active, user_id=owner, changed_by=owner)
+            self.service.writes.update_memory(owner, kept["id"], kept["content"])
+        self.service.states.change_state(archived, MemoryState.active, user_id=owner, changed_by=owner)
         with self.database.session() as session:
             for mid, metadata in (undo.get("metadata") or {}).items():
                 session.execute(update(Memory).where(Memory.id == uuid.UUID(mid)).values(metadata_=metadata))
@@ -409,8 +409,8 @@ class Hygiene:
         edited = text is not None and text != kept_content
         if edited:
             assert keep is not None and text is not None
-            self.service.update_memory(owner, keep, text)
-        self.service.change_state(archive, MemoryState.archived, user_id=owner, changed_by=owner)
+            self.service.writes.update_memory(owner, keep, text)
+        self.service.states.change_state(archive, MemoryState.archived, user_id=owner, changed_by=owner)
         with self.database.session() as session:
             links: dict[str, dict[str, Any]] = {}
             if kind == "duplicate" and keep is not None:
@@ -464,7 +464,7 @@ class Hygiene:
             raise BadInput(f"invalid kind {kind!r}: use one of {', '.join(KINDS)}")
         owner = acting_user(principal, user_id)
         with self.database.session() as session:
-            user = self.service.user(session, owner)
+            user = self.service.owners.user(session, owner)
             same = session.scalar(
                 select(HygieneRule).where(HygieneRule.user_id == user.id, HygieneRule.kind == kind)
             )

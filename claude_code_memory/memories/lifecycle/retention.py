@@ -248,7 +248,7 @@ class Retention:
         conversation_id: str | None,
         since: datetime | None,
     ) -> list[_Target]:
-        user = self.service.find_user(session, user_id)
+        user = self.service.owners.find_user(session, user_id)
         query = select(Memory.id, Memory.user_id, Memory.state, Memory.project).where(
             Memory.user_id == user.id
         )
@@ -285,7 +285,7 @@ class Retention:
         """
         counts = receipt.counts
         vectors = self.service.vectors
-        self.service.flush_access_log()  # queued reads of these memories are counted and purged too
+        self.service.access_log.flush()  # queued reads of these memories are counted and purged too
         for batch in _chunks(targets, BATCH_SIZE):
             ids = [t.id for t in batch]
             with self.service.database.session() as session:
@@ -342,7 +342,7 @@ class Retention:
             self.service.erasure.erase()  # once per sweep or forget, not per batch
         if not receipt.dry_run:
             for user_pk in {t.user_pk for t in targets}:
-                self.service.forget_usage(user_pk)
+                self.service.usage.forget(user_pk)
 
 
 def _chunks(items: list[_Target], size: int) -> Iterable[list[_Target]]:

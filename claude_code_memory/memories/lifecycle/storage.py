@@ -117,7 +117,7 @@ def quota_warning(
     used = service.usage.known(user_pk) if user_pk is not None else None
     if used is None:
         with service.database.session() as session:
-            user = service.find_user(session, user_id)
+            user = service.owners.find_user(session, user_id)
             used = service.usage.used(session, user.id)
     state = quota_state(used, quota_bytes(service), service.settings.performance.quota_warning_ratio)
     return state if state["warning"] else None
@@ -205,7 +205,7 @@ def report(service: MemoryService, user_id: str | None = None, days: int = 30) -
     user_pk = None
     if user_id is not None:
         with service.database.session() as session:
-            user_pk = service.find_user(session, user_id).id
+            user_pk = service.owners.find_user(session, user_id).id
     stores = store_bytes(service.settings, service.database)
     return {
         "scope": user_id or "all users",

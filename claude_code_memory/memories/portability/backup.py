@@ -67,7 +67,7 @@ def build_export(
 ) -> tuple[dict[str, Any], bytes]:
     """The two archive members for one user: the SQL document and the gzipped JSON lines."""
     with service.database.session() as session:
-        user = service.find_user(session, user_id)
+        user = service.owners.find_user(session, user_id)
         # Pending captures are not memories until approved (and only their owner may read them).
         query = select(Memory).where(
             Memory.user_id == user.id, Memory.state.notin_([MemoryState.deleted, MemoryState.pending])
@@ -438,16 +438,18 @@ def import_records(
     """Write each record through the service, counting into ``counts`` as it goes."""
     for index, record in enumerate(records):
         if index % PRIME_CHUNK == 0:  # embed the next chunk in one batch (performance.batch_operations)
-            service.prime_embeddings(r.content for r in records[index : index + PRIME_CHUNK])
+            service.writes.prime_embeddings(r.content for r in records[index : index + PRIME_CHUNK])
         existing = _existing(service, user_id, record)
         if existing is not None:
             if mode == "skip":
                 counts.skipped += 1
                 continue
             if existing.content != record.content:
-                service.update_memory(user_id, existing.id, record.content)
+                service.writes.update_memory(user_id, existing.id, record.content)
             if existing.state != record.state:
-                service.change_state([existing.id], record.state, user_id=user_id, changed_by=changed_by)
+                service.states.change_state(
+                    [existing.id], record.state, user_id=user_id, changed_by=changed_by
+                )
             counts.imported += 1
             counts.overwritten += 1
             continue
@@ -462,7 +464,7 @@ def import_records(
             )
             ids = [uuid.UUID(memory_id)]
         else:
-            results = service.add_memory(
+            results = service.writes.add_memory(
                 user_id=user_id,
                 app_name=record.app_name,
                 text=record.content,
@@ -475,9 +477,9 @@ def import_records(
             counts.skipped += 1
             continue
         if record.state != MemoryState.active:
-            service.change_state(ids, record.state, user_id=user_id, changed_by=changed_by)
+            service.states.change_state(ids, record.state, user_id=user_id, changed_by=changed_by)
         if record.created_at is not None:
-            service.backdate(ids, record.created_at)
+            service.writes.backdate(ids, record.created_at)
         counts.imported += 1
 
 

@@ -130,13 +130,13 @@ def import_memories(service: MemoryService, memories: Sequence[SourceMemory]) ->
         _ensure_app(service, user_id, app)
     for index, memory in enumerate(memories):
         if index % PRIME_CHUNK == 0:  # embed the next chunk in one batch (performance.batch_operations)
-            service.prime_embeddings(m.content for m in memories[index : index + PRIME_CHUNK])
+            service.writes.prime_embeddings(m.content for m in memories[index : index + PRIME_CHUNK])
         known = seen.setdefault(memory.user_id, set())
         if memory.openmemory_id in known:
             report.already_imported += 1
             continue
         try:
-            results = service.add_memory(
+            results = service.writes.add_memory(
                 user_id=memory.user_id,
                 app_name=memory.app.name,
                 text=memory.content,
@@ -181,10 +181,10 @@ def _imported_before(service: MemoryService, user_ids: Iterable[str]) -> dict[st
 def _ensure_app(service: MemoryService, user_id: str, source: SourceApp) -> None:
     """The user's app of this name, created as OpenMemory had it (an existing one is kept)."""
     with service.database.session() as session:
-        user = service.user(session, user_id)
+        user = service.owners.user(session, user_id)
         if session.scalar(select(App.id).where(App.owner_id == user.id, App.name == source.name)):
             return
-        app = service.app(session, user, source.name)
+        app = service.owners.app(session, user, source.name)
         app.is_active = source.is_active
         app.description = source.description
         if source.created_at is not None:
@@ -195,7 +195,9 @@ def _restore(service: MemoryService, memory_id: uuid.UUID, source: SourceMemory)
     """State, categories, dates, access log and history of a memory just written; returns how
     many access-log rows it brought."""
     if source.state != MemoryState.active:
-        service.change_state([memory_id], source.state, user_id=source.user_id, changed_by=source.user_id)
+        service.states.change_state(
+            [memory_id], source.state, user_id=source.user_id, changed_by=source.user_id
+        )
     logs = 0
     with service.database.session() as session:
         memory = session.get(Memory, memory_id)
@@ -223,7 +225,7 @@ def _restore(service: MemoryService, memory_id: uuid.UUID, source: SourceMemory)
         app_ids: dict[str, uuid.UUID] = {}
         for access in source.access_logs:
             if access.app not in app_ids:
-                app_ids[access.app] = service.app(session, user, access.app).id
+                app_ids[access.app] = service.owners.app(session, user, access.app).id
             metadata, _ = redact_value(dict(access.metadata))  # a logged search query may hold a secret
             session.add(
                 MemoryAccessLog(

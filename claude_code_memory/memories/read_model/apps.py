@@ -83,7 +83,7 @@ def app_page(
 ) -> dict[str, Any]:
     """Apps (``owner``'s, or everyone's for None) with how many memories each created and how
     many distinct memories it read."""
-    service.flush_access_log()
+    service.access_log.flush()
     created, accessed = _created_counts(), _accessed_counts()
     created_n = func.coalesce(created.c.n, 0)
     accessed_n = func.coalesce(accessed.c.n, 0)
@@ -121,7 +121,7 @@ def app_page(
 
 def app_detail(service: MemoryService, app_id: str, principal: Principal) -> dict[str, Any]:
     """Whether the app is active, its memory counts and when it first and last read one."""
-    service.flush_access_log()
+    service.access_log.flush()
     with service.database.session() as session:
         app = owned_app(session, app_id, principal)
         created = session.scalar(
@@ -169,7 +169,7 @@ def accessed_page(
     service: MemoryService, app_id: str, principal: Principal, page: int, page_size: int
 ) -> dict[str, Any]:
     """Memories the app has read (searches, lists), most read first, with the read count."""
-    service.flush_access_log()
+    service.access_log.flush()
     with service.database.session() as session:
         app = owned_app(session, app_id, principal)
         access_count = func.count(MemoryAccessLog.id).label("access_count")

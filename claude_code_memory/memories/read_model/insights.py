@@ -47,9 +47,9 @@ def _day(value: Any) -> date:
 def insights(service: MemoryService, user_id: str, days: int, expiring_within_days: int) -> dict[str, Any]:
     """The dashboard for ``user_id``; the memories-per-day series covers the last ``days`` days."""
     now = utcnow()
-    service.flush_access_log()
+    service.access_log.flush()
     with service.database.session() as session:
-        user = service.find_user(session, user_id)
+        user = service.owners.find_user(session, user_id)
         mine = Memory.user_id == user.id
         kept = (mine, Memory.state.in_(KEPT_STATES))
 

@@ -137,7 +137,7 @@ def memory_page(service: MemoryService, user_id: str, listing: Listing) -> dict[
     target = SORT_COLUMNS[listing.sort_column or "created_at"]
     order = target.asc() if listing.sort_direction == "asc" else target.desc()
     with service.database.session() as session:
-        user = service.find_user(session, user_id)
+        user = service.owners.find_user(session, user_id)
         query = _listing(user.id, listing)
         total = _count(session, query)
         rows = session.execute(
@@ -149,7 +149,7 @@ def memory_page(service: MemoryService, user_id: str, listing: Listing) -> dict[
 def categories(service: MemoryService, user_id: str) -> dict[str, Any]:
     """The categories of the user's listed (active and paused) memories, by name."""
     with service.database.session() as session:
-        user = service.find_user(session, user_id)
+        user = service.owners.find_user(session, user_id)
         rows = session.scalars(
             select(Category)
             .join(MemoryCategory, MemoryCategory.category_id == Category.id)
@@ -267,7 +267,7 @@ def browse_page(service: MemoryService, user_id: str, browse: Browse) -> dict[st
     column = BROWSE_SORTS[browse.sort]
     order = column.asc() if browse.direction == "asc" else column.desc()
     with service.database.session() as session:
-        user = service.find_user(session, user_id)
+        user = service.owners.find_user(session, user_id)
         query = _browsed(user.id, browse)
         total = _count(session, query)
         rows = session.execute(
@@ -294,8 +294,8 @@ def related_page(service: MemoryService, memory: Memory, page_number: int) -> di
     then the owner's listed memories sharing a category with it, most shared first."""
     size = RELATED_PAGE_SIZE
     linked = []
-    for link in service.links_of(None, memory.id):
-        other = service.get(link["memory"]["id"], None)
+    for link in service.links.of(None, memory.id):
+        other = service.reads.get(link["memory"]["id"], None)
         linked.append(
             memory_response(other) | {"link": {k: link[k] for k in ("id", "relation", "direction")}}
         )
@@ -341,7 +341,7 @@ def access_log_page(
     service: MemoryService, memory: Memory, page_number: int, page_size: int
 ) -> dict[str, Any]:
     """Who read ``memory`` and when, newest first, including reads still being recorded."""
-    service.flush_access_log()
+    service.access_log.flush()
     base = select(MemoryAccessLog, App.name).join(App).where(MemoryAccessLog.memory_id == memory.id)
     with service.database.session() as session:
         total = session.scalar(select(func.count()).select_from(base.subquery())) or 0
@@ -398,7 +398,7 @@ def pause_targets(
 ) -> list[uuid.UUID]:
     """The memories OpenMemory's pause call names, its branches checked in its order."""
     with service.database.session() as session:
-        user = service.find_user(session, user_id)
+        user = service.owners.find_user(session, user_id)
         mine = select(Memory.id).where(Memory.user_id == user.id, Memory.state != MemoryState.deleted)
         if global_pause:
             # OpenMemory paused every user's memories here; we scope it to the caller's user.
@@ -433,7 +433,7 @@ def user_id_of(service: MemoryService, reference: str) -> str:
 def stats(service: MemoryService, user_id: str) -> dict[str, Any]:
     """``{total_memories, total_apps, apps}``: memories not deleted, and the user's apps."""
     with service.database.session() as session:
-        user = service.find_user(session, user_id)
+        user = service.owners.find_user(session, user_id)
         total_memories = session.scalar(
             select(func.count(Memory.id)).where(
                 Memory.user_id == user.id, Memory.state != MemoryState.deleted

@@ -93,7 +93,7 @@ def load_notes(
     the newest); and whether older ones were left out."""
     limit = service.settings.reflection.max_memories
     with service.database.session() as session:
-        user = service.find_user(session, user_id)
+        user = service.owners.find_user(session, user_id)
         query = select(Memory).where(Memory.user_id == user.id, Memory.state.in_(KEPT_STATES))
         if since is not None:
             query = query.where(Memory.created_at >= since)
