@@ -31,9 +31,8 @@ sys.path.insert(0, str(ROOT))
 import claude_code_memory.engine  # noqa: E402, F401 - first: it sets mem0's switches before mem0 loads
 from claude_code_memory.config import load_settings  # noqa: E402
 from claude_code_memory.db.models import Memory  # noqa: E402
-from claude_code_memory.memories.lifecycle.retention import Retention  # noqa: E402
 from claude_code_memory.memories.lifecycle.storage import store_bytes  # noqa: E402
-from claude_code_memory.memories.server_parts import ServerParts  # noqa: E402
+from claude_code_memory.memories.server_parts import ServerParts, retention_of  # noqa: E402
 
 USER = "bench"
 WORDS = (  # noqa: SIM905 - a word list reads better as words
@@ -88,7 +87,7 @@ def main() -> None:
                         .where(Memory.id.in_([uuid.UUID(i) for i in doomed]))
                         .values(conversation_id="doomed")
                     )
-                Retention(service).forget(USER, conversation_id="doomed")
+                retention_of(service).forget(USER, conversation_id="doomed")
             delete_seconds = time.perf_counter() - started
             deleted = sizes(settings)
 

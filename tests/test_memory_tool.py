@@ -19,7 +19,7 @@ from claude_code_memory.config import load_settings
 from claude_code_memory.db.models import App, User
 from claude_code_memory.errors import BadInput, Conflict, Forbidden, MemoryStackError, NotFound, TooLarge
 from claude_code_memory.memories.memory_files.commands import format_size
-from claude_code_memory.memories.portability.backup import export_archive, import_archive, read_archive
+from claude_code_memory.memories.portability.backup import read_archive
 from claude_code_memory.memories.server_parts import ServerParts
 from claude_code_memory.memories.service import MemoryService
 from claude_code_memory.policy.memory_paths import (
@@ -443,17 +443,19 @@ def test_a_file_edited_as_a_memory_stays_the_file(tool: Tool, service: MemorySer
 def test_files_are_exported_and_imported_with_their_paths(tool: Tool, service: MemoryService) -> None:
     tool(command="create", path="/memories/exported/a.md", file_text="exported file\n")
     service.writes.add_memory(user_id=tool.user, app_name="test-app", text="exported plain memory")
-    archive = export_archive(service, tool.user)
+    archive = service.backup.export_archive(tool.user)
     records = read_archive(archive, 10_000_000)
     assert sorted((r.path or "", r.content) for r in records) == [
         ("", "exported plain memory"),
         ("/memories/exported/a.md", "exported file\n"),
     ]
     other = Tool(service)
-    import_archive(service, other.user, archive, mode="skip", changed_by=other.user, max_bytes=10_000_000)
+    service.backup.import_archive(
+        other.user, archive, mode="skip", changed_by=other.user, max_bytes=10_000_000
+    )
     assert other(command="view", path="/memories/exported/a.md").endswith("     1\texported file\n     2\t")
-    again = import_archive(
-        service, other.user, archive, mode="skip", changed_by=other.user, max_bytes=10_000_000
+    again = service.backup.import_archive(
+        other.user, archive, mode="skip", changed_by=other.user, max_bytes=10_000_000
     )
     assert again.skipped == 2  # the file is known by its path, the memory by its text
 

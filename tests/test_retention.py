@@ -35,7 +35,8 @@ from claude_code_memory.db.models import (
     utcnow,
 )
 from claude_code_memory.errors import BadInput, NotFound
-from claude_code_memory.memories.lifecycle.retention import STORES, Retention, Sweeper, parse_since
+from claude_code_memory.memories.lifecycle.retention import STORES, Sweeper, parse_since
+from claude_code_memory.memories.server_parts import retention_of
 from claude_code_memory.memories.service import MemoryService
 from tests.support.processes import free_port
 from tests.support.server import MemoryServer
@@ -129,7 +130,7 @@ def test_reads_recorded_in_the_background_are_purged_with_their_memory(component
     assert dependents(service, [kept, gone])["access_logs"] == 1  # the purged one's entry dropped
     # A purge counts and removes the reads still queued when it starts.
     found_by_search(service, "alice", "staging database")
-    receipt = Retention(service).forget("alice", everything=True)
+    receipt = retention_of(service).forget("alice", everything=True)
     assert receipt.counts["access_logs"] == 2
     assert dependents(service, [kept])["access_logs"] == 0
 
@@ -154,7 +155,7 @@ def test_an_expired_memory_is_gone_from_every_store_and_a_fresh_one_kept(
 
     clock.advance(days=31)
     fresh = add(service, "alice", "The user writes their tests with pytest")
-    retention = Retention(service)
+    retention = retention_of(service)
 
     dry = retention.sweep(dry_run=True)
     assert dry.dry_run and sorted(dry.memory_ids) == sorted(old)
@@ -196,7 +197,7 @@ def test_stale_pending_items_expire_with_a_recorded_decision(components: ServerP
             .values(created_at=utcnow() - timedelta(days=15))
         )
 
-    receipt = Retention(service).sweep()
+    receipt = retention_of(service).sweep()
     assert receipt.memory_ids == [stale] and receipt.pending_expired == 1
     assert receipt.counts["sql_rows"] == 1 and receipt.counts["vectors"] == 0  # never embedded
     assert sql_row(service, stale) is None
@@ -215,7 +216,7 @@ def test_the_scheduler_sweeps_on_its_interval_and_stops_cleanly(
     service = components.service
     doomed = add(service, "carol", "The user keeps notes in Obsidian")
     clock.advance(days=31)
-    retention = Retention(service)
+    retention = retention_of(service)
 
     async def run() -> None:
         async with Sweeper(retention, interval_minutes=0.005, first_delay_seconds=0).running():
@@ -272,7 +273,7 @@ def test_forget_matches_a_project_glob_in_every_state_including_tombstones(compo
         "capture",
         project="/src/blog",
     )
-    retention = Retention(service)
+    retention = retention_of(service)
 
     receipt = retention.forget("dave", project="/src/shop/*")
     assert sorted(receipt.memory_ids) == sorted([approved_id, in_project[1], tombstone])
@@ -289,7 +290,7 @@ def test_forget_matches_a_project_glob_in_every_state_including_tombstones(compo
 def test_forget_refuses_vague_or_unknown_scopes_and_changes_nothing(components: ServerParts) -> None:
     service = components.service
     kept = add(service, "erin", "The user lives in Lisbon")
-    retention = Retention(service)
+    retention = retention_of(service)
     with pytest.raises(BadInput, match="everything=true"):
         retention.forget("erin")
     with pytest.raises(BadInput, match="cannot be combined with app"):

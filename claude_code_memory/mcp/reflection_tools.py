@@ -16,7 +16,6 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
-from ..memories.reflection import analysis as reflection
 from .caller import READ_ONLY, GetService, current_caller, run
 
 ANALYZE_DESCRIPTION = (
@@ -49,8 +48,7 @@ def register(server: MCPServer, get_service: GetService) -> None:
         caller = current_caller()
         return _json(
             await run(
-                reflection.analyze_conversations,
-                get_service(),
+                get_service().reflection.analyze_conversations,
                 user_id=caller.user_id,
                 since=since,
                 project=project,
@@ -65,5 +63,5 @@ def register(server: MCPServer, get_service: GetService) -> None:
     ) -> str:
         caller = current_caller()
         return _json(
-            await run(reflection.suggest_next_actions, get_service(), user_id=caller.user_id, project=project)
+            await run(get_service().reflection.suggest_next_actions, user_id=caller.user_id, project=project)
         )

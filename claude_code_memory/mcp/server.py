@@ -19,7 +19,6 @@ from pydantic import Field
 
 from .. import __version__
 from ..errors import MemoryStackError
-from ..memories.lifecycle import storage
 from ..memories.organise.scopes import search_scope
 from . import memory_tool, memoryos_tools, reflection_tools, scope_tools
 from .caller import (
@@ -103,7 +102,7 @@ def build_server(get_service: GetService) -> MCPServer:
             task=task,
         )
         answer: dict[str, Any] = {"results": results}
-        warning = await run(storage.quota_warning, get_service(), caller.user_id)
+        warning = await run(get_service().storage.quota_warning, caller.user_id)
         if warning is not None:  # near the quota: the client (and the model) hear it before a refusal
             answer["quota_warning"] = warning
         return json.dumps(answer, default=str)

@@ -43,21 +43,30 @@ from ..search.pipeline import Search
 from ..store.access_log import AccessLog
 from ..store.owners import Owners
 from ..store.vectors import VectorEngine, Vectors
+from .consent import ConsentQueue
 from .lifecycle.erasure import Erasure
 from .lifecycle.reclaim import Reclaim
 from .lifecycle.states import States
+from .lifecycle.storage import Storage
 from .lifecycle.trash import Trash
 from .memory_files.commands import run_command
 from .memory_files.file_store import SqlFileStore
 from .organise.entities import Entities
 from .organise.links import Links
 from .organise.scopes import Scopes, scope_of
+from .portability.backup import Backup
+from .portability.openmemory_import import OpenMemoryImport
 from .profile.facts import Profile
 from .profile.memoryos import MemoryOS
 from .profile.tiers import Tiers
+from .read_model.apps import Apps
+from .read_model.insights import Insights
+from .read_model.queries import Queries
 from .read_model.reads import Reads
 from .recall.context import Recall
 from .recall.hook_events import ClaudeCodeHooks
+from .reflection.analysis import Reflection
+from .saved_config import SavedConfig
 from .write.capture_filter import CaptureFilter
 from .write.usage import Usage
 from .write.writes import Writes
@@ -81,11 +90,11 @@ class MemoryService:
         self.access_log = AccessLog(database)
         self.capture_filter = CaptureFilter(settings.hygiene.filter_captures)
         self.writes = Writes(
-            database, settings, self.owners, self.vectors, self.usage, self._now, self.capture_filter
+            database, settings, self.owners, self.vectors, self.usage, self.now, self.capture_filter
         )
         self.reclaim = Reclaim(database, engine, settings)
         self.erasure = Erasure(database, engine, then=self.reclaim.after_delete)
-        self.profile = Profile(database, self.owners, settings.profile, self._now)
+        self.profile = Profile(database, self.owners, settings.profile, self.now)
         self.states = States(
             database,
             self.owners,
@@ -99,10 +108,10 @@ class MemoryService:
         self.scopes = Scopes(database, self.owners, self.vectors, self.states)
         self.links = Links(database, self.owners)
         self.entities = Entities(database, self.owners)
-        self.pipeline = Search(database, settings, self.owners, self.vectors, self.access_log, self._now)
+        self.pipeline = Search(database, settings, self.owners, self.vectors, self.access_log, self.now)
         self.reads = Reads(database, self.owners, self.access_log, self.pipeline)
-        self.tiers = Tiers(database, settings, self.owners, self.states, self.profile, self._now)
-        self.memoryos = MemoryOS(self.tiers, self.profile, self.pipeline, self.writes.add_memory, self._now)
+        self.tiers = Tiers(database, settings, self.owners, self.states, self.profile, self.now)
+        self.memoryos = MemoryOS(self.tiers, self.profile, self.pipeline, self.writes.add_memory, self.now)
         self.recall = Recall(
             database,
             settings.claude_code,
@@ -116,6 +125,26 @@ class MemoryService:
         self.hooks = ClaudeCodeHooks(
             self.recall, self.writes.add_memory, capture=settings.claude_code.capture_on_stop
         )
+        # What the edges read and the imports they run, each over the parts it needs.
+        self.queries = Queries(database, self.owners, self.access_log, self.links, self.reads)
+        self.apps = Apps(database, self.access_log)
+        self.insights = Insights(database, self.owners, self.access_log)
+        self.storage = Storage(database, settings, self.owners, self.usage, self.writes, self.reclaim)
+        self.reflection = Reflection(database, self.owners, settings, self.now)
+        self.backup = Backup(database, settings, self.owners, self.writes, self.states)
+        self.openmemory_import = OpenMemoryImport(
+            database, self.owners, self.writes, self.states, self.vectors
+        )
+        self.consent = ConsentQueue(
+            database,
+            self.owners,
+            self.writes,
+            self.reads,
+            self.states,
+            self.erasure,
+            settings.privacy.pending_expire_days,
+        )
+        self.saved_config = SavedConfig(database, settings)
 
     def move_memories(
         self, *, user_id: str, memory_ids: list[Any], project: str | None, task: str | None = None
@@ -140,7 +169,7 @@ class MemoryService:
         )
         return run_command(command, store)
 
-    def _now(self) -> datetime:
+    def now(self) -> datetime:
         # The parts ask the service, not the clock it started with: tests set ``clock`` later.
         return self.clock()
 

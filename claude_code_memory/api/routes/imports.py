@@ -104,4 +104,4 @@ def import_openmemory(body: OpenMemoryBatch, principal: PrincipalDep, service: S
         )
         for m in body.memories
     ]
-    return om.import_memories(service, memories).to_dict()
+    return service.openmemory_import.import_memories(memories).to_dict()

@@ -169,14 +169,14 @@ def list_memories(
         sort_column=sort_column,
         sort_direction=sort_direction,
     )
-    return queries.memory_page(service, uid, listing)
+    return service.queries.memory_page(uid, listing)
 
 
 @router.get("/categories", summary="Categories in use by the user's memories")
 def list_categories(
     service: ServiceDep, principal: PrincipalDep, user_id: str | None = None
 ) -> dict[str, Any]:
-    return queries.categories(service, acting_user(principal, user_id))
+    return service.queries.categories(acting_user(principal, user_id))
 
 
 @router.post("", summary="Create a memory")
@@ -298,7 +298,7 @@ def filter_memories(body: FilterRequest, service: ServiceDep, principal: Princip
         task=body.task,
         global_only=body.scope == "global",
     )
-    return queries.memory_page(service, uid, listing)
+    return service.queries.memory_page(uid, listing)
 
 
 @router.delete("", summary="Delete memories (vector, text and categories are removed)")
@@ -325,8 +325,7 @@ def archive_memories(
 @router.post("/actions/pause", summary="Change the state of memories (pause, archive, resume as active)")
 def pause_memories(body: PauseRequest, service: ServiceDep, principal: PrincipalDep) -> dict[str, str]:
     uid = acting_user(principal, body.user_id)
-    ids = queries.pause_targets(
-        service,
+    ids = service.queries.pause_targets(
         uid,
         global_pause=body.global_pause,
         app_id=body.app_id,
@@ -355,7 +354,7 @@ def access_log(
     page_size: SizeQuery = 10,
 ) -> dict[str, Any]:
     memory = service.reads.get(memory_id, None if principal.is_admin else principal.user_id)
-    return queries.access_log_page(service, memory, page, page_size)
+    return service.queries.access_log_page(memory, page, page_size)
 
 
 @router.put("/{memory_id}", summary="Edit a memory's text (re-embeds it)")
@@ -381,7 +380,7 @@ def related_memories(
     memory = service.reads.get(memory_id, None if principal.is_admin else principal.user_id)
     if user_id is not None:
         acting_user(principal, user_id)
-    return queries.related_page(service, memory, page)
+    return service.queries.related_page(memory, page)
 
 
 def _scope(body: SearchRequest) -> dict[str, Any]:
@@ -398,4 +397,4 @@ def _user_or_internal_id(service: MemoryService, principal: PrincipalDep, user_i
     """OpenMemory's archive route takes the internal users.id UUID; accept that or a user_id."""
     if user_id is None:
         return acting_user(principal, None)
-    return acting_user(principal, queries.user_id_of(service, user_id))
+    return acting_user(principal, service.queries.user_id_of(user_id))
