@@ -1,28 +1,24 @@
 """The memory service: every read and write of memories goes through here.
 
-REST routes, MCP tools, consent and retention are thin edges over :class:`MemoryService`, which
-composes one part per noun and answers with their methods:
+REST routes, MCP tools and the hooks are thin edges over :class:`MemoryService`. It builds one
+part per noun and exposes them; an edge calls the part's own typed method
+(``service.writes.add_memory(...)``, ``service.reads.search(...)``), never an alias:
 
-    owners.py      users and their apps, the paused-app check
-    writes.py      every write, through the policy gate (quota: usage.py; junk captures:
-                   capture_filter.py)
-    states.py      archive, pause, delete; reject a pending item
-    trash.py       deleted memories restorable for privacy.trash_days
-    scopes.py      global, project and task scopes; moving between them, ending a task
-    links.py       typed links between two memories
-    entities.py    people, projects, tools and files the memories mention (entity_rules.py)
-    erasure.py     after deletes, the deleted text leaves the files
-    reclaim.py     and the space goes back to the disk (VACUUM, vector store compaction)
-    reads.py       one memory, a user's list, search results in mem0's shape
-    recall.py      what Claude Code's hooks inject (briefing, a prompt's memories)
-    tiers.py       short-term turns, mid-term segments with heat (heat.py), promotion
-    profile.py     the long-term profile and knowledge (profile_rules.py, profile_llm.py)
-    memoryos.py    MemoryOS's add_memory / retrieve_memory / get_user_profile over the tiers
-    hooks.py       Claude Code's hook events, answered (recall, and the turn captured at Stop)
-    memory_files.py  Anthropic's memory tool: its commands over memories that are files (file_store.py)
-    access_log.py  which app read which memory, written in the background
-    vectors.py     the only door to the engine's writes
-    ../search/pipeline.py and ../search/ranking.py   how a search runs and ranks
+    owners           users and their apps, the paused-app check (store/owners.py)
+    writes           every write, through the policy gate (write/; quota: usage, junk
+                     captures: capture_filter)
+    states, trash    archive, pause, delete, reject a pending item; restorable deletes
+    erasure, reclaim after deletes the text leaves the files and the space the disk
+    scopes, links, entities   global/project/task scopes, typed links, what memories mention
+    pipeline, reads  how a search runs and ranks (search/); one memory, lists, mem0's shapes
+    recall, hooks    what Claude Code's hooks inject, and its hook events answered
+    tiers, profile, memoryos   short/mid-term tiers, the long-term profile, MemoryOS's tools
+    queries, apps, insights    the read model of the REST API and the web UI
+    storage, reflection, backup, openmemory_import, consent, saved_config
+
+A few methods compose parts (:meth:`move_memories`, :meth:`restore_memories`,
+:meth:`memory_tool`, :meth:`health`, :meth:`close`). The jobs that run beside requests
+(hygiene, retention, reconciliation) are built in ``server_parts.py``.
 
 SQL is the source of truth for ownership, state and categories; the vector store (mem0's
 engine) is kept in step with it: a memory's SQL id is its vector id, and its state is

@@ -4,7 +4,7 @@
 
 Claude Code posts a hook's input (a JSON object naming ``hook_event_name``) and reads the
 answer as the hook's output: ``{}`` or ``{"hookSpecificOutput": {"hookEventName": ...,
-"additionalContext": ...}}``. The work is :meth:`MemoryService.handle_hook`. A bad token is
+"additionalContext": ...}}``. The work is :meth:`ClaudeCodeHooks.handle` (``service.hooks``). A bad token is
 refused (401) like on every route; anything else that goes wrong answers 200 with ``{}``, so a
 hook never stands in the session's way. The recall route is a plain API route: its errors
 are the usual JSON errors.

@@ -1,8 +1,8 @@
 """Where the bytes are: each store's files, each user's memories and quota, growth per day.
 
-    report(service, user_id=None, days=30) -> dict     GET /api/v1/storage, the UI, ccmem doctor
+    Storage.report(user_id=None, days=30) -> dict      GET /api/v1/storage, the UI, ccmem doctor
     store_bytes(settings, database) -> [stores]         the files alone (doctor, without a server)
-    quota_warning(service, user_id) -> dict | None      once a user nears the quota (writes say so)
+    Storage.quota_warning(user_id) -> dict | None      once a user nears the quota (writes say so)
 
 ``user_id`` None is every user (the admin's view); with one, the user rows and the growth are
 that user's. Bytes of files are what they take on the disk (allocated blocks); a user's bytes

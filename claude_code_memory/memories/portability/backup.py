@@ -9,7 +9,7 @@ Import differs from OpenMemory on purpose:
 
 * the archive is checked whole before anything is written (not a zip, a missing file, bad
   JSON, a bad field → BadInput naming it);
-* every memory goes through ``MemoryService.add_memory`` like any other write, into the app it
+* every memory goes through ``Writes.add_memory`` like any other write, into the app it
   came from (OpenMemory re-homed everything to "openmemory"); its categories are computed
   afresh, its state (paused, archived) and creation time are kept;
 * ``mode`` "skip" leaves a memory out when the user already has it (same id, or the same text up

@@ -3,7 +3,7 @@
 The CLI reads the OpenMemory database on the user's machine (``client/openmemory_db.py``) and
 posts its memories in batches; this writes each one:
 
-* through ``MemoryService.add_memory`` with channel ``import``: the policy gate caps and redacts
+* through ``Writes.add_memory`` with channel ``import``: the policy gate caps and redacts
   it like any write, embeds it with our embedder, and de-duplicates it against what the user has
   (a duplicate is skipped and counted). Consent queues it only when ``privacy.consent_channels``
   names ``import`` (by default it does not: the user chose to bring these over);

@@ -1,7 +1,7 @@
 """The read model of one user's memories: list, filter and browse pages, categories, related
 memories, a memory's access log and status history, and the stats counts.
 
-Each function takes a user the caller has already authorised (or a memory the service handed
+Each method of :class:`Queries` takes a user the caller has already authorised (or a memory the service handed
 out) and returns the JSON-ready shape of the OpenMemory contract.
 """
 

@@ -1,7 +1,7 @@
 """Reflection over a user's stored conversations: patterns across sessions, and what to do next.
 
-    analyze_conversations(service, user_id, since=None, project=None) -> dict
-    suggest_next_actions(service, user_id, project=None) -> dict
+    Reflection.analyze_conversations(user_id, since=None, project=None) -> dict
+    Reflection.suggest_next_actions(user_id, project=None) -> dict
 
 Both read the user's kept memories (active, paused, archived; never pending or deleted) and run
 pure analysis over them (:func:`analyze`, :func:`next_actions`): recurring topics
