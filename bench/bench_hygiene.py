@@ -47,9 +47,8 @@ from claude_code_memory.config import load_settings  # noqa: E402
 from claude_code_memory.db.models import Memory, MemoryAccessLog, MemoryState, utcnow  # noqa: E402
 from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder  # noqa: E402
 from claude_code_memory.memories.hygiene import neighbours as nb  # noqa: E402
-from claude_code_memory.memories.hygiene.proposals import Hygiene  # noqa: E402
 from claude_code_memory.memories.hygiene.scan import KINDS, Item, Thresholds, scan  # noqa: E402
-from claude_code_memory.memories.server_parts import ServerParts  # noqa: E402
+from claude_code_memory.memories.server_parts import ServerParts, hygiene_of  # noqa: E402
 from claude_code_memory.policy.gate import content_hash  # noqa: E402
 from claude_code_memory.store.vectors import point_payload  # noqa: E402
 from tests.corpora import hygiene_corpus  # noqa: E402
@@ -198,7 +197,7 @@ def bulk_load(parts: ServerParts, items: list[Item]) -> dict[str, Item]:
     included, takes ~70 ms a memory on this machine). Exact copies are stored once, as the
     service's unique ``(user, content hash)`` would. Returns memory id -> item."""
     service = parts.service
-    first = service.add_memories(user_id=USER, app_name="bench", items=[{"text": items[0].text}])
+    first = service.writes.add_memories(user_id=USER, app_name="bench", items=[{"text": items[0].text}])
     first_id = first[0]["results"][0]["id"]
     with service.database.session() as session:
         row = session.get(Memory, uuid.UUID(first_id))
@@ -301,7 +300,7 @@ def job_timing(size: int, thresholds: Thresholds, compare_exact: bool = False) -
                         if item.last_recalled is not None
                     ],
                 )
-            hygiene = Hygiene(service)
+            hygiene = hygiene_of(service)
             runs = []
             for _ in range(2):
                 held, load_before = rss_mib("VmRSS"), load_average()

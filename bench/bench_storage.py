@@ -31,9 +31,8 @@ sys.path.insert(0, str(ROOT))
 import claude_code_memory.engine  # noqa: E402, F401 - first: it sets mem0's switches before mem0 loads
 from claude_code_memory.config import load_settings  # noqa: E402
 from claude_code_memory.db.models import Memory  # noqa: E402
-from claude_code_memory.memories.lifecycle.retention import Retention  # noqa: E402
 from claude_code_memory.memories.lifecycle.storage import store_bytes  # noqa: E402
-from claude_code_memory.memories.server_parts import ServerParts  # noqa: E402
+from claude_code_memory.memories.server_parts import ServerParts, retention_of  # noqa: E402
 
 USER = "bench"
 WORDS = (  # noqa: SIM905 - a word list reads better as words
@@ -70,7 +69,7 @@ def main() -> None:
             ids: list[str] = []
             for start in range(0, args.memories, 250):
                 batch = [{"text": text(rng, i)} for i in range(start, min(start + 250, args.memories))]
-                for outcome in service.add_memories(user_id=USER, app_name="bench", items=batch):
+                for outcome in service.writes.add_memories(user_id=USER, app_name="bench", items=batch):
                     ids.append(outcome["results"][0]["id"])
             write_seconds = time.perf_counter() - started
             service.erasure.erase()  # the same starting point for the logs as after a delete
@@ -80,7 +79,7 @@ def main() -> None:
             doomed = ids[::2]
             if args.mode == "delete":
                 for start in range(0, len(doomed), 500):
-                    service.delete_memories(doomed[start : start + 500], user_id=USER, changed_by=USER)
+                    service.states.delete_memories(doomed[start : start + 500], user_id=USER, changed_by=USER)
             else:
                 with service.database.session() as session:  # mark half, then forget them at once
                     session.execute(
@@ -88,7 +87,7 @@ def main() -> None:
                         .where(Memory.id.in_([uuid.UUID(i) for i in doomed]))
                         .values(conversation_id="doomed")
                     )
-                Retention(service).forget(USER, conversation_id="doomed")
+                retention_of(service).forget(USER, conversation_id="doomed")
             delete_seconds = time.perf_counter() - started
             deleted = sizes(settings)
 

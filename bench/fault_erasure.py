@@ -37,7 +37,7 @@ import claude_code_memory.engine  # noqa: E402, F401 - first: it sets mem0's swi
 from claude_code_memory.api.app import ServerParts  # noqa: E402
 from claude_code_memory.config import load_settings  # noqa: E402
 from claude_code_memory.db.models import Memory  # noqa: E402
-from claude_code_memory.memories.lifecycle.retention import Retention  # noqa: E402
+from claude_code_memory.memories.server_parts import retention_of  # noqa: E402
 
 USER, APP, OTHER_APP = "bench", "claude-code", "cursor"
 TOPICS = ["deploys", "tea", "the build", "vim", "postgres", "the office", "holidays", "the API"]
@@ -91,7 +91,7 @@ def main() -> None:
         try:
 
             def add(text: str, app: str = APP) -> str:
-                return service.add_memory(user_id=USER, app_name=app, text=text)[0]["id"]
+                return service.writes.add_memory(user_id=USER, app_name=app, text=text)[0]["id"]
 
             for index in range(args.memories):
                 add(f"Note {index}: the user mentioned {TOPICS[index % len(TOPICS)]} on day {index}")
@@ -105,9 +105,9 @@ def main() -> None:
                 app = OTHER_APP if step == "forget" else APP
                 ids[step] = [add(f"The user's code name is {mark}", app) for mark in groups[step]]
 
-            retention = Retention(service)
+            retention = retention_of(service)
             operations = {
-                "delete": lambda: service.delete_memories(ids["delete"], user_id=USER),
+                "delete": lambda: service.states.delete_memories(ids["delete"], user_id=USER),
                 "forget": lambda: retention.forget(USER, app=OTHER_APP),
                 "purge": retention.sweep,
             }

@@ -454,7 +454,7 @@ def test_edges_do_not_reach_the_engine() -> None:
 
 def test_the_checker_sees_relative_imports() -> None:
     # Guard against a checker that passes because it resolves nothing.
-    imports = _imports(PACKAGE / "api" / "app.py")
+    imports = _imports(PACKAGE / "api" / "deps.py")  # deps.py hands the routes the server's Retention
     assert "claude_code_memory.memories.lifecycle.retention" in imports
 
 

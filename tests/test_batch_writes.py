@@ -64,7 +64,9 @@ def service(tmp_path: Path) -> Iterator[MemoryService]:
 
 def _prepare(service: MemoryService, user_id: str) -> None:
     """The user's consent rules (allow /work/ok, deny /work/denied) and one stored memory."""
-    service.add_memory(user_id=user_id, app_name="claude-code", text=ITEMS[6]["text"], project="/work/ok")
+    service.writes.add_memory(
+        user_id=user_id, app_name="claude-code", text=ITEMS[6]["text"], project="/work/ok"
+    )
     with service.database.session() as session:
         user = service.owners.user(session, user_id)
         session.add(ConsentRule(user_id=user.id, project_pattern="*ok", effect="allow", created_by="test"))
@@ -76,7 +78,7 @@ def _singles(service: MemoryService, user_id: str, channel: str) -> list[dict[st
     outcomes: list[dict[str, Any]] = []
     for index, item in enumerate(ITEMS):
         try:
-            results = service.add_memory(
+            results = service.writes.add_memory(
                 **item_arguments(item), user_id=user_id, app_name="claude-code", channel=channel
             )
             outcomes.append({"index": index, "results": results})
@@ -146,7 +148,9 @@ def test_a_batch_answers_and_stores_what_single_writes_would(service: MemoryServ
     single_user, batch_user = f"s{uuid.uuid4().hex[:8]}", f"b{uuid.uuid4().hex[:8]}"
     _prepare(service, single_user)
     _prepare(service, batch_user)
-    batch = service.add_memories(user_id=batch_user, app_name="claude-code", items=ITEMS, channel=channel)
+    batch = service.writes.add_memories(
+        user_id=batch_user, app_name="claude-code", items=ITEMS, channel=channel
+    )
     single = _singles(service, single_user, channel)
 
     single_plain, single_ids = _without_ids(single)
@@ -188,7 +192,7 @@ def test_batch_vectors_are_the_single_text_embeddings(service: MemoryService) ->
         "A somewhat longer memory about the way the staging cluster is patched every second week",
         "Mid-length: the team lunch moved to Thursdays at noon",
     ]
-    outcomes = service.add_memories(
+    outcomes = service.writes.add_memories(
         user_id="vectors", app_name="t", items=[{"text": t} for t in texts], channel="rest"
     )
     ids = [o["results"][0]["id"] for o in outcomes]
@@ -213,13 +217,13 @@ def test_a_batch_that_loses_a_race_leaves_no_points_and_answers_per_item(service
     orphans: list[str] = []
 
     def racing(self: batch_writes.BatchWrite, accepted: list[Any], *args: Any) -> None:
-        service.add_memory(user_id="racer", app_name="t", text=texts[1])
+        service.writes.add_memory(user_id="racer", app_name="t", text=texts[1])
         orphans.extend(str(item.memory_id) for item in accepted)
         real(self, accepted, *args)
 
     batch_writes.BatchWrite._store = racing  # type: ignore[method-assign]
     try:
-        outcomes = service.add_memories(
+        outcomes = service.writes.add_memories(
             user_id="racer", app_name="t", items=[{"text": t} for t in texts], channel="rest"
         )
     finally:
@@ -239,7 +243,7 @@ def test_a_batch_is_stored_in_a_few_transactions_not_one_a_memory(service: Memor
     event.listen(service.database.engine, "commit", lambda _: commits.append(1))
     stamps_before = service.vectors.history_ids()
     items = [{"text": f"Batch fact {n}: the nightly job {n} writes to bucket {n * 3}"} for n in range(40)]
-    outcomes = service.add_memories(user_id="few", app_name="t", items=items, channel="rest")
+    outcomes = service.writes.add_memories(user_id="few", app_name="t", items=items, channel="rest")
     assert [o["results"][0]["event"] for o in outcomes] == ["ADD"] * 40
     assert len(commits) <= 3, len(commits)
     assert len(service.vectors.history_ids() - stamps_before) == 40
@@ -249,20 +253,20 @@ def test_a_refused_user_or_paused_app_fails_every_item_as_single_writes_do(servi
     from claude_code_memory.db.models import App
 
     items = [{"text": "One fact for a paused app"}, {"text": "  "}, {"text": "Another fact for it"}]
-    service.add_memory(user_id="pauser", app_name="paused", text="Written before the pause")
+    service.writes.add_memory(user_id="pauser", app_name="paused", text="Written before the pause")
     with service.database.session() as session:
         app = session.scalar(select(App).where(App.name == "paused"))
         assert app is not None
         app.is_active = False
     for user_id in ("pauser", "no such user/with a slash"):
-        batch = service.add_memories(user_id=user_id, app_name="paused", items=items, channel="rest")
+        batch = service.writes.add_memories(user_id=user_id, app_name="paused", items=items, channel="rest")
         single = []
         for index, item in enumerate(items):
             try:
                 single.append(
                     {
                         "index": index,
-                        "results": service.add_memory(
+                        "results": service.writes.add_memory(
                             **item_arguments(item), user_id=user_id, app_name="paused"
                         ),
                     }

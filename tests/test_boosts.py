@@ -57,14 +57,14 @@ def service(tmp_path: Path) -> Iterator[MemoryService]:
 
 
 def scores(service: MemoryService, query: str) -> dict[str, float]:
-    hits = service.search_hits(user_id="alice", app_name="t", query=query, limit=10)
+    hits = service.pipeline.search_hits(user_id="alice", app_name="t", query=query, limit=10)
     return {str(hit.memory.id): hit.score for hit in hits}
 
 
 def test_the_service_boosts_recent_and_recalled_memories_only_when_asked(service: MemoryService) -> None:
     def add(text: str, days_ago: int) -> str:
         when = NOW - timedelta(days=days_ago)
-        return service.add_memory(user_id="alice", app_name="t", text=text, captured_at=when)[0]["id"]
+        return service.writes.add_memory(user_id="alice", app_name="t", text=text, captured_at=when)[0]["id"]
 
     old = add("The team standup is at 9:30 every morning", 60)
     new = add("The team standup moved to 10:00 every morning", 0)
@@ -78,7 +78,7 @@ def test_the_service_boosts_recent_and_recalled_memories_only_when_asked(service
     assert recent[old] == pytest.approx(plain[old] * 1.25)
 
     search.recency_weight, search.recall_weight = 0.0, 0.5
-    service.flush_access_log()  # both searches so far returned both memories
+    service.access_log.flush()  # both searches so far returned both memories
     recalled = scores(service, "when is the team standup")
     factor = 1 + 0.5 * math.log(1 + 2) / math.log(1 + RECALL_SATURATION)
     assert recalled == pytest.approx({memory_id: score * factor for memory_id, score in plain.items()})

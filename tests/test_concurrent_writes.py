@@ -138,7 +138,7 @@ def test_a_category_another_writer_is_still_creating_is_not_linked_before_it_com
 
     def write(name: str, text: str) -> None:
         try:
-            outcomes[name] = service.add_memory(user_id="racer", app_name="notes", text=text)
+            outcomes[name] = service.writes.add_memory(user_id="racer", app_name="notes", text=text)
         except Exception as exc:
             outcomes[name] = exc
 
@@ -167,7 +167,7 @@ def test_a_category_another_writer_is_still_creating_is_not_linked_before_it_com
         assert not isinstance(outcomes["second"], Exception), repr(outcomes["second"])
         assert not isinstance(outcomes["first"], Exception), repr(outcomes["first"])
         filed = {
-            name: sorted(c.name for c in service.get(outcomes[name][0]["id"], "racer").categories)
+            name: sorted(c.name for c in service.reads.get(outcomes[name][0]["id"], "racer").categories)
             for name in ("first", "second")
         }
         assert filed == {"first": ["preferences", "projects"], "second": ["preferences"]}

@@ -22,8 +22,8 @@ import pytest
 from claude_code_memory.api.app import ServerParts
 from claude_code_memory.config import load_settings
 from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder
-from claude_code_memory.memories.hygiene.proposals import Hygiene
 from claude_code_memory.memories.hygiene.scan import Item, Thresholds, scan
+from claude_code_memory.memories.server_parts import hygiene_of
 from claude_code_memory.policy import hygiene_rules as rules
 from tests.support.server import MemoryServer
 
@@ -175,7 +175,7 @@ def test_the_job_compares_stored_vectors_and_embeds_only_a_lost_one(tmp_path: Pa
     try:
         service = parts.service
         ids = [
-            service.add_memory(user_id="ann", app_name="test", text=text)[0]["id"]
+            service.writes.add_memory(user_id="ann", app_name="test", text=text)[0]["id"]
             for text in (
                 "The deploy script lives in scripts/deploy.sh",
                 "the deploy script lives in scripts/deploy.sh!",
@@ -185,13 +185,13 @@ def test_the_job_compares_stored_vectors_and_embeds_only_a_lost_one(tmp_path: Pa
         embedder: Any = parts.engine.embedder
         embedder._cache.clear()  # what the job embeds now would be a cache miss
         misses = embedder.cache_misses
-        report = Hygiene(service).run("ann")
+        report = hygiene_of(service).run("ann")
         assert report.proposed["duplicate"] == 1
         assert report.embedded == 0 and embedder.cache_misses == misses  # read, not embedded
         assert {"load", "vectors", "neighbours", "rules", "write"} <= set(report.to_dict()["step_seconds"])
 
         parts.engine.store.delete(ids[2])  # a point lost (as in a crash): its text is embedded
-        report = Hygiene(service).run("ann")
+        report = hygiene_of(service).run("ann")
         assert report.embedded == 1 and embedder.cache_misses == misses + 1
         assert report.proposed["duplicate"] == 0  # proposed already, not again
     finally:
@@ -218,11 +218,11 @@ def test_a_run_reads_only_the_newest_memories_of_a_user(tmp_path: Path) -> None:
         ]
         texts += [f"Ticket {n} is about the {n}th service of the {n % 7} cluster" for n in range(100)]
         for text in texts:  # the duplicate pair first: the oldest two
-            service.add_memory(user_id="ann", app_name="test", text=text)
-        report = Hygiene(service).run("ann")
+            service.writes.add_memory(user_id="ann", app_name="test", text=text)
+        report = hygiene_of(service).run("ann")
         assert report.memories == 100 and report.proposed["duplicate"] == 0
         service.settings.hygiene.max_memories = 102
-        report = Hygiene(service).run("ann")
+        report = hygiene_of(service).run("ann")
         assert report.memories == 102 and report.proposed["duplicate"] == 1
     finally:
         parts.close()

@@ -19,7 +19,7 @@ from claude_code_memory.config import load_settings
 from claude_code_memory.db.models import App, User
 from claude_code_memory.errors import BadInput, Conflict, Forbidden, MemoryStackError, NotFound, TooLarge
 from claude_code_memory.memories.memory_files.commands import format_size
-from claude_code_memory.memories.portability.backup import export_archive, import_archive, read_archive
+from claude_code_memory.memories.portability.backup import read_archive
 from claude_code_memory.memories.server_parts import ServerParts
 from claude_code_memory.memories.service import MemoryService
 from claude_code_memory.policy.memory_paths import (
@@ -172,11 +172,11 @@ class Tool:
 
     def snapshot(self) -> list[tuple[str, str, str]]:
         """Every file of the user: (memory id, path, text)."""
-        items = self.service.list_memories(user_id=self.user, app_name="inspector")
+        items = self.service.reads.list_memories(user_id=self.user, app_name="inspector")
         by_id = {item["id"]: item["memory"] for item in items}
         return sorted(
             (
-                (memory_id, self.service.get(memory_id, self.user).path or "", text)
+                (memory_id, self.service.reads.get(memory_id, self.user).path or "", text)
                 for memory_id, text in by_id.items()
             ),
             key=lambda file: file[1],
@@ -280,7 +280,7 @@ def test_str_replace_edits_the_memory_in_place_and_reembeds_it(tool: Tool, servi
         "     1\tl1\n     2\tl2\n     3\tthe colour is vermilion\n     4\tl4\n     5\tl5"
     )
     assert tool.file_id("/memories/s.md") == memory_id  # an update of the memory, not a new one
-    hits = service.search(user_id=tool.user, app_name="test-app", query="vermilion colour", limit=1)
+    hits = service.reads.search(user_id=tool.user, app_name="test-app", query="vermilion colour", limit=1)
     assert hits[0]["id"] == memory_id and "vermilion" in hits[0]["memory"]
 
 
@@ -386,7 +386,7 @@ def test_clear_all_memory_removes_the_files_and_keeps_other_memories(
 ) -> None:
     tool(command="create", path="/memories/one.md", file_text="one\n")
     tool(command="create", path="/memories/d/two.md", file_text="two\n")
-    service.add_memory(user_id=tool.user, app_name="test-app", text="a memory that is not a file")
+    service.writes.add_memory(user_id=tool.user, app_name="test-app", text="a memory that is not a file")
     assert tool(command="clear_all_memory") == "All memory cleared"
     assert tool(command="view", path="/memories") == HEADER.format("/memories") + "\n0B\t/memories"
     assert [text for _, _, text in tool.snapshot()] == ["a memory that is not a file"]
@@ -434,26 +434,28 @@ def test_a_file_edited_as_a_memory_stays_the_file(tool: Tool, service: MemorySer
     """The UI and REST edit a file like any memory: it keeps its path and its id."""
     tool(command="create", path="/memories/ui.md", file_text="before\n")
     memory_id = tool.file_id("/memories/ui.md")
-    service.update_memory(tool.user, memory_id, "after\n")
+    service.writes.update_memory(tool.user, memory_id, "after\n")
     assert tool(command="view", path="/memories/ui.md").endswith("     1\tafter\n     2\t")
-    service.delete_memories([memory_id], user_id=tool.user)
+    service.states.delete_memories([memory_id], user_id=tool.user)
     assert tool(command="view", path="/memories") == HEADER.format("/memories") + "\n0B\t/memories"
 
 
 def test_files_are_exported_and_imported_with_their_paths(tool: Tool, service: MemoryService) -> None:
     tool(command="create", path="/memories/exported/a.md", file_text="exported file\n")
-    service.add_memory(user_id=tool.user, app_name="test-app", text="exported plain memory")
-    archive = export_archive(service, tool.user)
+    service.writes.add_memory(user_id=tool.user, app_name="test-app", text="exported plain memory")
+    archive = service.backup.export_archive(tool.user)
     records = read_archive(archive, 10_000_000)
     assert sorted((r.path or "", r.content) for r in records) == [
         ("", "exported plain memory"),
         ("/memories/exported/a.md", "exported file\n"),
     ]
     other = Tool(service)
-    import_archive(service, other.user, archive, mode="skip", changed_by=other.user, max_bytes=10_000_000)
+    service.backup.import_archive(
+        other.user, archive, mode="skip", changed_by=other.user, max_bytes=10_000_000
+    )
     assert other(command="view", path="/memories/exported/a.md").endswith("     1\texported file\n     2\t")
-    again = import_archive(
-        service, other.user, archive, mode="skip", changed_by=other.user, max_bytes=10_000_000
+    again = service.backup.import_archive(
+        other.user, archive, mode="skip", changed_by=other.user, max_bytes=10_000_000
     )
     assert again.skipped == 2  # the file is known by its path, the memory by its text
 

@@ -128,7 +128,7 @@ def add_turn(
     service: MemoryService, user: str, conversation: str, when: datetime, said: str, reply: str
 ) -> str:
     text = turn_text([("user", said), ("assistant", reply)])
-    results = service.add_memory(
+    results = service.writes.add_memory(
         user_id=user, app_name="t", text=text, channel="mcp", conversation_id=conversation, captured_at=when
     )
     return str(results[0]["id"])
@@ -151,14 +151,14 @@ def test_short_term_is_the_newest_turns_of_the_newest_conversation(service: Memo
             add_turn(service, user, "new", NOW + timedelta(minutes=i), f"question {i}", f"answer {i}")
             for i in range(5)
         ]
-        turns = service.short_term(user)
+        turns = service.tiers.short_term(user)
         assert [t["memory_id"] for t in turns] == ids[2:]  # oldest first
         assert turns[0]["user_input"] == "question 2" and turns[0]["agent_response"] == "answer 2"
         assert turns[0]["timestamp"] == (NOW + timedelta(minutes=2)).strftime("%Y-%m-%d %H:%M:%S")
-        assert [t["user_input"] for t in service.short_term(user, conversation_id="old")][
+        assert [t["user_input"] for t in service.tiers.short_term(user, conversation_id="old")][
             -1
         ] == "old question 4"
-        assert service.short_term(new_user()) == []
+        assert service.tiers.short_term(new_user()) == []
     finally:
         service.settings.tiers.short_term_turns = 10
 
@@ -170,26 +170,26 @@ def test_segments_heat_up_with_visits_and_hot_ones_give_their_facts(service: Mem
     add_turn(service, user, "c", NOW - timedelta(hours=3, minutes=-5), "Show me the diff.", "Here it is.")
     add_turn(service, user, "c", NOW - timedelta(minutes=10), "I use Neovim as my editor.", "Good to know.")
     add_turn(service, user, "c", NOW - timedelta(minutes=5), "Run the tests.", "They pass.")
-    report = service.refresh_tiers(user)
+    report = service.tiers.refresh(user)
     assert (report.segmented_turns, report.new_segments, report.promoted_segments) == (4, 2, 0)
-    assert service.profile_facts(user) == []  # nothing is hot yet
-    segments = service.segments(user)
+    assert service.profile.facts(user) == []  # nothing is hot yet
+    segments = service.tiers.segments(user)
     assert [s["turns"] for s in segments] == [2, 2] and all(s["heat"] < 5 for s in segments)
 
     # Three searches return the old segment's turn: three visits make it hot, and it is promoted.
     for _ in range(3):
-        [hit] = service.search(user_id=user, app_name="t", query="tabs or spaces", limit=1)
+        [hit] = service.reads.search(user_id=user, app_name="t", query="tabs or spaces", limit=1)
         assert "tabs" in hit["memory"]
-    service.flush_access_log()
-    report = service.refresh_tiers(user)
+    service.access_log.flush()
+    report = service.tiers.refresh(user)
     assert report.promoted_segments == 1 and report.new_facts == 1
-    [fact] = service.profile_facts(user)
+    [fact] = service.profile.facts(user)
     assert (fact["subject"], fact["category"], fact["text"]) == (
         "user",
         "preference",
         "I prefer tabs over spaces.",
     )
-    hottest = service.segments(user)[0]
+    hottest = service.tiers.segments(user)[0]
     assert hottest["visits"] >= 3 and hottest["heat"] >= 5 and hottest["promoted_at"] is not None
     assert fact["memory_ids"] and all(uuid.UUID(m) for m in fact["memory_ids"])
 
@@ -201,52 +201,52 @@ def test_beyond_capacity_the_coldest_segments_are_archived_never_deleted(service
     add_turn(service, user, "c", NOW, "the newest chat", "the newest reply")
     service.settings.tiers.mid_term_capacity = 2
     try:
-        report = service.refresh_tiers(user)
+        report = service.tiers.refresh(user)
     finally:
         service.settings.tiers.mid_term_capacity = 2000
     assert report.archived_segments == 1
-    [archived] = service.segments(user, state="archived")
+    [archived] = service.tiers.segments(user, state="archived")
     assert archived["conversation_id"] == "a"
-    memory = service.get(old, user)
+    memory = service.reads.get(old, user)
     assert (
         memory.state == MemoryState.archived
         and memory.content == "User: an old chat\n\nAssistant: an old reply"
     )
     assert old not in {
-        str(h.memory.id) for h in service.search_hits(user_id=user, app_name="t", query="old chat")
+        str(h.memory.id) for h in service.pipeline.search_hits(user_id=user, app_name="t", query="old chat")
     }
 
 
 def test_a_deleted_fact_stays_deleted_and_an_edit_retires_the_old_wording(service: MemoryService) -> None:
     user = new_user()
-    service.add_memory(user_id=user, app_name="t", text="I prefer pytest to unittest.")
-    service.add_memory(user_id=user, app_name="t", text="My shell is fish.")
-    assert service.refresh_tiers(user).new_facts == 2
-    facts = {f["text"]: f for f in service.profile_facts(user)}
-    service.delete_fact(user, facts["I prefer pytest to unittest."]["id"])
-    service.edit_fact(user, facts["My shell is fish."]["id"], text="My shell is zsh.", category="tools")
+    service.writes.add_memory(user_id=user, app_name="t", text="I prefer pytest to unittest.")
+    service.writes.add_memory(user_id=user, app_name="t", text="My shell is fish.")
+    assert service.tiers.refresh(user).new_facts == 2
+    facts = {f["text"]: f for f in service.profile.facts(user)}
+    service.profile.delete(user, facts["I prefer pytest to unittest."]["id"])
+    service.profile.edit(user, facts["My shell is fish."]["id"], text="My shell is zsh.", category="tools")
 
     # The same facts said again, in new memories and new words' case: neither comes back.
-    service.add_memory(user_id=user, app_name="t", text="Remember: i prefer PYTEST to unittest!")
-    service.add_memory(user_id=user, app_name="t", text="my shell is fish")
-    assert service.refresh_tiers(user).new_facts == 0
-    assert [(f["text"], f["source"]) for f in service.profile_facts(user)] == [("My shell is zsh.", "user")]
+    service.writes.add_memory(user_id=user, app_name="t", text="Remember: i prefer PYTEST to unittest!")
+    service.writes.add_memory(user_id=user, app_name="t", text="my shell is fish")
+    assert service.tiers.refresh(user).new_facts == 0
+    assert [(f["text"], f["source"]) for f in service.profile.facts(user)] == [("My shell is zsh.", "user")]
 
     with pytest.raises(NotFound):
-        service.delete_fact(user, facts["I prefer pytest to unittest."]["id"])  # already gone
+        service.profile.delete(user, facts["I prefer pytest to unittest."]["id"])  # already gone
     with pytest.raises(NotFound):
-        service.delete_fact(new_user(), service.profile_facts(user)[0]["id"])  # not theirs
+        service.profile.delete(new_user(), service.profile.facts(user)[0]["id"])  # not theirs
     with pytest.raises(BadInput):
-        service.edit_fact(user, service.profile_facts(user)[0]["id"], category="knowledge")
+        service.profile.edit(user, service.profile.facts(user)[0]["id"], category="knowledge")
 
 
 def test_a_fact_goes_with_the_memories_it_came_from(service: MemoryService) -> None:
     user = new_user()
-    [result] = service.add_memory(user_id=user, app_name="t", text="I live in Lisbon, so I'm on WET.")
-    service.refresh_tiers(user)
-    assert [f["category"] for f in service.profile_facts(user)] == ["identity"]
-    service.delete_memories([result["id"]], user_id=user)
-    assert service.profile_facts(user) == []  # at once, not at the next refresh
+    [result] = service.writes.add_memory(user_id=user, app_name="t", text="I live in Lisbon, so I'm on WET.")
+    service.tiers.refresh(user)
+    assert [f["category"] for f in service.profile.facts(user)] == ["identity"]
+    service.states.delete_memories([result["id"]], user_id=user)
+    assert service.profile.facts(user) == []  # at once, not at the next refresh
 
 
 @pytest.fixture(scope="module")
@@ -280,10 +280,10 @@ def what_readers_say(service: MemoryService, user: str) -> str:
 @pytest.mark.integration
 def test_a_trashed_memory_says_nothing_until_it_is_restored(trashing: MemoryService) -> None:
     service, user = trashing, new_user()
-    [lisbon] = service.add_memory(user_id=user, app_name="t", text="I live in Lisbon, so I'm on WET.")
-    [shell] = service.add_memory(user_id=user, app_name="t", text="My shell is fish.")
-    [shell_again] = service.add_memory(user_id=user, app_name="t", text="my shell is fish")
-    service.add_memory(user_id=user, app_name="t", text="I prefer pytest to unittest.")
+    [lisbon] = service.writes.add_memory(user_id=user, app_name="t", text="I live in Lisbon, so I'm on WET.")
+    [shell] = service.writes.add_memory(user_id=user, app_name="t", text="My shell is fish.")
+    [shell_again] = service.writes.add_memory(user_id=user, app_name="t", text="my shell is fish")
+    service.writes.add_memory(user_id=user, app_name="t", text="I prefer pytest to unittest.")
     service.tiers.refresh(user)
     facts = {f["text"]: f for f in service.profile.facts(user)}
     assert set(facts) == {
@@ -417,9 +417,11 @@ def test_the_llm_extracts_when_configured_and_the_rules_answer_when_it_fails(
     user = new_user()
     try:
         service.profile.llm = llm
-        service.add_memory(user_id=user, app_name="t", text="Working on budgeting software for freelancers")
-        assert service.refresh_tiers(user).new_facts == 1
-        [fact] = service.profile_facts(user)
+        service.writes.add_memory(
+            user_id=user, app_name="t", text="Working on budgeting software for freelancers"
+        )
+        assert service.tiers.refresh(user).new_facts == 1
+        [fact] = service.profile.facts(user)
         assert (fact["category"], fact["text"], fact["source"]) == (
             "project",
             "Builds a budgeting app",
@@ -435,9 +437,9 @@ def test_the_llm_extracts_when_configured_and_the_rules_answer_when_it_fails(
 
         fake.shutdown()
         fake.server_close()  # the endpoint is gone: the rules answer for this memory
-        service.add_memory(user_id=user, app_name="t", text="I use uv to manage Python environments.")
-        assert service.refresh_tiers(user).new_facts == 1
-        assert {f["source"] for f in service.profile_facts(user)} == {"llm", "rules"}
+        service.writes.add_memory(user_id=user, app_name="t", text="I use uv to manage Python environments.")
+        assert service.tiers.refresh(user).new_facts == 1
+        assert {f["source"] for f in service.profile.facts(user)} == {"llm", "rules"}
     finally:
         service.profile.llm = None
         llm.close()

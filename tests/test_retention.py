@@ -35,7 +35,8 @@ from claude_code_memory.db.models import (
     utcnow,
 )
 from claude_code_memory.errors import BadInput, NotFound
-from claude_code_memory.memories.lifecycle.retention import STORES, Retention, Sweeper, parse_since
+from claude_code_memory.memories.lifecycle.retention import STORES, Sweeper, parse_since
+from claude_code_memory.memories.server_parts import retention_of
 from claude_code_memory.memories.service import MemoryService
 from tests.support.processes import free_port
 from tests.support.server import MemoryServer
@@ -77,7 +78,9 @@ def components(tmp_path: Path, clock: Clock) -> Iterator[ServerParts]:
 
 
 def add(service: MemoryService, user: str, text: str, channel: str = "rest", **provenance: Any) -> str:
-    result = service.add_memory(user_id=user, app_name=APP, text=text, channel=channel, **provenance)[0]
+    result = service.writes.add_memory(user_id=user, app_name=APP, text=text, channel=channel, **provenance)[
+        0
+    ]
     assert result["event"] in ("ADD", "PENDING"), result
     return result["id"]
 
@@ -85,7 +88,7 @@ def add(service: MemoryService, user: str, text: str, channel: str = "rest", **p
 def dependents(service: MemoryService, ids: list[str]) -> dict[str, int]:
     """Rows in the memory's dependent tables, counted straight from SQL."""
     keys = [uuid.UUID(i) for i in ids]
-    service.flush_access_log()  # what every reader of the access log does first
+    service.access_log.flush()  # what every reader of the access log does first
     with service.database.session() as session:
         return {
             name: int(
@@ -105,7 +108,10 @@ def sql_row(service: MemoryService, memory_id: str) -> Memory | None:
 
 
 def found_by_search(service: MemoryService, user: str, query: str) -> set[str]:
-    return {str(h.memory.id) for h in service.search_hits(user_id=user, app_name=APP, query=query, limit=50)}
+    return {
+        str(h.memory.id)
+        for h in service.pipeline.search_hits(user_id=user, app_name=APP, query=query, limit=50)
+    }
 
 
 # -- the sweep, in process -------------------------------------------------------------------------
@@ -124,7 +130,7 @@ def test_reads_recorded_in_the_background_are_purged_with_their_memory(component
     assert dependents(service, [kept, gone])["access_logs"] == 1  # the purged one's entry dropped
     # A purge counts and removes the reads still queued when it starts.
     found_by_search(service, "alice", "staging database")
-    receipt = Retention(service).forget("alice", everything=True)
+    receipt = retention_of(service).forget("alice", everything=True)
     assert receipt.counts["access_logs"] == 2
     assert dependents(service, [kept])["access_logs"] == 0
 
@@ -138,9 +144,9 @@ def test_an_expired_memory_is_gone_from_every_store_and_a_fresh_one_kept(
         add(service, "alice", "The user deploys services with Docker Compose"),
     ]
     # Give the old memories rows in every dependent table and a second mem0 history row.
-    service.update_memory("alice", old[0], "The user prefers a dark theme in every editor")
-    service.change_state([old[1]], MemoryState.paused, user_id="alice", changed_by="alice")
-    service.change_state([old[1]], MemoryState.active, user_id="alice", changed_by="alice")
+    service.writes.update_memory("alice", old[0], "The user prefers a dark theme in every editor")
+    service.states.change_state([old[1]], MemoryState.paused, user_id="alice", changed_by="alice")
+    service.states.change_state([old[1]], MemoryState.active, user_id="alice", changed_by="alice")
     assert found_by_search(service, "alice", "editor theme") == set(old)
     before = dependents(service, old)
     assert before["access_logs"] == 2 and before["status_history"] == 2
@@ -149,7 +155,7 @@ def test_an_expired_memory_is_gone_from_every_store_and_a_fresh_one_kept(
 
     clock.advance(days=31)
     fresh = add(service, "alice", "The user writes their tests with pytest")
-    retention = Retention(service)
+    retention = retention_of(service)
 
     dry = retention.sweep(dry_run=True)
     assert dry.dry_run and sorted(dry.memory_ids) == sorted(old)
@@ -191,7 +197,7 @@ def test_stale_pending_items_expire_with_a_recorded_decision(components: ServerP
             .values(created_at=utcnow() - timedelta(days=15))
         )
 
-    receipt = Retention(service).sweep()
+    receipt = retention_of(service).sweep()
     assert receipt.memory_ids == [stale] and receipt.pending_expired == 1
     assert receipt.counts["sql_rows"] == 1 and receipt.counts["vectors"] == 0  # never embedded
     assert sql_row(service, stale) is None
@@ -210,7 +216,7 @@ def test_the_scheduler_sweeps_on_its_interval_and_stops_cleanly(
     service = components.service
     doomed = add(service, "carol", "The user keeps notes in Obsidian")
     clock.advance(days=31)
-    retention = Retention(service)
+    retention = retention_of(service)
 
     async def run() -> None:
         async with Sweeper(retention, interval_minutes=0.005, first_delay_seconds=0).running():
@@ -246,7 +252,7 @@ def test_forget_matches_a_project_glob_in_every_state_including_tombstones(compo
             project="/src/shop/web",
         ),
     ]
-    service.approve(in_project[0], user_id="dave", decided_by="user:dave")  # becomes active, new id
+    service.writes.approve(in_project[0], user_id="dave", decided_by="user:dave")  # becomes active, new id
     with service.database.session() as session:
         approved_id = str(session.scalar(select(Memory.id).where(Memory.project == "/src/shop/api")))
     tombstone = add(
@@ -256,10 +262,10 @@ def test_forget_matches_a_project_glob_in_every_state_including_tombstones(compo
         "capture",
         project="/src/shop/cli",
     )
-    service.approve(tombstone, user_id="dave", decided_by="user:dave")
+    service.writes.approve(tombstone, user_id="dave", decided_by="user:dave")
     with service.database.session() as session:
         tombstone = str(session.scalar(select(Memory.id).where(Memory.project == "/src/shop/cli")))
-    service.delete_memories([tombstone], user_id="dave")
+    service.states.delete_memories([tombstone], user_id="dave")
     other = add(
         service,
         "dave",
@@ -267,7 +273,7 @@ def test_forget_matches_a_project_glob_in_every_state_including_tombstones(compo
         "capture",
         project="/src/blog",
     )
-    retention = Retention(service)
+    retention = retention_of(service)
 
     receipt = retention.forget("dave", project="/src/shop/*")
     assert sorted(receipt.memory_ids) == sorted([approved_id, in_project[1], tombstone])
@@ -284,7 +290,7 @@ def test_forget_matches_a_project_glob_in_every_state_including_tombstones(compo
 def test_forget_refuses_vague_or_unknown_scopes_and_changes_nothing(components: ServerParts) -> None:
     service = components.service
     kept = add(service, "erin", "The user lives in Lisbon")
-    retention = Retention(service)
+    retention = retention_of(service)
     with pytest.raises(BadInput, match="everything=true"):
         retention.forget("erin")
     with pytest.raises(BadInput, match="cannot be combined with app"):

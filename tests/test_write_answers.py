@@ -45,11 +45,11 @@ def test_a_write_embeds_its_redacted_text_once_started_before_the_database_reads
 ) -> None:
     model = embedder(service)
     # The first write embeds the categories' descriptions too: not counted.
-    service.add_memory(
+    service.writes.add_memory(
         user_id="ann", app_name="claude-code", text="Warming up the categories", channel="rest"
     )
     prefetches, misses = model.prefetches, model.cache_misses
-    written = service.write_memory(
+    written = service.writes.write_memory(
         user_id="ann", app_name="claude-code", text=f"The wombat deploy token is {SECRET}", channel="rest"
     )
     [result] = written.results
@@ -64,7 +64,7 @@ def test_a_write_embeds_its_redacted_text_once_started_before_the_database_reads
 def test_a_capture_waiting_for_consent_is_not_embedded(service: MemoryService) -> None:
     model = embedder(service)
     prefetches, misses = model.prefetches, model.cache_misses
-    [result] = service.add_memory(
+    [result] = service.writes.add_memory(
         user_id="ann",
         app_name="claude-code",
         text="A captured turn about the numbat release",
@@ -75,7 +75,7 @@ def test_a_capture_waiting_for_consent_is_not_embedded(service: MemoryService) -
 
 
 def test_the_answer_is_the_row_as_a_read_gives_it(service: MemoryService) -> None:
-    written = service.write_memory(
+    written = service.writes.write_memory(
         user_id="bob",
         app_name="cursor",
         text="We agreed to ship the importer on Friday, after the review",
@@ -89,12 +89,12 @@ def test_the_answer_is_the_row_as_a_read_gives_it(service: MemoryService) -> Non
     [result] = written.results
     stored = written.rows[result["id"]]
     answer = memory_row(stored.memory, stored.app_name, stored.categories)
-    assert answer == memory_row(service.get(result["id"], "bob"))
+    assert answer == memory_row(service.reads.get(result["id"], "bob"))
     assert answer["provenance"]["app"] == "cursor" and answer["provenance"]["captured_at"].startswith(
         "2026-03-04T05:06:07.89"
     )
 
-    again = service.write_memory(
+    again = service.writes.write_memory(
         user_id="bob", app_name="cursor", text="we agreed to ship the importer on friday, after the review"
     )
     assert again.results[0]["already_existed"] and again.rows == {}, "a duplicate stores no row"

@@ -15,9 +15,6 @@ from .. import SERVICE_NAME, __version__
 from ..auth.local_mode import LocalMode, require_loopback
 from ..config import Settings
 from ..mcp import create_mcp_endpoint
-from ..memories.hygiene.proposals import Hygiene, HygieneScheduler
-from ..memories.lifecycle.reconcile import Reconciler
-from ..memories.lifecycle.retention import Retention, Sweeper
 from ..memories.server_parts import ServerParts
 from . import errors
 from .deps import authenticate
@@ -72,22 +69,15 @@ def create_app(settings: Settings, components: ServerParts | None = None) -> Fas
         else None
     )
 
-    reconciler = Reconciler(parts.service)
-    hygiene = Hygiene(parts.service)
     if local_mode is not None:  # the local user exists from the start, as OpenMemory's default user did
         with parts.database.session() as session:
-            parts.service.user(session, local_mode.user)
+            parts.service.owners.user(session, local_mode.user)
 
     @asynccontextmanager
     async def lifespan(application: FastAPI) -> AsyncIterator[None]:
-        retention = application.state.retention = Retention(parts.service)
         try:
             # The start-up reconciliation runs while the server answers: it never delays start-up.
-            async with (
-                reconciler.running(),
-                Sweeper(retention, settings.privacy.purge_interval_minutes).running(),
-                HygieneScheduler(hygiene, settings.hygiene.schedule_hours).running(),
-            ):
+            async with parts.reconciler.running(), parts.sweeper.running(), parts.hygiene_scheduler.running():
                 if mcp is None:
                     yield
                 else:
@@ -103,12 +93,9 @@ def create_app(settings: Settings, components: ServerParts | None = None) -> Fas
         "needs `Authorization: Bearer <token>`.",
         lifespan=lifespan,
     )
+    app.state.parts = parts  # what api/deps.py hands the routes
     app.state.settings = settings
-    app.state.database = parts.database
     app.state.identity = parts.identity
-    app.state.service = parts.service
-    app.state.reconciler = reconciler
-    app.state.hygiene = hygiene
     app.state.local_mode = local_mode
     errors.install(app)
 
@@ -124,7 +111,7 @@ def create_app(settings: Settings, components: ServerParts | None = None) -> Fas
         }
         body["disk"] = parts.engine.disk.status()  # writes_refused: true while the disk is low (507)
         body["reconciliation"] = (
-            reconciler.status()
+            parts.reconciler.status()
         )  # the last pass (memories/lifecycle/reconcile.py), or null
         # The web UI shows a banner and `ccmem doctor` a warning while it is on.
         body["local_mode"] = {"enabled": local_mode is not None, "user": local_mode and local_mode.user}

@@ -1,4 +1,7 @@
-"""Request dependencies: the caller's principal and the services, from app state."""
+"""Request dependencies: the caller's principal, the memory service and the jobs, from app state.
+
+Routes reach what the composition root built through these typed dependencies (``ServiceDep``,
+``HygieneDep``...), never through ``request.app.state`` themselves."""
 
 from __future__ import annotations
 
@@ -10,6 +13,11 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from ..auth.identity import Identity, Principal
 from ..auth.identity import acting_user as acting_user  # the routes import it from here
 from ..auth.local_mode import LocalMode
+from ..config import Settings
+from ..memories.hygiene.proposals import Hygiene
+from ..memories.lifecycle.reconcile import Reconciler
+from ..memories.lifecycle.retention import Retention
+from ..memories.server_parts import ServerParts
 from ..memories.service import MemoryService
 
 
@@ -17,7 +25,28 @@ from ..memories.service import MemoryService
 # and each such hop costs a search about half a millisecond (more when threads compete for the
 # GIL). get_principal stays sync: it may query the database.
 async def get_service(request: Request) -> MemoryService:
-    return request.app.state.service
+    parts: ServerParts = request.app.state.parts
+    return parts.service
+
+
+async def get_hygiene(request: Request) -> Hygiene:
+    parts: ServerParts = request.app.state.parts
+    return parts.hygiene
+
+
+async def get_retention(request: Request) -> Retention:
+    parts: ServerParts = request.app.state.parts
+    return parts.retention
+
+
+async def get_reconciler(request: Request) -> Reconciler:
+    parts: ServerParts = request.app.state.parts
+    return parts.reconciler
+
+
+async def get_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
 
 
 async def get_identity(request: Request) -> Identity:
@@ -56,5 +85,9 @@ BearerDep = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 
 
 ServiceDep = Annotated[MemoryService, Depends(get_service)]
+HygieneDep = Annotated[Hygiene, Depends(get_hygiene)]
+RetentionDep = Annotated[Retention, Depends(get_retention)]
+ReconcilerDep = Annotated[Reconciler, Depends(get_reconciler)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]
 IdentityDep = Annotated[Identity, Depends(get_identity)]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]

@@ -349,15 +349,14 @@ def _check_reconciliation(settings: Settings, run: bool) -> Check:
     if base is None and not run:
         return Check("reconciliation", "ok", "server not running: its next start reconciles")
     if base is None:
-        from ..api.app import ServerParts
-        from ..memories.lifecycle.reconcile import Reconciler
+        from ..memories.server_parts import ServerParts
 
         try:
             parts = ServerParts(settings)
         except MemoryStackError as exc:
             return Check("reconciliation", "fail", exc.message, "see the other checks")
         try:
-            report = Reconciler(parts.service).run("doctor").to_dict()
+            report = parts.reconciler.run("doctor").to_dict()
         finally:
             parts.close()
     elif run:

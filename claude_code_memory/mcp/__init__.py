@@ -13,7 +13,7 @@ or :func:`mount_mcp`, which does both for a Starlette/FastAPI app.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,7 @@ from .lazy import LazyMcpEndpoint
 from .paths import DEFAULT_MAX_BODY_BYTES
 
 if TYPE_CHECKING:
+    from .caller import GetService
     from .transport import Authenticate, McpEndpoint
 
 __all__ = [
@@ -38,10 +39,14 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     # The MCP SDK loads with these, on first use (see .lazy).
-    if name in ("Caller", "bind_caller", "build_server", "current_caller"):
-        from . import server
+    if name in ("Caller", "bind_caller", "current_caller"):
+        from . import caller
 
-        return getattr(server, name)
+        return getattr(caller, name)
+    if name == "build_server":
+        from .server import build_server
+
+        return build_server
     if name == "McpEndpoint":
         from .transport import McpEndpoint
 
@@ -51,7 +56,7 @@ def __getattr__(name: str) -> Any:
 
 def create_mcp_endpoint(
     *,
-    get_service: Callable[[], Any],
+    get_service: GetService,
     authenticate: Authenticate,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> LazyMcpEndpoint:
@@ -70,7 +75,7 @@ def create_mcp_endpoint(
 def mount_mcp(
     app: Starlette,
     *,
-    get_service: Callable[[], Any],
+    get_service: GetService,
     authenticate: Authenticate,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> LazyMcpEndpoint:

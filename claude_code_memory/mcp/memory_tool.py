@@ -9,15 +9,14 @@ tool expects: raising would make the SDK prefix it with "Error executing tool ..
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from .server import current_caller
+from .caller import GetService, current_caller, run
 
 TOOL_NAME = "memory_20250818"
 DESCRIPTION = (
@@ -34,9 +33,9 @@ Command = Literal["view", "create", "str_replace", "insert", "delete", "rename",
 EDITS = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 
 
-def register(server: MCPServer, call: Callable[..., Awaitable[Any]]) -> None:
-    """Add the tool to ``server``; ``call`` runs a service method off the event loop and raises
-    our typed errors as ``ToolError`` (``mcp/server.py``)."""
+def register(server: MCPServer, get_service: GetService) -> None:
+    """Add the tool to ``server``; :func:`.caller.run` raises our typed errors as ``ToolError``,
+    which this tool answers as an error result."""
 
     @server.tool(name=TOOL_NAME, description=DESCRIPTION, annotations=EDITS)
     async def memory_20250818(
@@ -69,8 +68,8 @@ def register(server: MCPServer, call: Callable[..., Awaitable[Any]]) -> None:
             "new_path": new_path,
         }
         try:
-            text = await call(
-                "memory_tool",
+            text = await run(
+                get_service().memory_tool,
                 user_id=caller.user_id,
                 app_name=caller.client_name,
                 command={key: value for key, value in given.items() if value is not None},

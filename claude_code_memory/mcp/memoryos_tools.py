@@ -14,7 +14,6 @@ MemoryOS, which answers ``{"status": "error"}``, a failure is raised: the client
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -22,17 +21,15 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from .server import ADDITIVE, CHANNEL, READ_ONLY, current_caller
+from .caller import ADDITIVE, CHANNEL, READ_ONLY, GetService, current_caller, run
 
-Call = Callable[..., Awaitable[Any]]
 MemoryType = Literal["core_identity", "project_context", "task_instruction", "episodic"]
 Scope = Literal["global", "project", "task"]
 MAX_RESULTS = 50
 
 
-def register(server: MCPServer, call: Call) -> None:
-    """Add the MemoryOS and min-memory tools to ``server``; ``call(method, **kwargs)`` runs a
-    service method (build_server's)."""
+def register(server: MCPServer, get_service: GetService) -> None:
+    """Add the MemoryOS and min-memory tools to ``server``."""
 
     # -- MemoryOS -------------------------------------------------------------------------
     @server.tool(
@@ -53,8 +50,8 @@ def register(server: MCPServer, call: Call) -> None:
         ] = None,
     ) -> dict[str, Any]:
         caller = current_caller()
-        answer: dict[str, Any] = await call(
-            "add_pair",
+        answer: dict[str, Any] = await run(
+            get_service().memoryos.add_pair,
             user_id=caller.user_id,
             app_name=caller.client_name,
             user_input=user_input,
@@ -90,8 +87,8 @@ def register(server: MCPServer, call: Call) -> None:
             raise ToolError("query must be a non-empty string")
         if not 1 <= max_results <= MAX_RESULTS:
             raise ToolError(f"max_results must be between 1 and {MAX_RESULTS}, got {max_results}")
-        answer: dict[str, Any] = await call(
-            "retrieve_tiers",
+        answer: dict[str, Any] = await run(
+            get_service().memoryos.retrieve,
             user_id=caller.user_id,
             app_name=caller.client_name,
             query=query,
@@ -111,8 +108,8 @@ def register(server: MCPServer, call: Call) -> None:
         ] = False,
     ) -> dict[str, Any]:
         caller = current_caller()
-        answer: dict[str, Any] = await call(
-            "user_profile",
+        answer: dict[str, Any] = await run(
+            get_service().memoryos.user_profile,
             user_id=caller.user_id,
             include_knowledge=include_knowledge,
             include_assistant_knowledge=include_assistant_knowledge,
@@ -152,8 +149,8 @@ def register(server: MCPServer, call: Call) -> None:
             }.items()
             if value is not None
         }
-        results = await call(
-            "add_memory",
+        results = await run(
+            get_service().writes.add_memory,
             user_id=caller.user_id,
             app_name=caller.client_name,
             text=text,
@@ -187,8 +184,8 @@ def register(server: MCPServer, call: Call) -> None:
             raise ToolError("query must be a non-empty string")
         if not 1 <= limit <= 100:
             raise ToolError(f"limit must be between 1 and 100, got {limit}")
-        hits = await call(
-            "search_hits",
+        hits = await run(
+            get_service().pipeline.search_hits,
             user_id=caller.user_id,
             app_name=caller.client_name,
             query=query,
@@ -230,7 +227,7 @@ def register(server: MCPServer, call: Call) -> None:
     @server.tool(description="Fetch a specific memory by its ID", annotations=READ_ONLY)
     async def fetch(id: Annotated[str, Field(description="The memory's id")]) -> str:  # noqa: A002 - min-memory's name
         caller = current_caller()
-        memory = await call("get", memory_id=id, principal_user=caller.user_id)
+        memory = await run(get_service().reads.get, id, caller.user_id)
         return str(memory.content)
 
     @server.tool(description="Information about this connection (project detection)", annotations=READ_ONLY)

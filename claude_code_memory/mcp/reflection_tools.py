@@ -11,21 +11,13 @@ has ``reflection.llm`` configured. Registered by :func:`claude_code_memory.mcp.s
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from functools import partial
 from typing import Annotated, Any
 
-import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from ..errors import MemoryStackError
-from ..memories.reflection import analysis as reflection
-from . import server as mcp_server  # a module: server.py imports this one while it loads
+from .caller import READ_ONLY, GetService, current_caller, run
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 ANALYZE_DESCRIPTION = (
     "Look back over the user's stored conversations: recurring topics (labelled by their key "
     "terms), problems that recur across sessions (the same error or failing command), decisions "
@@ -38,14 +30,11 @@ SUGGEST_DESCRIPTION = (
 )
 
 
-def register(server: MCPServer, get_service: Callable[[], Any]) -> None:
-    async def run(function: Callable[..., dict[str, Any]], /, **kwargs: Any) -> str:
-        try:
-            result = await anyio.to_thread.run_sync(partial(function, get_service(), **kwargs))
-        except MemoryStackError as error:
-            raise ToolError(error.message) from error
-        return json.dumps(result, indent=2, default=str, ensure_ascii=False)
+def _json(result: dict[str, Any]) -> str:
+    return json.dumps(result, indent=2, default=str, ensure_ascii=False)
 
+
+def register(server: MCPServer, get_service: GetService) -> None:
     @server.tool(description=ANALYZE_DESCRIPTION, annotations=READ_ONLY)
     async def analyze_conversations(
         since: Annotated[
@@ -56,9 +45,14 @@ def register(server: MCPServer, get_service: Callable[[], Any]) -> None:
             str | None, Field(description="Only memories of this project (a repository's name)")
         ] = None,
     ) -> str:
-        caller = mcp_server.current_caller()
-        return await run(
-            reflection.analyze_conversations, user_id=caller.user_id, since=since, project=project
+        caller = current_caller()
+        return _json(
+            await run(
+                get_service().reflection.analyze_conversations,
+                user_id=caller.user_id,
+                since=since,
+                project=project,
+            )
         )
 
     @server.tool(description=SUGGEST_DESCRIPTION, annotations=READ_ONLY)
@@ -67,5 +61,7 @@ def register(server: MCPServer, get_service: Callable[[], Any]) -> None:
             str | None, Field(description="Only memories of this project (a repository's name)")
         ] = None,
     ) -> str:
-        caller = mcp_server.current_caller()
-        return await run(reflection.suggest_next_actions, user_id=caller.user_id, project=project)
+        caller = current_caller()
+        return _json(
+            await run(get_service().reflection.suggest_next_actions, user_id=caller.user_id, project=project)
+        )

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import threading
 import weakref
-from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -31,9 +30,7 @@ from pydantic import Field
 
 from ..errors import MemoryStackError
 from ..memories.organise.scopes import MAX_PROJECT, clean_name
-from .server import ADDITIVE, DESTRUCTIVE, READ_ONLY, current_caller
-
-Call = Callable[..., Awaitable[Any]]
+from .caller import ADDITIVE, DESTRUCTIVE, READ_ONLY, GetService, current_caller, run
 
 
 class CurrentProjects:
@@ -79,7 +76,7 @@ def resolve_project(ctx: Context | None, project: str | None) -> str | None:
     return named if named is not None else CURRENT.get(ctx, caller.user_id, caller.client_name)
 
 
-def register(server: MCPServer, call: Call) -> None:
+def register(server: MCPServer, get_service: GetService) -> None:
     @server.tool(
         description="Set the current project: later add_memories and search_memory calls without an "
         "explicit project use it (search shows its memories first, with global ones). Pass an empty "
@@ -110,7 +107,13 @@ def register(server: MCPServer, call: Call) -> None:
         name = resolve_project(ctx, project)
         if name is None:
             raise ToolError("no project: pass project or call set_project first")
-        result = await call("complete_task", user_id=caller.user_id, project=name, task=task, promote=promote)
+        result = await run(
+            get_service().scopes.complete_task,
+            user_id=caller.user_id,
+            project=name,
+            task=task,
+            promote=promote,
+        )
         return json.dumps({"project": name, "task": task, **result})
 
     @server.tool(
@@ -123,8 +126,12 @@ def register(server: MCPServer, call: Call) -> None:
         task: Annotated[str | None, Field(description="The target task within the project")] = None,
     ) -> str:
         caller = current_caller()
-        moved = await call(
-            "move_memories", user_id=caller.user_id, memory_ids=memory_ids, project=project, task=task
+        moved = await run(
+            get_service().move_memories,
+            user_id=caller.user_id,
+            memory_ids=memory_ids,
+            project=project,
+            task=task,
         )
         return json.dumps({"moved": moved})
 
@@ -140,7 +147,7 @@ def register(server: MCPServer, call: Call) -> None:
         ] = "related",
     ) -> str:
         caller = current_caller()
-        link = await call("link_memories", user_id=caller.user_id, source=a, target=b, relation=relation)
+        link = await run(get_service().links.link, caller.user_id, a, b, relation)
         return json.dumps(link)
 
     @server.tool(
@@ -155,7 +162,7 @@ def register(server: MCPServer, call: Call) -> None:
         limit: Annotated[int, Field(description="Most entities to return (1-500)")] = 50,
     ) -> str:
         caller = current_caller()
-        items = await call("list_entities", user_id=caller.user_id, kind=kind, limit=limit)
+        items = await run(get_service().entities.listing, caller.user_id, kind=kind, limit=limit)
         return json.dumps({"entities": items})
 
     @server.tool(
@@ -169,7 +176,7 @@ def register(server: MCPServer, call: Call) -> None:
         limit: Annotated[int, Field(description="Most entities to return (1-500)")] = 20,
     ) -> str:
         caller = current_caller()
-        items = await call("search_entities", user_id=caller.user_id, query=query, kind=kind, limit=limit)
+        items = await run(get_service().entities.search, caller.user_id, query, kind=kind, limit=limit)
         return json.dumps({"entities": items})
 
     @server.tool(description="Restore deleted memories from the trash.", annotations=ADDITIVE)
@@ -177,5 +184,5 @@ def register(server: MCPServer, call: Call) -> None:
         memory_ids: Annotated[list[str], Field(description="The ids of the deleted memories")],
     ) -> str:
         caller = current_caller()
-        result = await call("restore_memories", user_id=caller.user_id, memory_ids=memory_ids)
+        result = await run(get_service().restore_memories, user_id=caller.user_id, memory_ids=memory_ids)
         return json.dumps(result)

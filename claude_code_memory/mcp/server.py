@@ -1,41 +1,45 @@
 """The MCP server: OpenMemory's five memory tools and two resources over the memory service.
 
-Tools and resources act for the *caller* of the current request: the user and client named
-in the URL the client connected to, checked against its bearer token by the transport
-(`transport.py`), which binds them with :func:`bind_caller` before the SDK dispatches the
-message. The SDK runs each handler in the context of the HTTP request that carried the
-message, so a context variable reaches the handler on SSE and Streamable HTTP alike.
-
-Failures are raised, never returned: our typed errors become ``ToolError`` (the client sees
-``isError: true`` and the message) or ``ResourceError`` (a JSON-RPC error).
+Who a request acts for, and how a tool calls the service, is ``caller.py``'s; the other tools
+are registered from their own modules (scopes, the memory tool, MemoryOS and min-memory,
+reflection). Failures are raised, never returned: our typed errors become ``ToolError`` (the
+client sees ``isError: true`` and the message) or ``ResourceError`` (a JSON-RPC error).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass
-from functools import partial
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from .. import __version__
 from ..errors import MemoryStackError
-from ..memories.lifecycle import storage
 from ..memories.organise.scopes import search_scope
-from . import reflection_tools
+from . import memory_tool, memoryos_tools, reflection_tools, scope_tools
+from .caller import (
+    ADDITIVE,
+    CHANNEL,
+    DESTRUCTIVE,
+    READ_ONLY,
+    Caller,
+    GetService,
+    bind_caller,
+    bound_caller,
+    current_caller,
+    read,
+    require_text,
+    run,
+)
+
+__all__ = ["Caller", "bind_caller", "build_server", "current_caller"]
 
 #: OpenMemory's server name; some clients show it.
 SERVER_NAME = "mem0-mcp-server"
-CHANNEL = "mcp"
 MAX_SEARCH_LIMIT = 100
 MAX_CONTEXT = 5  # neighbouring turns per side; the service checks the same bound
 RECENT_LIMIT = 20
@@ -51,58 +55,18 @@ SEARCH_DESCRIPTION = "Search through stored memories. This method is called EVER
 LIST_DESCRIPTION = "List all memories in the user's memory"
 DELETE_DESCRIPTION = "Delete specific memories by their IDs"
 DELETE_ALL_DESCRIPTION = "Delete all memories in the user's memory"
-# Hints for clients that auto-approve safe tools; OpenMemory sends none, so they only add.
-READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-ADDITIVE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
-DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 INSTRUCTIONS = (
     "Long-term memory for this user. Call search_memory with the user's question before answering, "
     "and add_memories when the user shares something worth remembering."
 )
 
 
-@dataclass(frozen=True)
-class Caller:
-    """Who a request acts for: the user and client (app) from the URL path."""
-
-    user_id: str
-    client_name: str
-
-
-_caller: ContextVar[Caller | None] = ContextVar("ccmem_mcp_caller", default=None)
-
-
-@contextmanager
-def bind_caller(caller: Caller) -> Iterator[None]:
-    token = _caller.set(caller)
-    try:
-        yield
-    finally:
-        _caller.reset(token)
-
-
-def current_caller() -> Caller:
-    caller = _caller.get()
-    if caller is None:
-        # Only reachable if a transport forgot to bind: a bug, but not the model's to fix.
-        raise ToolError("Error: user_id not provided")
-    return caller
-
-
-def build_server(get_service: Callable[[], Any]) -> MCPServer:
-    """Build the MCP server once; every connection and request shares it."""
-    from . import scope_tools  # noqa: PLC0415 - it imports this module's helpers
-
+def build_server(get_service: GetService) -> MCPServer:
+    """Build the MCP server once; every connection and request shares it. ``get_service()`` is
+    called on every tool call."""
     server = _quiet(
         lambda: MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
     )
-
-    async def call(method: str, /, **kwargs: Any) -> Any:
-        """Run a blocking service method on a worker thread; typed errors become tool errors."""
-        try:
-            return await anyio.to_thread.run_sync(partial(getattr(get_service(), method), **kwargs))
-        except MemoryStackError as error:
-            raise ToolError(error.message) from error
 
     @server.tool(description=ADD_DESCRIPTION, annotations=ADDITIVE)
     async def add_memories(
@@ -120,14 +84,14 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
         task: Annotated[str | None, Field(description="A task within the project")] = None,
     ) -> str:
         caller = current_caller()
-        _require_text(text, "text")
+        require_text(text, "text")
         named = None if scope == "global" else scope_tools.resolve_project(ctx, project)
         if scope in ("project", "task") and named is None:
             raise ToolError(f"scope {scope!r} needs a project: pass project or call set_project first")
         if scope == "task" and not task:
             raise ToolError("scope 'task' needs a task")
-        results = await call(
-            "add_memory",
+        results = await run(
+            get_service().writes.add_memory,
             user_id=caller.user_id,
             app_name=caller.client_name,
             text=text,
@@ -138,7 +102,7 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
             task=task,
         )
         answer: dict[str, Any] = {"results": results}
-        warning = await anyio.to_thread.run_sync(storage.quota_warning, get_service(), caller.user_id)
+        warning = await run(get_service().storage.quota_warning, caller.user_id)
         if warning is not None:  # near the quota: the client (and the model) hear it before a refusal
             answer["quota_warning"] = warning
         return json.dumps(answer, default=str)
@@ -173,13 +137,13 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
         task: Annotated[str | None, Field(description="A task within the project")] = None,
     ) -> str:
         caller = current_caller()
-        _require_text(query, "query")
+        require_text(query, "query")
         if not 1 <= limit <= MAX_SEARCH_LIMIT:
             raise ToolError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}, got {limit}")
         if not 0 <= context <= MAX_CONTEXT:
             raise ToolError(f"context must be between 0 and {MAX_CONTEXT}, got {context}")
-        results = await call(
-            "search",
+        results = await run(
+            get_service().reads.search,
             user_id=caller.user_id,
             app_name=caller.client_name,
             query=query,
@@ -193,8 +157,11 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
     @server.tool(description=LIST_DESCRIPTION, annotations=READ_ONLY)
     async def list_memories() -> str:
         caller = current_caller()
-        items = await call(
-            "list_memories", user_id=caller.user_id, app_name=caller.client_name, channel=CHANNEL
+        items = await run(
+            get_service().reads.list_memories,
+            user_id=caller.user_id,
+            app_name=caller.client_name,
+            channel=CHANNEL,
         )
         return json.dumps(items, indent=2, default=str)
 
@@ -205,8 +172,11 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
         caller = current_caller()
         if not memory_ids:
             raise ToolError("memory_ids must list at least one memory id")
-        deleted = await call(
-            "delete_memories", user_id=caller.user_id, app_name=caller.client_name, memory_ids=memory_ids
+        deleted = await run(
+            get_service().states.delete_memories,
+            memory_ids,
+            user_id=caller.user_id,
+            app_name=caller.client_name,
         )
         if not deleted:
             raise ToolError("No accessible memories found with provided IDs")
@@ -215,24 +185,12 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
     @server.tool(description=DELETE_ALL_DESCRIPTION, annotations=DESTRUCTIVE)
     async def delete_all_memories() -> str:
         caller = current_caller()
-        await call("delete_all", user_id=caller.user_id, app_name=caller.client_name)
+        await run(get_service().states.delete_all, user_id=caller.user_id, app_name=caller.client_name)
         return "Successfully deleted all memories"
 
-    scope_tools.register(server, call)
-    from .memory_tool import register as register_memory_tool  # it imports this module
-
-    register_memory_tool(server, call)
-
-    from . import memoryos_tools  # here: it imports this module's names
-
-    memoryos_tools.register(server, call)
-
-    async def read(method: str, /, **kwargs: Any) -> str:
-        try:
-            result = await anyio.to_thread.run_sync(partial(getattr(get_service(), method), **kwargs))
-        except MemoryStackError as error:
-            raise ResourceError(error.message) from error
-        return json.dumps(result, indent=2, default=str)
+    scope_tools.register(server, get_service)
+    memory_tool.register(server, get_service)
+    memoryos_tools.register(server, get_service)
 
     # Registered before the template so that memory://recent is not read as a user called "recent".
     @server.resource(
@@ -242,10 +200,11 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
         mime_type="application/json",
     )
     async def recent_memories() -> str:
-        caller = _caller.get()
+        caller = bound_caller()
         if caller is None:
             raise ResourceError("no user bound to this connection")
-        return await read("recent", user_id=caller.user_id, limit=RECENT_LIMIT)
+        recent = await read(get_service().reads.recent, user_id=caller.user_id, limit=RECENT_LIMIT)
+        return json.dumps(recent, indent=2, default=str)
 
     @server.resource(
         "memory://{user_id}",
@@ -254,10 +213,13 @@ def build_server(get_service: Callable[[], Any]) -> MCPServer:
         mime_type="application/json",
     )
     async def user_memories(user_id: str) -> str:
-        caller = _caller.get()
+        caller = bound_caller()
         if caller is None or caller.user_id != user_id:
             raise ResourceError(f"this connection cannot read the memories of user {user_id!r}")
-        return await read("list_memories", user_id=user_id, app_name=caller.client_name, channel=CHANNEL)
+        items = await read(
+            get_service().reads.list_memories, user_id=user_id, app_name=caller.client_name, channel=CHANNEL
+        )
+        return json.dumps(items, indent=2, default=str)
 
     reflection_tools.register(server, get_service)
     return server
@@ -268,11 +230,6 @@ async def _scope_filters(scope: str, project: str | None, task: str | None) -> d
         return search_scope(scope, project, task)
     except MemoryStackError as error:
         raise ToolError(error.message) from error
-
-
-def _require_text(value: str, name: str) -> None:
-    if not value.strip():
-        raise ToolError(f"{name} must be a non-empty string")
 
 
 def _quiet(factory: Callable[[], MCPServer]) -> MCPServer:

@@ -41,8 +41,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..auth.identity import validate_user_id
 from ..errors import BadInput, Forbidden, MemoryStackError, NotFound, TooLarge, Unavailable
+from .caller import Caller, bind_caller
 from .paths import DEFAULT_MAX_BODY_BYTES, MESSAGE_PATH, ROUTES, SSE_PATH
-from .server import Caller, bind_caller
 
 logger = logging.getLogger(__name__)
 

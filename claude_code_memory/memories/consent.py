@@ -2,7 +2,7 @@
 
 With ``privacy.require_consent`` on, captured items wait as ``pending`` memories (stored
 redacted, not embedded, not searchable). This module lists them for their owner, decides them
-one by one or in bulk through :meth:`MemoryService.approve` / :meth:`MemoryService.reject`,
+one by one or in bulk through :meth:`Writes.approve` / :meth:`States.reject`,
 manages the rules that decide future captures, and reads back the decision log.
 
 Who may do what: a pending item's text is visible only to its owner; the admin token sees
@@ -24,10 +24,15 @@ from typing import Any, Literal
 from sqlalchemy import Select, func, select
 
 from ..auth.identity import Principal, acting_user, validate_user_id
+from ..db.database import Database
 from ..db.models import App, ConsentDecision, ConsentRule, Memory, MemoryState, User
 from ..errors import BadInput, Conflict, Forbidden, MemoryStackError, NotFound
+from ..store.owners import Owners
 from ..store.values import parse_memory_id
-from .service import MemoryService
+from .lifecycle.erasure import Erasure
+from .lifecycle.states import States
+from .read_model.reads import Reads
+from .write.writes import Writes
 
 log = logging.getLogger(__name__)
 
@@ -115,9 +120,22 @@ def _rule_id(value: object) -> uuid.UUID:
 
 
 class ConsentQueue:
-    def __init__(self, service: MemoryService, pending_expire_days: int) -> None:
-        self.service = service
-        self.database = service.database
+    def __init__(
+        self,
+        database: Database,
+        owners: Owners,
+        writes: Writes,
+        reads: Reads,
+        states: States,
+        erasure: Erasure,
+        pending_expire_days: int,
+    ) -> None:
+        self.database = database
+        self.owners = owners
+        self.writes = writes
+        self.reads = reads
+        self.states = states
+        self.erasure = erasure
         self.pending_ttl = timedelta(days=pending_expire_days)
 
     # -- the queue ------------------------------------------------------------------------
@@ -182,11 +200,11 @@ class ConsentQueue:
         """Approve a pending item (with ``text``: edit, then approve; the edit is gated again)."""
         mid = parse_memory_id(memory_id)
         owner = self._owner(principal, mid)
-        results = self.service.approve(mid, user_id=owner, decided_by=decider(principal), text=text)
+        results = self.writes.approve(mid, user_id=owner, decided_by=decider(principal), text=text)
         added = next((r for r in results if r.get("event") == "ADD"), None)
         if added is None:
             raise Conflict(f"approving {mid} stored nothing")
-        memory = self.service.get(added["id"], owner)
+        memory = self.reads.get(added["id"], owner)
         return Approval(
             id=str(memory.id),
             previous_id=str(mid),
@@ -200,7 +218,7 @@ class ConsentQueue:
         """Reject a pending item: its text is deleted for good. Returns its id."""
         mid = parse_memory_id(memory_id)
         owner = self._owner(principal, mid)
-        self.service.reject(mid, user_id=owner, decided_by=decider(principal), erase=erase)
+        self.states.reject(mid, user_id=owner, decided_by=decider(principal), erase=erase)
         return str(mid)
 
     def approve_many(self, principal: Principal, ids: list[str]) -> list[Outcome]:
@@ -209,7 +227,7 @@ class ConsentQueue:
     def reject_many(self, principal: Principal, ids: list[str]) -> list[Outcome]:
         outcomes = self._each(ids, lambda mid: self.reject(principal, mid, erase=False))
         if any(outcome.error is None for outcome in outcomes):
-            self.service.erasure.erase()  # once for the batch, as a delete request does
+            self.erasure.erase()  # once for the batch, as a delete request does
         return outcomes
 
     @staticmethod
@@ -312,7 +330,7 @@ class ConsentQueue:
         if len(project_pattern) > PROJECT_PATTERN_MAX:
             raise BadInput(f"project_pattern is longer than {PROJECT_PATTERN_MAX} characters")
         with self.database.session() as session:
-            user = self.service.user(session, owner)
+            user = self.owners.user(session, owner)
             same = session.scalar(
                 select(ConsentRule).where(
                     ConsentRule.user_id == user.id,

@@ -1,28 +1,24 @@
 """The memory service: every read and write of memories goes through here.
 
-REST routes, MCP tools, consent and retention are thin edges over :class:`MemoryService`, which
-composes one part per noun and answers with their methods:
+REST routes, MCP tools and the hooks are thin edges over :class:`MemoryService`. It builds one
+part per noun and exposes them; an edge calls the part's own typed method
+(``service.writes.add_memory(...)``, ``service.reads.search(...)``), never an alias:
 
-    owners.py      users and their apps, the paused-app check
-    writes.py      every write, through the policy gate (quota: usage.py; junk captures:
-                   capture_filter.py)
-    states.py      archive, pause, delete; reject a pending item
-    trash.py       deleted memories restorable for privacy.trash_days
-    scopes.py      global, project and task scopes; moving between them, ending a task
-    links.py       typed links between two memories
-    entities.py    people, projects, tools and files the memories mention (entity_rules.py)
-    erasure.py     after deletes, the deleted text leaves the files
-    reclaim.py     and the space goes back to the disk (VACUUM, vector store compaction)
-    reads.py       one memory, a user's list, search results in mem0's shape
-    recall.py      what Claude Code's hooks inject (briefing, a prompt's memories)
-    tiers.py       short-term turns, mid-term segments with heat (heat.py), promotion
-    profile.py     the long-term profile and knowledge (profile_rules.py, profile_llm.py)
-    memoryos.py    MemoryOS's add_memory / retrieve_memory / get_user_profile over the tiers
-    hooks.py       Claude Code's hook events, answered (recall, and the turn captured at Stop)
-    memory_files.py  Anthropic's memory tool: its commands over memories that are files (file_store.py)
-    access_log.py  which app read which memory, written in the background
-    vectors.py     the only door to the engine's writes
-    ../search/pipeline.py and ../search/ranking.py   how a search runs and ranks
+    owners           users and their apps, the paused-app check (store/owners.py)
+    writes           every write, through the policy gate (write/; quota: usage, junk
+                     captures: capture_filter)
+    states, trash    archive, pause, delete, reject a pending item; restorable deletes
+    erasure, reclaim after deletes the text leaves the files and the space the disk
+    scopes, links, entities   global/project/task scopes, typed links, what memories mention
+    pipeline, reads  how a search runs and ranks (search/); one memory, lists, mem0's shapes
+    recall, hooks    what Claude Code's hooks inject, and its hook events answered
+    tiers, profile, memoryos   short/mid-term tiers, the long-term profile, MemoryOS's tools
+    queries, apps, insights    the read model of the REST API and the web UI
+    storage, reflection, backup, openmemory_import, consent, saved_config
+
+A few methods compose parts (:meth:`move_memories`, :meth:`restore_memories`,
+:meth:`memory_tool`, :meth:`health`, :meth:`close`). The jobs that run beside requests
+(hygiene, retention, reconciliation) are built in ``server_parts.py``.
 
 SQL is the source of truth for ownership, state and categories; the vector store (mem0's
 engine) is kept in step with it: a memory's SQL id is its vector id, and its state is
@@ -43,21 +39,30 @@ from ..search.pipeline import Search
 from ..store.access_log import AccessLog
 from ..store.owners import Owners
 from ..store.vectors import VectorEngine, Vectors
+from .consent import ConsentQueue
 from .lifecycle.erasure import Erasure
 from .lifecycle.reclaim import Reclaim
 from .lifecycle.states import States
+from .lifecycle.storage import Storage
 from .lifecycle.trash import Trash
 from .memory_files.commands import run_command
 from .memory_files.file_store import SqlFileStore
 from .organise.entities import Entities
 from .organise.links import Links
 from .organise.scopes import Scopes, scope_of
+from .portability.backup import Backup
+from .portability.openmemory_import import OpenMemoryImport
 from .profile.facts import Profile
 from .profile.memoryos import MemoryOS
 from .profile.tiers import Tiers
+from .read_model.apps import Apps
+from .read_model.insights import Insights
+from .read_model.queries import Queries
 from .read_model.reads import Reads
 from .recall.context import Recall
 from .recall.hook_events import ClaudeCodeHooks
+from .reflection.analysis import Reflection
+from .saved_config import SavedConfig
 from .write.capture_filter import CaptureFilter
 from .write.usage import Usage
 from .write.writes import Writes
@@ -81,11 +86,11 @@ class MemoryService:
         self.access_log = AccessLog(database)
         self.capture_filter = CaptureFilter(settings.hygiene.filter_captures)
         self.writes = Writes(
-            database, settings, self.owners, self.vectors, self.usage, self._now, self.capture_filter
+            database, settings, self.owners, self.vectors, self.usage, self.now, self.capture_filter
         )
         self.reclaim = Reclaim(database, engine, settings)
         self.erasure = Erasure(database, engine, then=self.reclaim.after_delete)
-        self.profile = Profile(database, self.owners, settings.profile, self._now)
+        self.profile = Profile(database, self.owners, settings.profile, self.now)
         self.states = States(
             database,
             self.owners,
@@ -99,10 +104,10 @@ class MemoryService:
         self.scopes = Scopes(database, self.owners, self.vectors, self.states)
         self.links = Links(database, self.owners)
         self.entities = Entities(database, self.owners)
-        self.pipeline = Search(database, settings, self.owners, self.vectors, self.access_log, self._now)
+        self.pipeline = Search(database, settings, self.owners, self.vectors, self.access_log, self.now)
         self.reads = Reads(database, self.owners, self.access_log, self.pipeline)
-        self.tiers = Tiers(database, settings, self.owners, self.states, self.profile, self._now)
-        self.tiered = MemoryOS(self.tiers, self.profile, self.pipeline, self.writes.add_memory, self._now)
+        self.tiers = Tiers(database, settings, self.owners, self.states, self.profile, self.now)
+        self.memoryos = MemoryOS(self.tiers, self.profile, self.pipeline, self.writes.add_memory, self.now)
         self.recall = Recall(
             database,
             settings.claude_code,
@@ -116,58 +121,26 @@ class MemoryService:
         self.hooks = ClaudeCodeHooks(
             self.recall, self.writes.add_memory, capture=settings.claude_code.capture_on_stop
         )
-
-        # The callers' vocabulary, each answered by the part that owns it.
-        self.user = self.owners.user
-        self.find_user = self.owners.find_user
-        self.user_app = self.owners.user_app
-        self.app = self.owners.app
-        self.require_active = self.owners.require_active
-
-        self.add_memory = self.writes.add_memory
-        self.write_memory = self.writes.write_memory
-        self.add_memories = self.writes.add_memories
-        self.prime_embeddings = self.writes.prime_embeddings
-        self.approve = self.writes.approve
-        self.update_memory = self.writes.update_memory
-        self.backdate = self.writes.backdate
-        self.forget_usage = self.usage.forget
-
-        self.reject = self.states.reject
-        self.change_state = self.states.change_state
-        self.delete_memories = self.states.delete_memories
-        self.delete_all = self.states.delete_all
-
-        self.search_hits = self.pipeline.search_hits
-        self.get = self.reads.get
-        self.list_active = self.reads.list_active
-        self.search = self.reads.search
-        self.list_memories = self.reads.list_memories
-        self.recent = self.reads.recent
-        self.handle_hook = self.hooks.handle
-        self.recall_prompt = self.recall.recall_prompt
-
-        self.flush_access_log = self.access_log.flush
-
-        self.complete_task = self.scopes.complete_task
-        self.scopes_in_use = self.scopes.scopes_in_use
-        self.link_memories = self.links.link
-        self.unlink_memories = self.links.unlink
-        self.links_of = self.links.of
-        self.list_entities = self.entities.listing
-        self.search_entities = self.entities.search
-        self.list_trash = self.trash.list
-        self.purge_trash = self.trash.purge
-
-        self.short_term = self.tiers.short_term
-        self.refresh_tiers = self.tiers.refresh
-        self.segments = self.tiers.segments
-        self.profile_facts = self.profile.facts
-        self.edit_fact = self.profile.edit
-        self.delete_fact = self.profile.delete
-        self.add_pair = self.tiered.add_pair
-        self.retrieve_tiers = self.tiered.retrieve
-        self.user_profile = self.tiered.user_profile
+        # What the edges read and the imports they run, each over the parts it needs.
+        self.queries = Queries(database, self.owners, self.access_log, self.links, self.reads)
+        self.apps = Apps(database, self.access_log)
+        self.insights = Insights(database, self.owners, self.access_log)
+        self.storage = Storage(database, settings, self.owners, self.usage, self.writes, self.reclaim)
+        self.reflection = Reflection(database, self.owners, settings, self.now)
+        self.backup = Backup(database, settings, self.owners, self.writes, self.states)
+        self.openmemory_import = OpenMemoryImport(
+            database, self.owners, self.writes, self.states, self.vectors
+        )
+        self.consent = ConsentQueue(
+            database,
+            self.owners,
+            self.writes,
+            self.reads,
+            self.states,
+            self.erasure,
+            settings.privacy.pending_expire_days,
+        )
+        self.saved_config = SavedConfig(database, settings)
 
     def move_memories(
         self, *, user_id: str, memory_ids: list[Any], project: str | None, task: str | None = None
@@ -192,7 +165,7 @@ class MemoryService:
         )
         return run_command(command, store)
 
-    def _now(self) -> datetime:
+    def now(self) -> datetime:
         # The parts ask the service, not the clock it started with: tests set ``clock`` later.
         return self.clock()
 

@@ -10,20 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 
 from ...errors import Forbidden
-from ...memories.lifecycle.reconcile import Reconciler
-from ..deps import PrincipalDep
+from ..deps import PrincipalDep, ReconcilerDep
 
 router = APIRouter(prefix="/api/v1/admin", tags=["admin"])
 
 
 @router.post("/reconcile", summary="Reconcile the metadata database and the vector store now (admin token)")
-def reconcile(request: Request, principal: PrincipalDep) -> dict[str, Any]:
+def reconcile(reconciler: ReconcilerDep, principal: PrincipalDep) -> dict[str, Any]:
     """Removes vector points without a live memory and restores the vectors of memories that
     lost theirs; answers with the counts. A pass already running is waited for first."""
     if not principal.is_admin:
         raise Forbidden("reconciliation spans every user's memories: it needs the admin token")
-    reconciler: Reconciler = request.app.state.reconciler
     return reconciler.run("admin").to_dict()

@@ -14,7 +14,6 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Query
 
-from ...memories.read_model import apps
 from ..deps import PrincipalDep, ServiceDep, acting_user
 from ..paging import PageQuery, SizeQuery
 
@@ -36,8 +35,7 @@ def list_apps(
     """The caller's apps with how many memories each created and how many distinct memories
     it read; the admin token lists every user's apps unless ``user_id`` is given."""
     owner = acting_user(principal, user_id) if (user_id is not None or not principal.is_admin) else None
-    return apps.app_page(
-        service,
+    return service.apps.app_page(
         owner=owner,
         name=name,
         is_active=is_active,
@@ -51,7 +49,7 @@ def list_apps(
 @router.get("/{app_id}")
 def get_app(app_id: str, principal: PrincipalDep, service: ServiceDep) -> dict[str, Any]:
     """One app: whether it is active, its memory counts and when it first and last read one."""
-    return apps.app_detail(service, app_id, principal)
+    return service.apps.app_detail(app_id, principal)
 
 
 @router.get("/{app_id}/memories")
@@ -63,7 +61,7 @@ def list_app_memories(
     page_size: SizeQuery = 10,
 ) -> dict[str, Any]:
     """Memories the app created (active, paused and archived), newest first."""
-    return apps.created_page(service, app_id, principal, page, page_size)
+    return service.apps.created_page(app_id, principal, page, page_size)
 
 
 @router.get("/{app_id}/accessed")
@@ -75,7 +73,7 @@ def list_app_accessed(
     page_size: SizeQuery = 10,
 ) -> dict[str, Any]:
     """Memories the app has read (searches, lists), most read first, with the read count."""
-    return apps.accessed_page(service, app_id, principal, page, page_size)
+    return service.apps.accessed_page(app_id, principal, page, page_size)
 
 
 @router.put("/{app_id}")
@@ -86,5 +84,5 @@ def update_app(
     is_active: bool = Query(..., description="false pauses the app, true resumes it"),
 ) -> dict[str, Any]:
     """Pause or resume an app. A paused app can neither add nor read memories."""
-    apps.set_active(service, app_id, principal, is_active)
+    service.apps.set_active(app_id, principal, is_active)
     return {"status": "success", "message": "Updated app details successfully", "is_active": is_active}

@@ -9,13 +9,12 @@ from __future__ import annotations
 import io
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, File, Form, Query, Request, UploadFile
+from fastapi import APIRouter, Body, File, Form, Query, UploadFile
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import BadInput, TooLarge
-from ...memories.portability import backup
-from ..deps import PrincipalDep, ServiceDep, acting_user
+from ..deps import PrincipalDep, ServiceDep, SettingsDep, acting_user
 
 router = APIRouter(prefix="/api/v1/backup", tags=["backup"])
 
@@ -45,8 +44,8 @@ def export_backup(
     """A zip of one user's memories: ``memories.json`` and ``memories.jsonl.gz``."""
     request = request or ExportRequest()
     user_id = acting_user(principal, request.user_id)
-    archive = backup.export_archive(
-        service, user_id, app_id=request.app_id, from_date=request.from_date, to_date=request.to_date
+    archive = service.backup.export_archive(
+        user_id, app_id=request.app_id, from_date=request.from_date, to_date=request.to_date
     )
     return Response(
         archive,
@@ -57,7 +56,7 @@ def export_backup(
 
 @router.post("/import")
 def import_backup(
-    http_request: Request,
+    settings: SettingsDep,
     principal: PrincipalDep,
     service: ServiceDep,
     file: UploadFile = File(..., description="A zip with memories.json and memories.jsonl.gz"),
@@ -70,15 +69,14 @@ def import_backup(
     if mode not in ("skip", "overwrite"):
         raise BadInput(f"invalid mode {mode!r}: use 'skip' or 'overwrite'")
     target = acting_user(principal, user_id)
-    max_bytes = http_request.app.state.settings.server.max_body_bytes * IMPORT_SIZE_FACTOR
+    max_bytes = settings.server.max_body_bytes * IMPORT_SIZE_FACTOR
     upload = file.file
     upload.seek(0, io.SEEK_END)
     size = upload.tell()
     if size > max_bytes:
         raise TooLarge(f"the upload is {size} bytes; the limit is {max_bytes}")
     upload.seek(0)
-    counts = backup.import_archive(
-        service,
+    counts = service.backup.import_archive(
         target,
         upload.read(),
         mode=mode,

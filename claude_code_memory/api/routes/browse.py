@@ -47,4 +47,4 @@ class BrowseRequest(BaseModel):
 @router.post("/browse", summary="Filter, sort and page memories, with the filter options (the web UI's list)")
 def browse(body: BrowseRequest, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
     uid = acting_user(principal, body.user_id)
-    return queries.browse_page(service, uid, queries.Browse(**body.model_dump(exclude={"user_id"})))
+    return service.queries.browse_page(uid, queries.Browse(**body.model_dump(exclude={"user_id"})))

@@ -59,7 +59,7 @@ def capture(
     body: CaptureRequest, response: Response, service: ServiceDep, principal: PrincipalDep
 ) -> dict[str, Any]:
     uid = acting_user(principal, body.user_id)
-    results = service.add_memory(
+    results = service.writes.add_memory(
         user_id=uid,
         app_name=body.app,
         text=turn_text(body.messages),

@@ -16,24 +16,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Body, Request
+from fastapi import APIRouter, Body
 
 from ...auth.identity import Principal
-from ...config import Settings
 from ...errors import BadInput, Forbidden
-from ...memories.saved_config import SavedConfig, providers
-from ...memories.service import MemoryService
-from ..deps import PrincipalDep, ServiceDep
+from ...memories.saved_config import providers
+from ..deps import PrincipalDep, ServiceDep, SettingsDep
 
 router = APIRouter(prefix="/api/v1/config", tags=["config"])
-
-
-def _settings(request: Request) -> Settings:
-    return request.app.state.settings
-
-
-def _saved(request: Request, service: MemoryService) -> SavedConfig:
-    return SavedConfig(service.database, _settings(request))
 
 
 def _require_admin(principal: Principal) -> None:
@@ -52,37 +42,33 @@ _BODY = Body(..., examples=[{"mem0": {"llm": {"provider": "ollama", "config": {"
 
 # -- routes -----------------------------------------------------------------------------------
 @router.get("")
-def get_config(request: Request, principal: PrincipalDep, service: ServiceDep) -> dict[str, Any]:
+def get_config(principal: PrincipalDep, service: ServiceDep) -> dict[str, Any]:
     """The saved config, secrets masked (created from the defaults on first read)."""
-    return _saved(request, service).get()
+    return service.saved_config.get()
 
 
 @router.put("")
-def put_config(
-    request: Request, principal: PrincipalDep, service: ServiceDep, body: Any = _BODY
-) -> dict[str, Any]:
+def put_config(principal: PrincipalDep, service: ServiceDep, body: Any = _BODY) -> dict[str, Any]:
     """Replace the sections given (``openmemory``, ``mem0``), save, and return the saved config.
     Admin token only. Takes effect for the LLM when the engine is next built (at start-up)."""
     _require_admin(principal)
     body = _object(body, "the configuration")
-    return _saved(request, service).replace(body)
+    return service.saved_config.replace(body)
 
 
 @router.patch("")
-def patch_config(
-    request: Request, principal: PrincipalDep, service: ServiceDep, body: Any = _BODY
-) -> dict[str, Any]:
+def patch_config(principal: PrincipalDep, service: ServiceDep, body: Any = _BODY) -> dict[str, Any]:
     """Deep-merge the body into the saved config, save, return it. Admin token only."""
     _require_admin(principal)
     body = _object(body, "the configuration patch")
-    return _saved(request, service).merge(body)
+    return service.saved_config.merge(body)
 
 
 @router.post("/reset")
-def reset_config(request: Request, principal: PrincipalDep, service: ServiceDep) -> dict[str, Any]:
+def reset_config(principal: PrincipalDep, service: ServiceDep) -> dict[str, Any]:
     """Back to the defaults derived from the server's settings. Admin token only."""
     _require_admin(principal)
-    return _saved(request, service).reset()
+    return service.saved_config.reset()
 
 
 @router.get("/providers")
@@ -93,69 +79,61 @@ def config_providers(principal: PrincipalDep) -> dict[str, Any]:
 
 
 @router.get("/effective")
-def effective_config(request: Request, principal: PrincipalDep) -> dict[str, Any]:
+def effective_config(settings: SettingsDep, principal: PrincipalDep) -> dict[str, Any]:
     """The settings the server runs with (config.yaml, .env, environment), secrets masked."""
-    return _settings(request).masked()
+    return settings.masked()
 
 
 @router.get("/mem0/llm")
-def get_llm(request: Request, principal: PrincipalDep, service: ServiceDep) -> Any:
+def get_llm(principal: PrincipalDep, service: ServiceDep) -> Any:
     """The LLM section: ``{provider, config}``."""
-    return _saved(request, service).section(("mem0", "llm"))
+    return service.saved_config.section(("mem0", "llm"))
 
 
 @router.put("/mem0/llm")
-def put_llm(request: Request, principal: PrincipalDep, service: ServiceDep, body: Any = Body(...)) -> Any:
+def put_llm(principal: PrincipalDep, service: ServiceDep, body: Any = Body(...)) -> Any:
     """Replace the LLM section (admin token). Used when the engine is next built."""
     _require_admin(principal)
-    return _saved(request, service).replace_section(("mem0", "llm"), _object(body, "the LLM section"))
+    return service.saved_config.replace_section(("mem0", "llm"), _object(body, "the LLM section"))
 
 
 @router.get("/mem0/embedder")
-def get_embedder(request: Request, principal: PrincipalDep, service: ServiceDep) -> Any:
+def get_embedder(principal: PrincipalDep, service: ServiceDep) -> Any:
     """The embedder section: ``{provider, config}``."""
-    return _saved(request, service).section(("mem0", "embedder"))
+    return service.saved_config.section(("mem0", "embedder"))
 
 
 @router.put("/mem0/embedder")
-def put_embedder(
-    request: Request, principal: PrincipalDep, service: ServiceDep, body: Any = Body(...)
-) -> Any:
+def put_embedder(principal: PrincipalDep, service: ServiceDep, body: Any = Body(...)) -> Any:
     """Replace the embedder section (admin token). Stored for OpenMemory clients; the embedder
     in use comes from config.yaml, since changing it would invalidate every stored vector."""
     _require_admin(principal)
-    return _saved(request, service).replace_section(
-        ("mem0", "embedder"), _object(body, "the embedder section")
-    )
+    return service.saved_config.replace_section(("mem0", "embedder"), _object(body, "the embedder section"))
 
 
 @router.get("/mem0/vector_store")
-def get_vector_store(request: Request, principal: PrincipalDep, service: ServiceDep) -> Any:
+def get_vector_store(principal: PrincipalDep, service: ServiceDep) -> Any:
     """The vector store section, or null for the embedded Qdrant Edge store."""
-    return _saved(request, service).section(("mem0", "vector_store"))
+    return service.saved_config.section(("mem0", "vector_store"))
 
 
 @router.put("/mem0/vector_store")
-def put_vector_store(
-    request: Request, principal: PrincipalDep, service: ServiceDep, body: Any = Body(None)
-) -> Any:
+def put_vector_store(principal: PrincipalDep, service: ServiceDep, body: Any = Body(None)) -> Any:
     """Replace the vector store section; null means the embedded store (admin token). Stored
     for OpenMemory clients; the store in use comes from config.yaml / QDRANT_URL."""
     _require_admin(principal)
     value = None if body is None else _object(body, "the vector store section")
-    return _saved(request, service).replace_section(("mem0", "vector_store"), value)
+    return service.saved_config.replace_section(("mem0", "vector_store"), value)
 
 
 @router.get("/openmemory")
-def get_openmemory(request: Request, principal: PrincipalDep, service: ServiceDep) -> Any:
+def get_openmemory(principal: PrincipalDep, service: ServiceDep) -> Any:
     """The OpenMemory section: ``{custom_instructions}``."""
-    return _saved(request, service).section(("openmemory",))
+    return service.saved_config.section(("openmemory",))
 
 
 @router.put("/openmemory")
-def put_openmemory(
-    request: Request, principal: PrincipalDep, service: ServiceDep, body: Any = Body(...)
-) -> Any:
+def put_openmemory(principal: PrincipalDep, service: ServiceDep, body: Any = Body(...)) -> Any:
     """Replace the OpenMemory section (admin token)."""
     _require_admin(principal)
-    return _saved(request, service).replace_section(("openmemory",), _object(body, "the openmemory section"))
+    return service.saved_config.replace_section(("openmemory",), _object(body, "the openmemory section"))

@@ -11,10 +11,10 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...memories.consent import ConsentQueue, Outcome
+from ...memories.consent import Outcome
 from ...memories.read_model.shapes import iso, page
 from ..deps import PrincipalDep, ServiceDep
 from ..paging import MAX_PAGE, SizeQuery
@@ -42,10 +42,6 @@ class RuleBody(_Body):
     )
     effect: Literal["allow", "deny"]
     from_item: str | None = Field(None, description="a pending item whose app and project fill the patterns")
-
-
-def _queue(request: Request, service: ServiceDep) -> ConsentQueue:
-    return ConsentQueue(service, request.app.state.settings.privacy.pending_expire_days)
 
 
 def _json(view: Any) -> dict[str, Any]:
@@ -81,7 +77,6 @@ def _bulk(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 @router.get("/pending", summary="The caller's pending items (owner only; the admin token gets 403)")
 def list_pending(
-    request: Request,
     service: ServiceDep,
     principal: PrincipalDep,
     user_id: str | None = None,
@@ -90,48 +85,40 @@ def list_pending(
     page_number: Annotated[int, Query(ge=1, le=MAX_PAGE, alias="page")] = 1,
     size: SizeQuery = 50,
 ) -> dict[str, Any]:
-    items, total = _queue(request, service).pending(
+    items, total = service.consent.pending(
         principal, user_id=user_id, app=app, project=project, page=page_number, size=size
     )
     return page([_json(item) for item in items], total, page_number, size)
 
 
 @router.get("/pending/count", summary="How many items wait, by app (no text; the admin may read it)")
-def count_pending(
-    request: Request, service: ServiceDep, principal: PrincipalDep, user_id: str | None = None
-) -> dict[str, Any]:
-    return _queue(request, service).pending_count(principal, user_id)
+def count_pending(service: ServiceDep, principal: PrincipalDep, user_id: str | None = None) -> dict[str, Any]:
+    return service.consent.pending_count(principal, user_id)
 
 
 @router.post("/approve", summary="Approve several pending items; each id gets its own result")
-def approve_many(
-    body: BulkBody, request: Request, service: ServiceDep, principal: PrincipalDep
-) -> dict[str, Any]:
-    outcomes = _queue(request, service).approve_many(principal, body.ids)
+def approve_many(body: BulkBody, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
+    outcomes = service.consent.approve_many(principal, body.ids)
     return _bulk([_outcome(o, _approval(o.result)) for o in outcomes])
 
 
 @router.post("/reject", summary="Reject several pending items; each id gets its own result")
-def reject_many(
-    body: BulkBody, request: Request, service: ServiceDep, principal: PrincipalDep
-) -> dict[str, Any]:
-    outcomes = _queue(request, service).reject_many(principal, body.ids)
+def reject_many(body: BulkBody, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
+    outcomes = service.consent.reject_many(principal, body.ids)
     return _bulk([_outcome(o, {"status": "rejected"}) for o in outcomes])
 
 
 @router.get("/rules", summary="Standing consent rules, in the order they are checked (deny first)")
-def list_rules(
-    request: Request, service: ServiceDep, principal: PrincipalDep, user_id: str | None = None
-) -> dict[str, Any]:
-    rules = _queue(request, service).rules(principal, user_id)
+def list_rules(service: ServiceDep, principal: PrincipalDep, user_id: str | None = None) -> dict[str, Any]:
+    rules = service.consent.rules(principal, user_id)
     return {"rules": [_json(rule) for rule in rules], "total": len(rules)}
 
 
 @router.post("/rules", summary="Add a standing rule (allow or deny future captures)", status_code=201)
 def add_rule(
-    body: RuleBody, request: Request, response: Response, service: ServiceDep, principal: PrincipalDep
+    body: RuleBody, response: Response, service: ServiceDep, principal: PrincipalDep
 ) -> dict[str, Any]:
-    rule, created = _queue(request, service).add_rule(
+    rule, created = service.consent.add_rule(
         principal,
         effect=body.effect,
         user_id=body.user_id,
@@ -145,39 +132,33 @@ def add_rule(
 
 
 @router.delete("/rules/{rule_id}", summary="Remove a standing rule")
-def remove_rule(
-    rule_id: str, request: Request, service: ServiceDep, principal: PrincipalDep
-) -> dict[str, Any]:
-    return {"id": _queue(request, service).remove_rule(principal, rule_id), "status": "deleted"}
+def remove_rule(rule_id: str, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
+    return {"id": service.consent.remove_rule(principal, rule_id), "status": "deleted"}
 
 
 @router.get("/decisions", summary="Who decided what, when, and by which rule")
 def list_decisions(
-    request: Request,
     service: ServiceDep,
     principal: PrincipalDep,
     user_id: str | None = None,
     page_number: Annotated[int, Query(ge=1, le=MAX_PAGE, alias="page")] = 1,
     size: SizeQuery = 50,
 ) -> dict[str, Any]:
-    decisions, total = _queue(request, service).decisions(
-        principal, user_id=user_id, page=page_number, size=size
-    )
+    decisions, total = service.consent.decisions(principal, user_id=user_id, page=page_number, size=size)
     return page([_json(d) for d in decisions], total, page_number, size)
 
 
 @router.post("/{memory_id}/approve", summary="Approve a pending item, optionally with edited text")
 def approve(
     memory_id: str,
-    request: Request,
     service: ServiceDep,
     principal: PrincipalDep,
     body: ApproveBody | None = None,
 ) -> dict[str, Any]:
-    approval = _queue(request, service).approve(principal, memory_id, body.text if body else None)
+    approval = service.consent.approve(principal, memory_id, body.text if body else None)
     return _json(approval)
 
 
 @router.post("/{memory_id}/reject", summary="Reject a pending item: its text is deleted for good")
-def reject(memory_id: str, request: Request, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
-    return {"id": _queue(request, service).reject(principal, memory_id), "status": "rejected"}
+def reject(memory_id: str, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
+    return {"id": service.consent.reject(principal, memory_id), "status": "rejected"}

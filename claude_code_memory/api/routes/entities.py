@@ -40,20 +40,20 @@ def _owner(principal: PrincipalDep, user_id: str | None) -> str | None:
 def links(
     memory_id: str, service: ServiceDep, principal: PrincipalDep, user_id: str | None = None
 ) -> dict[str, Any]:
-    return {"links": service.links_of(_owner(principal, user_id), memory_id)}
+    return {"links": service.links.of(_owner(principal, user_id), memory_id)}
 
 
 @router.post("/memories/{memory_id}/links", summary="Link a memory to another (typed relation)")
 def link(memory_id: str, body: LinkRequest, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
     uid = acting_user(principal, body.user_id)
-    return service.link_memories(uid, memory_id, body.target_id, body.relation)
+    return service.links.link(uid, memory_id, body.target_id, body.relation)
 
 
 @router.delete("/links/{link_id}", summary="Remove a link")
 def unlink(
     link_id: str, service: ServiceDep, principal: PrincipalDep, user_id: str | None = None
 ) -> dict[str, str]:
-    service.unlink_memories(acting_user(principal, user_id), link_id)
+    service.links.unlink(acting_user(principal, user_id), link_id)
     return {"message": "link removed"}
 
 
@@ -65,7 +65,7 @@ def entities(
     kind: Kind | None = None,
     limit: int = Query(100, ge=1, le=500),
 ) -> dict[str, Any]:
-    return {"entities": service.list_entities(acting_user(principal, user_id), kind=kind, limit=limit)}
+    return {"entities": service.entities.listing(acting_user(principal, user_id), kind=kind, limit=limit)}
 
 
 @router.get("/entities/search", summary="Entities by name, with the memories that mention each")
@@ -78,4 +78,4 @@ def search_entities(
     limit: int = Query(20, ge=1, le=500),
 ) -> dict[str, Any]:
     uid = acting_user(principal, user_id)
-    return {"entities": service.search_entities(uid, q, kind=kind, limit=limit)}
+    return {"entities": service.entities.search(uid, q, kind=kind, limit=limit)}

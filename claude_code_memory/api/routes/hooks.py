@@ -4,7 +4,7 @@
 
 Claude Code posts a hook's input (a JSON object naming ``hook_event_name``) and reads the
 answer as the hook's output: ``{}`` or ``{"hookSpecificOutput": {"hookEventName": ...,
-"additionalContext": ...}}``. The work is :meth:`MemoryService.handle_hook`. A bad token is
+"additionalContext": ...}}``. The work is :meth:`ClaudeCodeHooks.handle` (``service.hooks``). A bad token is
 refused (401) like on every route; anything else that goes wrong answers 200 with ``{}``, so a
 hook never stands in the session's way. The recall route is a plain API route: its errors
 are the usual JSON errors.
@@ -54,7 +54,7 @@ async def claude_code_hook(
 
 def _answer(request: Request, service: MemoryService, user_id: str | None, hook_input: Any) -> dict[str, Any]:
     uid = acting_user(authenticate(request), user_id)
-    return service.handle_hook(uid, hook_input)
+    return service.hooks.handle(uid, hook_input)
 
 
 class RecallRequest(BaseModel):
@@ -75,7 +75,7 @@ class RecallRequest(BaseModel):
 )
 def recall(body: RecallRequest, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
     uid = acting_user(principal, body.user_id)
-    given = service.recall_prompt(
+    given = service.recall.recall_prompt(
         uid,
         session_id=body.session_id or str(uuid.uuid4()),
         project=body.project,

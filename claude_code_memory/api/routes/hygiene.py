@@ -20,12 +20,11 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 import anyio
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...memories.hygiene.proposals import Hygiene
 from ...memories.read_model.shapes import iso, page
-from ..deps import PrincipalDep, acting_user
+from ..deps import HygieneDep, PrincipalDep, acting_user
 from ..paging import MAX_PAGE, SizeQuery
 
 router = APIRouter(prefix="/api/v1/hygiene", tags=["hygiene"])
@@ -54,17 +53,8 @@ class RuleBody(_Body):
     )
 
 
-def get_hygiene(request: Request) -> Hygiene:
-    """The server's Hygiene (made by the composition root; an app without it gets one here)."""
-    hygiene = getattr(request.app.state, "hygiene", None)
-    if hygiene is None:
-        hygiene = request.app.state.hygiene = Hygiene(request.app.state.service)
-    return hygiene
-
-
 @router.get("", summary="Open proposals by kind, captures the filter kept out, the schedule")
-def status(request: Request, principal: PrincipalDep, user_id: str | None = None) -> dict[str, Any]:
-    hygiene = get_hygiene(request)
+def status(hygiene: HygieneDep, principal: PrincipalDep, user_id: str | None = None) -> dict[str, Any]:
     settings = hygiene.settings
     last = hygiene.last_run
     return {
@@ -78,15 +68,15 @@ def status(request: Request, principal: PrincipalDep, user_id: str | None = None
 
 
 @router.post("/run", summary="Run the hygiene job now and store what it proposes")
-async def run(body: RunBody, request: Request, principal: PrincipalDep) -> dict[str, Any]:
+async def run(body: RunBody, hygiene: HygieneDep, principal: PrincipalDep) -> dict[str, Any]:
     uid = None if principal.is_admin and body.user_id is None else acting_user(principal, body.user_id)
-    report = await anyio.to_thread.run_sync(lambda: get_hygiene(request).run(uid))
+    report = await anyio.to_thread.run_sync(lambda: hygiene.run(uid))
     return report.to_dict()
 
 
 @router.get("/proposals", summary="The caller's proposals, newest first (owner only)")
 def list_proposals(
-    request: Request,
+    hygiene: HygieneDep,
     principal: PrincipalDep,
     user_id: str | None = None,
     status: Annotated[
@@ -96,7 +86,7 @@ def list_proposals(
     page_number: Annotated[int, Query(ge=1, le=MAX_PAGE, alias="page")] = 1,
     size: SizeQuery = 50,
 ) -> dict[str, Any]:
-    items, total = get_hygiene(request).proposals(
+    items, total = hygiene.proposals(
         principal,
         user_id=user_id,
         status=None if status == "all" else status,
@@ -108,25 +98,25 @@ def list_proposals(
 
 
 @router.get("/proposals/{proposal_id}", summary="One proposal")
-def get_proposal(proposal_id: str, request: Request, principal: PrincipalDep) -> dict[str, Any]:
-    return get_hygiene(request).get(principal, proposal_id)
+def get_proposal(proposal_id: str, hygiene: HygieneDep, principal: PrincipalDep) -> dict[str, Any]:
+    return hygiene.get(principal, proposal_id)
 
 
 @router.post("/proposals/{proposal_id}/approve", summary="Apply a proposal (optionally with an edited text)")
 def approve(
-    proposal_id: str, request: Request, principal: PrincipalDep, body: ApproveBody | None = None
+    proposal_id: str, hygiene: HygieneDep, principal: PrincipalDep, body: ApproveBody | None = None
 ) -> dict[str, Any]:
-    return get_hygiene(request).approve(principal, proposal_id, text=body.text if body else None)
+    return hygiene.approve(principal, proposal_id, text=body.text if body else None)
 
 
 @router.post("/proposals/{proposal_id}/reject", summary="Reject a proposal: nothing changes")
-def reject(proposal_id: str, request: Request, principal: PrincipalDep) -> dict[str, Any]:
-    return get_hygiene(request).reject(principal, proposal_id)
+def reject(proposal_id: str, hygiene: HygieneDep, principal: PrincipalDep) -> dict[str, Any]:
+    return hygiene.reject(principal, proposal_id)
 
 
 @router.post("/proposals/{proposal_id}/undo", summary="Undo an applied proposal (within the undo window)")
-def undo(proposal_id: str, request: Request, principal: PrincipalDep) -> dict[str, Any]:
-    return get_hygiene(request).undo(principal, proposal_id)
+def undo(proposal_id: str, hygiene: HygieneDep, principal: PrincipalDep) -> dict[str, Any]:
+    return hygiene.undo(principal, proposal_id)
 
 
 def _bulk(results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -135,29 +125,31 @@ def _bulk(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 @router.post("/approve", summary="Apply several proposals; each id gets its own result")
-def approve_many(body: BulkBody, request: Request, principal: PrincipalDep) -> dict[str, Any]:
-    return _bulk(get_hygiene(request).decide_many(principal, body.ids, "approve"))
+def approve_many(body: BulkBody, hygiene: HygieneDep, principal: PrincipalDep) -> dict[str, Any]:
+    return _bulk(hygiene.decide_many(principal, body.ids, "approve"))
 
 
 @router.post("/reject", summary="Reject several proposals; each id gets its own result")
-def reject_many(body: BulkBody, request: Request, principal: PrincipalDep) -> dict[str, Any]:
-    return _bulk(get_hygiene(request).decide_many(principal, body.ids, "reject"))
+def reject_many(body: BulkBody, hygiene: HygieneDep, principal: PrincipalDep) -> dict[str, Any]:
+    return _bulk(hygiene.decide_many(principal, body.ids, "reject"))
 
 
 @router.get("/rules", summary="Standing hygiene rules: kinds applied without asking")
-def list_rules(request: Request, principal: PrincipalDep, user_id: str | None = None) -> dict[str, Any]:
-    rules = get_hygiene(request).rules(principal, user_id)
+def list_rules(hygiene: HygieneDep, principal: PrincipalDep, user_id: str | None = None) -> dict[str, Any]:
+    rules = hygiene.rules(principal, user_id)
     return {"rules": rules, "total": len(rules)}
 
 
 @router.post("/rules", summary="Add a standing rule: apply this kind without asking", status_code=201)
-def add_rule(body: RuleBody, request: Request, response: Response, principal: PrincipalDep) -> dict[str, Any]:
-    rule, created = get_hygiene(request).add_rule(principal, body.kind, body.user_id)
+def add_rule(
+    body: RuleBody, hygiene: HygieneDep, response: Response, principal: PrincipalDep
+) -> dict[str, Any]:
+    rule, created = hygiene.add_rule(principal, body.kind, body.user_id)
     if not created:
         response.status_code = 200
     return rule
 
 
 @router.delete("/rules/{rule_id}", summary="Remove a standing hygiene rule")
-def remove_rule(rule_id: str, request: Request, principal: PrincipalDep) -> dict[str, Any]:
-    return {"id": get_hygiene(request).remove_rule(principal, rule_id), "removed": True}
+def remove_rule(rule_id: str, hygiene: HygieneDep, principal: PrincipalDep) -> dict[str, Any]:
+    return {"id": hygiene.remove_rule(principal, rule_id), "removed": True}

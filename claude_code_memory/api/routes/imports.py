@@ -130,5 +130,5 @@ def import_openmemory(body: OpenMemoryBatch, principal: PrincipalDep, service: S
         )
         for m in valid
     ]
-    report = om.import_memories(service, memories).to_dict()
+    report = service.openmemory_import.import_memories(memories).to_dict()
     return report | {"received": len(body.memories), "bad_rows": bad_rows}

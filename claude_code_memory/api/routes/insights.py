@@ -17,9 +17,6 @@ from typing import Any
 
 from fastapi import APIRouter, Query
 
-from ...memories.read_model import insights as dashboard
-from ...memories.read_model import queries
-from ...memories.reflection import analysis as reflection
 from ..deps import PrincipalDep, ServiceDep, acting_user
 
 router = APIRouter(prefix="/api/v1", tags=["insights"])
@@ -33,13 +30,13 @@ def insights(
     days: int = Query(30, ge=1, le=366, description="how many days the memories-per-day series covers"),
     expiring_within_days: int = Query(7, ge=1, le=365),
 ) -> dict[str, Any]:
-    return dashboard.insights(service, acting_user(principal, user_id), days, expiring_within_days)
+    return service.insights.report(acting_user(principal, user_id), days, expiring_within_days)
 
 
 @router.get("/memories/{memory_id}/history", summary="A memory's status changes, oldest first")
 def status_history(memory_id: str, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
-    memory = service.get(memory_id, None if principal.is_admin else principal.user_id)
-    return queries.status_history(service, memory)
+    memory = service.reads.get(memory_id, None if principal.is_admin else principal.user_id)
+    return service.queries.status_history(memory)
 
 
 @router.get("/insights/reflection", summary="Recurring topics and problems, decisions, files, open questions")
@@ -50,7 +47,7 @@ def conversation_analysis(
     since: str | None = Query(None, max_length=40, description="7d, 24h, 2w or an ISO date (default: all)"),
     project: str | None = Query(None, max_length=512, description="only this project's memories"),
 ) -> dict[str, Any]:
-    return reflection.analyze_conversations(service, acting_user(principal, user_id), since, project)
+    return service.reflection.analyze_conversations(acting_user(principal, user_id), since, project)
 
 
 @router.get("/insights/next-actions", summary="What to pick up next, each with its reason")
@@ -60,4 +57,4 @@ def next_actions(
     user_id: str | None = None,
     project: str | None = Query(None, max_length=512, description="only this project's memories"),
 ) -> dict[str, Any]:
-    return reflection.suggest_next_actions(service, acting_user(principal, user_id), project)
+    return service.reflection.suggest_next_actions(acting_user(principal, user_id), project)

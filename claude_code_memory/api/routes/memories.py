@@ -169,14 +169,14 @@ def list_memories(
         sort_column=sort_column,
         sort_direction=sort_direction,
     )
-    return queries.memory_page(service, uid, listing)
+    return service.queries.memory_page(uid, listing)
 
 
 @router.get("/categories", summary="Categories in use by the user's memories")
 def list_categories(
     service: ServiceDep, principal: PrincipalDep, user_id: str | None = None
 ) -> dict[str, Any]:
-    return queries.categories(service, acting_user(principal, user_id))
+    return service.queries.categories(acting_user(principal, user_id))
 
 
 @router.post("", summary="Create a memory")
@@ -184,7 +184,7 @@ def create_memory(
     body: CreateMemory, response: Response, service: ServiceDep, principal: PrincipalDep
 ) -> dict[str, Any] | None:
     uid = acting_user(principal, body.user_id)
-    written = service.write_memory(
+    written = service.writes.write_memory(
         user_id=uid,
         app_name=body.app,
         text=body.text,
@@ -201,7 +201,7 @@ def create_memory(
         memory = stored.memory
         row = memory_row(memory, stored.app_name, stored.categories)
     else:
-        memory = service.get(first["id"], uid)
+        memory = service.reads.get(first["id"], uid)
         row = memory_row(memory)
     if first.get("already_existed"):
         row["already_existed"] = True  # de-duplicated: the same text is stored once per user
@@ -220,7 +220,7 @@ def create_memories(
             valid.append((index, BatchItem.model_validate(raw)))
         except ValidationError as exc:
             refused.append({"index": index, **item_error(exc)})
-    added = service.add_memories(
+    added = service.writes.add_memories(
         user_id=uid, app_name=body.app, items=[item.model_dump() for _, item in valid], channel="rest"
     )
     # The service numbers the items it was given; put back each one's place in the request.
@@ -247,7 +247,7 @@ async def search_memories(
 
 def _search(body: SearchRequest, request: Request, service: MemoryService) -> dict[str, Any]:
     uid = acting_user(authenticate(request), body.user_id)
-    hits = service.search_hits(
+    hits = service.pipeline.search_hits(
         user_id=uid,
         app_name=body.app,
         query=body.query,
@@ -298,7 +298,7 @@ def filter_memories(body: FilterRequest, service: ServiceDep, principal: Princip
         task=body.task,
         global_only=body.scope == "global",
     )
-    return queries.memory_page(service, uid, listing)
+    return service.queries.memory_page(uid, listing)
 
 
 @router.delete("", summary="Delete memories (vector, text and categories are removed)")
@@ -306,7 +306,7 @@ def delete_memories(
     service: ServiceDep, principal: PrincipalDep, body: DeleteRequest = Body(...)
 ) -> dict[str, str]:
     uid = acting_user(principal, body.user_id)
-    count = service.delete_memories(body.memory_ids, user_id=uid, changed_by=uid)
+    count = service.states.delete_memories(body.memory_ids, user_id=uid, changed_by=uid)
     return {"message": f"Successfully deleted {count} memories"}
 
 
@@ -318,22 +318,21 @@ def archive_memories(
     user_id: str | None = None,
 ) -> dict[str, str]:
     uid = _user_or_internal_id(service, principal, user_id)
-    count = service.change_state(body, MemoryState.archived, user_id=uid, changed_by=uid)
+    count = service.states.change_state(body, MemoryState.archived, user_id=uid, changed_by=uid)
     return {"message": f"Successfully archived {count} memories"}
 
 
 @router.post("/actions/pause", summary="Change the state of memories (pause, archive, resume as active)")
 def pause_memories(body: PauseRequest, service: ServiceDep, principal: PrincipalDep) -> dict[str, str]:
     uid = acting_user(principal, body.user_id)
-    ids = queries.pause_targets(
-        service,
+    ids = service.queries.pause_targets(
         uid,
         global_pause=body.global_pause,
         app_id=body.app_id,
         memory_ids=body.memory_ids,
         category_ids=body.category_ids,
     )
-    count = service.change_state(ids, body.state, user_id=uid, changed_by=uid)
+    count = service.states.change_state(ids, body.state, user_id=uid, changed_by=uid)
     verb = {"active": "resumed", "paused": "paused", "archived": "archived", "deleted": "deleted"}[
         body.state.value
     ]
@@ -342,7 +341,7 @@ def pause_memories(body: PauseRequest, service: ServiceDep, principal: Principal
 
 @router.get("/{memory_id}", summary="Get one memory")
 def get_memory(memory_id: str, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
-    memory = service.get(memory_id, None if principal.is_admin else principal.user_id)
+    memory = service.reads.get(memory_id, None if principal.is_admin else principal.user_id)
     return memory_detail(memory)
 
 
@@ -354,8 +353,8 @@ def access_log(
     page: PageQuery = 1,
     page_size: SizeQuery = 10,
 ) -> dict[str, Any]:
-    memory = service.get(memory_id, None if principal.is_admin else principal.user_id)
-    return queries.access_log_page(service, memory, page, page_size)
+    memory = service.reads.get(memory_id, None if principal.is_admin else principal.user_id)
+    return service.queries.access_log_page(memory, page, page_size)
 
 
 @router.put("/{memory_id}", summary="Edit a memory's text (re-embeds it)")
@@ -364,7 +363,7 @@ def update_memory(
 ) -> dict[str, Any]:
     if body.user_id is not None:
         acting_user(principal, body.user_id)
-    memory = service.update_memory(
+    memory = service.writes.update_memory(
         None if principal.is_admin else principal.user_id, memory_id, body.memory_content
     )
     return memory_row(memory)
@@ -378,10 +377,10 @@ def related_memories(
     user_id: str | None = None,
     page: PageQuery = 1,
 ) -> dict[str, Any]:
-    memory = service.get(memory_id, None if principal.is_admin else principal.user_id)
+    memory = service.reads.get(memory_id, None if principal.is_admin else principal.user_id)
     if user_id is not None:
         acting_user(principal, user_id)
-    return queries.related_page(service, memory, page)
+    return service.queries.related_page(memory, page)
 
 
 def _scope(body: SearchRequest) -> dict[str, Any]:
@@ -398,4 +397,4 @@ def _user_or_internal_id(service: MemoryService, principal: PrincipalDep, user_i
     """OpenMemory's archive route takes the internal users.id UUID; accept that or a user_id."""
     if user_id is None:
         return acting_user(principal, None)
-    return acting_user(principal, queries.user_id_of(service, user_id))
+    return acting_user(principal, service.queries.user_id_of(user_id))

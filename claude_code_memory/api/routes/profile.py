@@ -39,8 +39,8 @@ def get_profile(
 ) -> dict[str, Any]:
     uid = acting_user(principal, user_id)
     if refresh:
-        service.refresh_tiers(uid)
-    facts = service.profile_facts(uid, subject=subject, category=category)
+        service.tiers.refresh(uid)
+    facts = service.profile.facts(uid, subject=subject, category=category)
     user_facts = [f for f in facts if f["subject"] == "user"]
     return {"user_id": uid, "summary": profile_summary(user_facts), "facts": facts, "total": len(facts)}
 
@@ -54,7 +54,7 @@ def edit_fact(
     user_id: str | None = UserQuery,
 ) -> dict[str, Any]:
     uid = acting_user(principal, user_id)
-    return service.edit_fact(uid, fact_id, text=body.text, category=body.category)
+    return service.profile.edit(uid, fact_id, text=body.text, category=body.category)
 
 
 @router.delete("/facts/{fact_id}", status_code=204, summary="Delete a fact; it stays deleted")
@@ -62,10 +62,10 @@ def delete_fact(
     fact_id: str, service: ServiceDep, principal: PrincipalDep, user_id: str | None = UserQuery
 ) -> Response:
     uid = acting_user(principal, user_id)
-    service.delete_fact(uid, fact_id)
+    service.profile.delete(uid, fact_id)
     return Response(status_code=204)
 
 
 @router.post("/refresh", summary="Segment new turns, recompute heat, archive, promote, extract")
 def refresh(service: ServiceDep, principal: PrincipalDep, user_id: str | None = UserQuery) -> dict[str, int]:
-    return refreshed_json(service.refresh_tiers(acting_user(principal, user_id)))
+    return refreshed_json(service.tiers.refresh(acting_user(principal, user_id)))

@@ -13,24 +13,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ...errors import Forbidden
-from ...memories.lifecycle.retention import Retention, parse_since
+from ...memories.lifecycle.retention import parse_since
 from ...store.values import iso
-from ..deps import PrincipalDep, acting_user
+from ..deps import PrincipalDep, RetentionDep, acting_user
 
 router = APIRouter(prefix="/api/v1", tags=["retention"])
-
-
-def get_retention(request: Request) -> Retention:
-    """The server's Retention; the lifespan's scheduler puts it on app state, and an app run
-    without its lifespan (no scheduler) gets one on first use."""
-    retention = getattr(request.app.state, "retention", None)
-    if retention is None:
-        retention = request.app.state.retention = Retention(request.app.state.service)
-    return retention
 
 
 class ForgetRequest(BaseModel):
@@ -52,12 +43,12 @@ class ForgetRequest(BaseModel):
 
 
 @router.post("/forget", summary="Hard-delete a user's memories by app, project, conversation or date")
-def forget(body: ForgetRequest, request: Request, principal: PrincipalDep) -> dict[str, Any]:
+def forget(body: ForgetRequest, retention: RetentionDep, principal: PrincipalDep) -> dict[str, Any]:
     """Every memory of the user matching all the given criteria leaves every store (SQL row
     and its dependents, vector point, mem0 history). Without criteria, `everything: true` is
     required. A user token forgets its own memories; the admin token names `user_id`."""
     uid = acting_user(principal, body.user_id)
-    receipt = get_retention(request).forget(
+    receipt = retention.forget(
         uid,
         app=body.app,
         project=body.project,
@@ -70,8 +61,7 @@ def forget(body: ForgetRequest, request: Request, principal: PrincipalDep) -> di
 
 
 @router.get("/retention", summary="Retention policy, next scheduled purge and the last purge's receipt")
-def retention_status(request: Request, principal: PrincipalDep) -> dict[str, Any]:
-    retention = get_retention(request)
+def retention_status(retention: RetentionDep, principal: PrincipalDep) -> dict[str, Any]:
     privacy = retention.privacy
     last = retention.last_run
     return {
@@ -86,10 +76,10 @@ def retention_status(request: Request, principal: PrincipalDep) -> dict[str, Any
 
 @router.post("/retention/purge", summary="Run the retention sweep now (admin token)")
 def purge(
-    request: Request,
+    retention: RetentionDep,
     principal: PrincipalDep,
     dry_run: bool = Query(False, description="count and list what would go; change nothing"),
 ) -> dict[str, Any]:
     if not principal.is_admin:
         raise Forbidden("purging spans every user's memories: it needs the admin token")
-    return get_retention(request).sweep(dry_run=dry_run).to_dict()
+    return retention.sweep(dry_run=dry_run).to_dict()

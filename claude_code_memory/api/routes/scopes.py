@@ -41,7 +41,7 @@ class CompleteTask(BaseModel):
 
 @router.get("/scopes", summary="The user's projects and tasks, with how many memories each holds")
 def scopes(service: ServiceDep, principal: PrincipalDep, user_id: str | None = None) -> dict[str, Any]:
-    return {"scopes": service.scopes_in_use(acting_user(principal, user_id))}
+    return {"scopes": service.scopes.scopes_in_use(acting_user(principal, user_id))}
 
 
 @router.post("/memories/actions/move", summary="Move memories to a project, a task or global")
@@ -56,5 +56,7 @@ def move(body: MoveRequest, service: ServiceDep, principal: PrincipalDep) -> dic
 @router.post("/tasks/complete", summary="End a task: its memories archived, or promoted to the project")
 def complete(body: CompleteTask, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
     uid = acting_user(principal, body.user_id)
-    result = service.complete_task(user_id=uid, project=body.project, task=body.task, promote=body.promote)
+    result = service.scopes.complete_task(
+        user_id=uid, project=body.project, task=body.task, promote=body.promote
+    )
     return {"project": body.project, "task": body.task, **result}

@@ -6,7 +6,6 @@ from typing import Any
 
 from fastapi import APIRouter, Query
 
-from ...memories.read_model import queries
 from ..deps import PrincipalDep, ServiceDep, acting_user
 
 router = APIRouter(prefix="/api/v1/stats", tags=["stats"])
@@ -21,4 +20,4 @@ def get_stats(
     ),
 ) -> dict[str, Any]:
     """``{total_memories, total_apps, apps}``: memories not deleted, and the user's apps."""
-    return queries.stats(service, acting_user(principal, user_id))
+    return service.queries.stats(acting_user(principal, user_id))

@@ -19,7 +19,6 @@ from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, ConfigDict
 
 from ...errors import Forbidden
-from ...memories.lifecycle import storage
 from ...memories.service import MemoryService
 from ..deps import PrincipalDep, ServiceDep, acting_user
 
@@ -44,7 +43,7 @@ def storage_view(
     days: int = Query(30, ge=1, le=366, description="how many days the growth series covers"),
 ) -> dict[str, Any]:
     scope = None if principal.is_admin and user_id is None else acting_user(principal, user_id)
-    return storage.report(service, scope, days)
+    return service.storage.report(scope, days)
 
 
 @router.post("/reclaim", summary="Give deleted data's space back to the disk now (admin token)")
@@ -66,7 +65,7 @@ def with_quota_warning(
 ) -> Any:
     """``body`` with the user's quota warning added (and the header set), when there is one.
     ``user_pk``: the user's key when the caller has it (saves looking the user up)."""
-    warning = storage.quota_warning(service, user_id, user_pk)
+    warning = service.storage.quota_warning(user_id, user_pk)
     if warning is not None:
         response.headers[QUOTA_HEADER] = warning["warning"]
         if isinstance(body, dict):

@@ -22,7 +22,7 @@ def short_term(
     conversation_id: str | None = Query(None, max_length=128, description="default: the newest"),
 ) -> dict[str, Any]:
     uid = acting_user(principal, user_id)
-    turns = service.short_term(uid, conversation_id=conversation_id)
+    turns = service.tiers.short_term(uid, conversation_id=conversation_id)
     return {"turns": turns, "total": len(turns)}
 
 
@@ -35,5 +35,5 @@ def segments(
     limit: int = Query(100, ge=1, le=1000),
 ) -> dict[str, Any]:
     uid = acting_user(principal, user_id)
-    items = service.segments(uid, state=state, limit=limit)
+    items = service.tiers.segments(uid, state=state, limit=limit)
     return {"items": items, "total": len(items)}

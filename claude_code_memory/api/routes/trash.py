@@ -34,7 +34,7 @@ def trash(
     page: PageQuery = 1,
     size: SizeQuery = 50,
 ) -> dict[str, Any]:
-    return service.list_trash(acting_user(principal, user_id), page=page, size=size)
+    return service.trash.list(acting_user(principal, user_id), page=page, size=size)
 
 
 @router.post("/restore", summary="Restore memories from the trash")
@@ -45,4 +45,4 @@ def restore(body: TrashRequest, service: ServiceDep, principal: PrincipalDep) ->
 @router.post("/purge", summary="Delete memories in the trash for real now")
 def purge(body: TrashRequest, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
     uid = acting_user(principal, body.user_id)
-    return {"purged": service.purge_trash(body.memory_ids, user_id=uid)}
+    return {"purged": service.trash.purge(body.memory_ids, user_id=uid)}

@@ -1,6 +1,6 @@
 """Hygiene proposals: the job that finds them, their review, applying them and undoing that.
 
-    Hygiene(service).run(user_id=None) -> RunReport      scan (hygiene_scan.py) and store proposals
+    Hygiene(...).run(user_id=None) -> RunReport           scan (hygiene_scan.py) and store proposals
     Hygiene.proposals / get / approve / reject / undo     the owner reviews and decides
     Hygiene.rules / add_rule / remove_rule                standing rules: a kind applied unasked
     HygieneScheduler(hygiene, hours).running()            the server's schedule for run()
@@ -21,6 +21,7 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,12 +29,19 @@ from typing import Any
 from sqlalchemy import func, select, update
 
 from ...auth.identity import Principal, acting_user
+from ...config import HygieneSettings
+from ...db.database import Database
 from ...db.models import HygieneProposal, HygieneRule, Memory, MemoryAccessLog, MemoryState, User
 from ...errors import BadInput, Conflict, Forbidden, MemoryStackError, NotFound
+from ...store.access_log import AccessLog
+from ...store.owners import Owners
 from ...store.values import iso
+from ...store.vectors import Vectors
 from ..consent import BULK_MAX, decider
 from ..lifecycle.periodic import Periodic
-from ..service import MemoryService
+from ..lifecycle.states import States
+from ..write.capture_filter import CaptureFilter
+from ..write.writes import Writes
 from .scan import KINDS, Finding, Item, Thresholds, scan
 
 log = logging.getLogger(__name__)
@@ -82,10 +90,28 @@ class RunReport:
 
 
 class Hygiene:
-    def __init__(self, service: MemoryService) -> None:
-        self.service = service
-        self.database = service.database
-        self.settings = service.settings.hygiene
+    def __init__(
+        self,
+        database: Database,
+        settings: HygieneSettings,
+        *,
+        owners: Owners,
+        vectors: Vectors,
+        writes: Writes,
+        states: States,
+        access_log: AccessLog,
+        capture_filter: CaptureFilter,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.database = database
+        self.settings = settings
+        self.owners = owners
+        self.vectors = vectors
+        self.writes = writes
+        self.states = states
+        self.access_log = access_log
+        self.capture_filter = capture_filter
+        self.clock = clock
         self.thresholds = Thresholds(
             duplicate_similarity=self.settings.duplicate_similarity,
             supersede_similarity=self.settings.supersede_similarity,
@@ -102,7 +128,7 @@ class Hygiene:
         with self._lock:
             started = time.perf_counter()
             report = RunReport()
-            self.service.flush_access_log()  # queued reads count as recalls
+            self.access_log.flush()  # queued reads count as recalls
             with self.database.session() as session:
                 query = select(User.user_id)
                 if user_id is not None:
@@ -112,14 +138,14 @@ class Hygiene:
                 report.users += 1
                 self._run_user(uid, report)
             report.seconds = time.perf_counter() - started
-            report.finished_at = self.service.clock()
+            report.finished_at = self.clock()
             self.last_run = report
             if sum(report.proposed.values()):
                 log.info("hygiene run: %s", report.to_dict())
             return report
 
     def _run_user(self, user_id: str, report: RunReport) -> None:
-        now = self.service.clock()
+        now = self.clock()
         steps = report.step_seconds
         mark = time.perf_counter()
 
@@ -172,7 +198,7 @@ class Hygiene:
         # The stored vectors are the texts' embeddings: reading them is far cheaper than
         # embedding every memory again (a point lost in a crash is embedded here; docs/hygiene.md,
         # "The job's time").
-        vectors, embedded = self.service.vectors.stored_or_embedded(
+        vectors, embedded = self.vectors.stored_or_embedded(
             [item.id for item in items], [item.text for item in items]
         )
         report.embedded += embedded
@@ -280,7 +306,7 @@ class Hygiene:
             query = query.where(User.user_id == owner)
         with self.database.session() as session:
             open_by_kind = dict.fromkeys(KINDS, 0) | {k: int(n) for k, n in session.execute(query)}
-            filtered = self.service.capture_filter.counts(session, owner)
+            filtered = self.capture_filter.counts(session, owner)
         return {
             "user_id": owner,
             "open": sum(open_by_kind.values()),
@@ -305,7 +331,7 @@ class Hygiene:
             if proposal.status != "open":
                 raise Conflict(f"proposal {pid} is not open (status {proposal.status})")
             proposal.status = "rejected"
-            proposal.decided_at = self.service.clock()
+            proposal.decided_at = self.clock()
             proposal.decided_by = decider(principal)
             session.flush()
             return self._view(proposal, owner)
@@ -332,7 +358,7 @@ class Hygiene:
         again (same ids, their history shows both changes) and the kept one's text and
         metadata are what they were."""
         pid = _uuid(proposal_id)
-        now = self.service.clock()
+        now = self.clock()
         with self.database.session() as session:
             proposal, owner = self._owned(session, principal, pid)
             if proposal.status != "applied":
@@ -356,8 +382,8 @@ class Hygiene:
             )
         kept = undo.get("kept")
         if kept and kept.get("content") is not None:
-            self.service.update_memory(owner, kept["id"], kept["content"])
-        self.service.change_state(archived, MemoryState.active, user_id=owner, changed_by=owner)
+            self.writes.update_memory(owner, kept["id"], kept["content"])
+        self.states.change_state(archived, MemoryState.active, user_id=owner, changed_by=owner)
         with self.database.session() as session:
             for mid, metadata in (undo.get("metadata") or {}).items():
                 session.execute(update(Memory).where(Memory.id == uuid.UUID(mid)).values(metadata_=metadata))
@@ -373,7 +399,7 @@ class Hygiene:
     def _apply(
         self, pid: uuid.UUID, owner: str, *, decided_by: str, text: str | None = None
     ) -> dict[str, Any]:
-        now = self.service.clock()
+        now = self.clock()
         with self.database.session() as session:
             proposal = session.get(HygieneProposal, pid)
             if proposal is None:
@@ -410,8 +436,8 @@ class Hygiene:
         edited = text is not None and text != kept_content
         if edited:
             assert keep is not None and text is not None
-            self.service.update_memory(owner, keep, text)
-        self.service.change_state(archive, MemoryState.archived, user_id=owner, changed_by=owner)
+            self.writes.update_memory(owner, keep, text)
+        self.states.change_state(archive, MemoryState.archived, user_id=owner, changed_by=owner)
         with self.database.session() as session:
             links: dict[str, dict[str, Any]] = {}
             if kind == "duplicate" and keep is not None:
@@ -465,7 +491,7 @@ class Hygiene:
             raise BadInput(f"invalid kind {kind!r}: use one of {', '.join(KINDS)}")
         owner = acting_user(principal, user_id)
         with self.database.session() as session:
-            user = self.service.user(session, owner)
+            user = self.owners.user(session, owner)
             same = session.scalar(
                 select(HygieneRule).where(HygieneRule.user_id == user.id, HygieneRule.kind == kind)
             )

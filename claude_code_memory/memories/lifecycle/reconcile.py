@@ -1,7 +1,7 @@
 """Reconciliation: the metadata database and the vector store brought back into step.
 
-    Reconciler(service).run(trigger) -> Report       one pass (start-up, admin route, ccmem doctor)
-    Reconciler(service).running()                    the server's start-up pass, in the background
+    Reconciler(...).run(trigger) -> Report       one pass (start-up, admin route, ccmem doctor)
+    Reconciler(...).running()                    the server's start-up pass, in the background
 
 SQL is the source of truth. Each write path orders its two stores so that a crash between
 them leaves only what a pass here repairs (a killed process runs no ``except`` or ``finally``):
@@ -46,10 +46,11 @@ import anyio
 from sqlalchemy import select
 from sqlalchemy.orm import joinedload
 
+from ...db.database import Database
 from ...db.models import Memory, MemoryState
 from ...store.values import iso
-from ...store.vectors import point_payload
-from ..service import MemoryService
+from ...store.vectors import Vectors, point_payload
+from .erasure import Erasure
 
 log = logging.getLogger(__name__)
 
@@ -98,9 +99,17 @@ class Report:
 class Reconciler:
     """Runs reconciliation passes one at a time and remembers the last (for ``/health``)."""
 
-    def __init__(self, service: MemoryService, *, in_flight_seconds: float = IN_FLIGHT_SECONDS) -> None:
-        self.service = service
-        self.vectors = service.vectors
+    def __init__(
+        self,
+        database: Database,
+        vectors: Vectors,
+        erasure: Erasure,
+        *,
+        in_flight_seconds: float = IN_FLIGHT_SECONDS,
+    ) -> None:
+        self.database = database
+        self.vectors = vectors
+        self.erasure = erasure
         self.in_flight = timedelta(seconds=in_flight_seconds)
         #: Points and history rows written before this cannot belong to a write in flight.
         self.booted_at = datetime.now(UTC)
@@ -142,7 +151,7 @@ class Reconciler:
     def _pass(self, report: Report) -> None:
         # Rows before points: a write in flight then shows as a point without a row (checked
         # again below), never as a row without a point.
-        with self.service.database.session() as session:
+        with self.database.session() as session:
             rows = session.execute(select(Memory.id, Memory.state))
             states = {str(memory_id): state for memory_id, state in rows}
         report.checked_rows = len(states)
@@ -160,7 +169,7 @@ class Reconciler:
             self._check_stop()
             self._purge_stale_history(memory_id, report)
         if report.orphan_vectors_removed or report.stale_history_removed:
-            self.service.erasure.erase()  # the removed history held text: it leaves the files
+            self.erasure.erase()  # the removed history held text: it leaves the files
 
     def _remove_orphan(self, memory_id: str, *, known_row: bool, report: Report) -> None:
         if self._state(memory_id) in LIVE:
@@ -178,7 +187,7 @@ class Reconciler:
     def _restore(self, memory_id: str, report: Report) -> None:
         if self.vectors.exists(memory_id):
             return
-        with self.service.database.session() as session:
+        with self.database.session() as session:
             memory = session.scalar(
                 select(Memory)
                 .options(joinedload(Memory.user), joinedload(Memory.app))
@@ -215,7 +224,7 @@ class Reconciler:
 
     # -- helpers ------------------------------------------------------------------------------
     def _state(self, memory_id: str) -> MemoryState | None:
-        with self.service.database.session() as session:
+        with self.database.session() as session:
             return session.scalar(select(Memory.state).where(Memory.id == uuid.UUID(memory_id)))
 
     def _in_flight(self, written: datetime) -> bool:

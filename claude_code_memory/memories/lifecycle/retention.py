@@ -1,9 +1,9 @@
 """Retention and forgetting: memories leave every store for real, with a receipt.
 
-    Retention(service).sweep(dry_run=False) -> Receipt        expired memories and stale pending items
-    Retention(service).forget(user_id, ..., dry_run=False)    a user's memories by app / project /
-                                                              conversation / since a date
-    Sweeper(retention, interval_minutes).running()            the server's schedule for sweep()
+    Retention(...).sweep(dry_run=False) -> Receipt        expired memories and stale pending items
+    Retention(...).forget(user_id, ..., dry_run=False)    a user's memories by app / project /
+                                                          conversation / since a date
+    Sweeper(retention, interval_minutes).running()        the server's schedule for sweep()
 
 A hard delete removes the SQL row with its dependent rows (category links, state history,
 access logs), then the vector point and mem0's history rows (which keep old texts): rows
@@ -22,7 +22,7 @@ import fnmatch
 import logging
 import threading
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -30,6 +30,8 @@ from typing import Any
 from sqlalchemy import and_, delete, func, or_, select
 from sqlalchemy.orm import Session
 
+from ...config import PrivacySettings
+from ...db.database import Database
 from ...db.models import (
     App,
     ConsentDecision,
@@ -40,8 +42,12 @@ from ...db.models import (
     MemoryStatusHistory,
 )
 from ...errors import BadInput, NotFound
+from ...store.access_log import AccessLog
+from ...store.owners import Owners
 from ...store.values import iso, validate_app_name
-from ..service import MemoryService
+from ...store.vectors import Vectors
+from ..write.usage import Usage
+from .erasure import Erasure
 from .periodic import Periodic
 
 log = logging.getLogger(__name__)
@@ -144,9 +150,28 @@ class Retention:
     (for ``GET /api/v1/retention``). Sweeps and forgets run one at a time.
     """
 
-    def __init__(self, service: MemoryService, privacy: Any | None = None) -> None:
-        self.service = service
-        self.privacy = privacy if privacy is not None else service.settings.privacy
+    def __init__(
+        self,
+        database: Database,
+        privacy: PrivacySettings,
+        *,
+        owners: Owners,
+        vectors: Vectors,
+        usage: Usage,
+        access_log: AccessLog,
+        erasure: Erasure,
+        clock: Callable[[], datetime],
+        on_delete: Callable[[set[uuid.UUID]], object],
+    ) -> None:
+        self.database = database
+        self.privacy = privacy
+        self.owners = owners
+        self.vectors = vectors
+        self.usage = usage
+        self.access_log = access_log
+        self.erasure = erasure
+        self.clock = clock
+        self.on_delete = on_delete  # the profile forgets facts of memories gone
         self.next_run_at: datetime | None = None
         self.last_run: Receipt | None = None
         self._lock = threading.Lock()
@@ -156,7 +181,7 @@ class Retention:
         """Delete memories whose ``expires_at`` has passed (any state but tombstones) and
         pending items older than ``privacy.pending_expire_days``, for every user."""
         with self._lock:
-            now = self.service.clock()
+            now = self.clock()
             pending_cutoff = now - timedelta(days=self.privacy.pending_expire_days)
             trash_cutoff = now - timedelta(days=self.privacy.trash_days)
             receipt = Receipt(
@@ -167,7 +192,7 @@ class Retention:
                     "trashed_before": iso(trash_cutoff),
                 },
             )
-            with self.service.database.session() as session:
+            with self.database.session() as session:
                 rows = session.execute(
                     select(Memory.id, Memory.user_id, Memory.state).where(
                         Memory.state != MemoryState.deleted,
@@ -225,13 +250,13 @@ class Retention:
             app = validate_app_name(app)
 
         with self._lock:
-            now = self.service.clock()
+            now = self.clock()
             receipt = Receipt(
                 dry_run=dry_run,
                 scope={"user_id": user_id, **{k: _scope_value(v) for k, v in given.items()}}
                 | ({"everything": True} if everything else {}),
             )
-            with self.service.database.session() as session:
+            with self.database.session() as session:
                 targets = self._matching(session, user_id, app, project, conversation_id, since)
             self._remove(targets, receipt, now=now, pending_decision=None)
             receipt.finished_at = now
@@ -248,7 +273,7 @@ class Retention:
         conversation_id: str | None,
         since: datetime | None,
     ) -> list[_Target]:
-        user = self.service.find_user(session, user_id)
+        user = self.owners.find_user(session, user_id)
         query = select(Memory.id, Memory.user_id, Memory.state, Memory.project).where(
             Memory.user_id == user.id
         )
@@ -284,11 +309,11 @@ class Retention:
         Should the SQL transaction fail, nothing has changed and the next run retries.
         """
         counts = receipt.counts
-        vectors = self.service.vectors
-        self.service.flush_access_log()  # queued reads of these memories are counted and purged too
+        vectors = self.vectors
+        self.access_log.flush()  # queued reads of these memories are counted and purged too
         for batch in _chunks(targets, BATCH_SIZE):
             ids = [t.id for t in batch]
-            with self.service.database.session() as session:
+            with self.database.session() as session:
                 for name, model in DEPENDENTS.items():
                     counts[name] += int(
                         session.scalar(
@@ -338,11 +363,11 @@ class Retention:
             receipt.memory_ids.extend(str(memory_id) for memory_id in ids)
         if not receipt.dry_run and targets:
             # Facts extracted from these memories go with them, before the bytes are erased.
-            self.service.profile.prune_users({t.user_pk for t in targets})
-            self.service.erasure.erase()  # once per sweep or forget, not per batch
+            self.on_delete({t.user_pk for t in targets})
+            self.erasure.erase()  # once per sweep or forget, not per batch
         if not receipt.dry_run:
             for user_pk in {t.user_pk for t in targets}:
-                self.service.forget_usage(user_pk)
+                self.usage.forget(user_pk)
 
 
 def _chunks(items: list[_Target], size: int) -> Iterable[list[_Target]]:

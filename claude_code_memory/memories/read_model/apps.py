@@ -15,9 +15,10 @@ from sqlalchemy import Select, desc, func, select
 from sqlalchemy.orm import Session
 
 from ...auth.identity import Principal
+from ...db.database import Database
 from ...db.models import App, Memory, MemoryAccessLog, MemoryState, User
 from ...errors import BadInput, NotFound
-from ..service import MemoryService
+from ...store.access_log import AccessLog
 from .queries import contains
 from .shapes import category_names, iso, naive_iso
 
@@ -70,129 +71,133 @@ def _memory_item(memory: Memory, app_name: str) -> dict[str, Any]:
     }
 
 
-def app_page(
-    service: MemoryService,
-    *,
-    owner: str | None,
-    name: str | None = None,
-    is_active: bool | None = None,
-    sort_by: str = "name",
-    sort_direction: str = "asc",
-    page: int = 1,
-    page_size: int = 10,
-) -> dict[str, Any]:
-    """Apps (``owner``'s, or everyone's for None) with how many memories each created and how
-    many distinct memories it read."""
-    service.flush_access_log()
-    created, accessed = _created_counts(), _accessed_counts()
-    created_n = func.coalesce(created.c.n, 0)
-    accessed_n = func.coalesce(accessed.c.n, 0)
-    query: Select[Any] = (
-        select(App, User.user_id, created_n.label("created"), accessed_n.label("accessed"))
-        .join(User, App.owner_id == User.id)
-        .outerjoin(created, App.id == created.c.app_id)
-        .outerjoin(accessed, App.id == accessed.c.app_id)
-    )
-    if owner is not None:
-        query = query.where(User.user_id == owner)
-    if name:
-        query = query.where(contains(App.name, name, "name"))
-    if is_active is not None:
-        query = query.where(App.is_active == is_active)
-    sort_field = {"name": App.name, "memories": created_n, "memories_accessed": accessed_n}[sort_by]
-    ordered = query.order_by(desc(sort_field) if sort_direction == "desc" else sort_field, App.name, App.id)
+class Apps:
+    """A user's apps: their pages, detail and the pause switch."""
 
-    with service.database.session() as session:
-        total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
-        rows = session.execute(ordered.offset((page - 1) * page_size).limit(page_size)).all()
-        apps = [
-            {
+    def __init__(self, database: Database, access_log: AccessLog) -> None:
+        self.database = database
+        self.access_log = access_log
+
+    def app_page(
+        self,
+        *,
+        owner: str | None,
+        name: str | None = None,
+        is_active: bool | None = None,
+        sort_by: str = "name",
+        sort_direction: str = "asc",
+        page: int = 1,
+        page_size: int = 10,
+    ) -> dict[str, Any]:
+        """Apps (``owner``'s, or everyone's for None) with how many memories each created and how
+        many distinct memories it read."""
+        self.access_log.flush()
+        created, accessed = _created_counts(), _accessed_counts()
+        created_n = func.coalesce(created.c.n, 0)
+        accessed_n = func.coalesce(accessed.c.n, 0)
+        query: Select[Any] = (
+            select(App, User.user_id, created_n.label("created"), accessed_n.label("accessed"))
+            .join(User, App.owner_id == User.id)
+            .outerjoin(created, App.id == created.c.app_id)
+            .outerjoin(accessed, App.id == accessed.c.app_id)
+        )
+        if owner is not None:
+            query = query.where(User.user_id == owner)
+        if name:
+            query = query.where(contains(App.name, name, "name"))
+        if is_active is not None:
+            query = query.where(App.is_active == is_active)
+        sort_field = {"name": App.name, "memories": created_n, "memories_accessed": accessed_n}[sort_by]
+        ordered = query.order_by(
+            desc(sort_field) if sort_direction == "desc" else sort_field, App.name, App.id
+        )
+
+        with self.database.session() as session:
+            total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+            rows = session.execute(ordered.offset((page - 1) * page_size).limit(page_size)).all()
+            apps = [
+                {
+                    "id": str(app.id),
+                    "name": app.name,
+                    "is_active": app.is_active,
+                    "total_memories_created": int(created_count),
+                    "total_memories_accessed": int(accessed_count),
+                    "user_id": owner_user_id,
+                }
+                for app, owner_user_id, created_count, accessed_count in rows
+            ]
+        return {"total": total, "page": page, "page_size": page_size, "apps": apps}
+
+    def app_detail(self, app_id: str, principal: Principal) -> dict[str, Any]:
+        """Whether the app is active, its memory counts and when it first and last read one."""
+        self.access_log.flush()
+        with self.database.session() as session:
+            app = owned_app(session, app_id, principal)
+            created = session.scalar(
+                select(func.count(Memory.id)).where(Memory.app_id == app.id, Memory.state.in_(LISTED_STATES))
+            )
+            accessed, first, last = session.execute(
+                select(
+                    func.count(func.distinct(MemoryAccessLog.memory_id)),
+                    func.min(MemoryAccessLog.accessed_at),
+                    func.max(MemoryAccessLog.accessed_at),
+                ).where(MemoryAccessLog.app_id == app.id)
+            ).one()
+            return {
                 "id": str(app.id),
                 "name": app.name,
+                "user_id": app.owner.user_id,
                 "is_active": app.is_active,
-                "total_memories_created": int(created_count),
-                "total_memories_accessed": int(accessed_count),
-                "user_id": owner_user_id,
+                "total_memories_created": int(created or 0),
+                "total_memories_accessed": int(accessed or 0),
+                "first_accessed": iso(first),
+                "last_accessed": iso(last),
             }
-            for app, owner_user_id, created_count, accessed_count in rows
-        ]
-    return {"total": total, "page": page, "page_size": page_size, "apps": apps}
 
+    def created_page(self, app_id: str, principal: Principal, page: int, page_size: int) -> dict[str, Any]:
+        """Memories the app created (active, paused and archived), newest first."""
+        with self.database.session() as session:
+            app = owned_app(session, app_id, principal)
+            where = (Memory.app_id == app.id, Memory.state.in_(LISTED_STATES))
+            total = session.scalar(select(func.count(Memory.id)).where(*where)) or 0
+            memories = session.scalars(
+                select(Memory)
+                .where(*where)
+                .order_by(Memory.created_at.desc(), Memory.id)
+                .offset((page - 1) * page_size)
+                .limit(page_size)
+            ).all()
+            items = [_memory_item(memory, app.name) for memory in memories]
+        return {"total": total, "page": page, "page_size": page_size, "memories": items}
 
-def app_detail(service: MemoryService, app_id: str, principal: Principal) -> dict[str, Any]:
-    """Whether the app is active, its memory counts and when it first and last read one."""
-    service.flush_access_log()
-    with service.database.session() as session:
-        app = owned_app(session, app_id, principal)
-        created = session.scalar(
-            select(func.count(Memory.id)).where(Memory.app_id == app.id, Memory.state.in_(LISTED_STATES))
-        )
-        accessed, first, last = session.execute(
-            select(
-                func.count(func.distinct(MemoryAccessLog.memory_id)),
-                func.min(MemoryAccessLog.accessed_at),
-                func.max(MemoryAccessLog.accessed_at),
-            ).where(MemoryAccessLog.app_id == app.id)
-        ).one()
-        return {
-            "id": str(app.id),
-            "name": app.name,
-            "user_id": app.owner.user_id,
-            "is_active": app.is_active,
-            "total_memories_created": int(created or 0),
-            "total_memories_accessed": int(accessed or 0),
-            "first_accessed": iso(first),
-            "last_accessed": iso(last),
-        }
+    def accessed_page(self, app_id: str, principal: Principal, page: int, page_size: int) -> dict[str, Any]:
+        """Memories the app has read (searches, lists), most read first, with the read count."""
+        self.access_log.flush()
+        with self.database.session() as session:
+            app = owned_app(session, app_id, principal)
+            access_count = func.count(MemoryAccessLog.id).label("access_count")
+            query = (
+                select(Memory, App.name, access_count)
+                .join(MemoryAccessLog, MemoryAccessLog.memory_id == Memory.id)
+                .join(App, Memory.app_id == App.id)
+                # A deleted memory has no text left to show.
+                .where(MemoryAccessLog.app_id == app.id, Memory.state != MemoryState.deleted)
+                .group_by(Memory.id, App.name)
+            )
+            total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+            rows = session.execute(
+                query.order_by(desc("access_count"), Memory.id)
+                .offset((page - 1) * page_size)
+                .limit(page_size)
+            ).all()
+            items = [
+                {"memory": _memory_item(memory, name), "access_count": int(count)}
+                for memory, name, count in rows
+            ]
+        return {"total": total, "page": page, "page_size": page_size, "memories": items}
 
-
-def created_page(
-    service: MemoryService, app_id: str, principal: Principal, page: int, page_size: int
-) -> dict[str, Any]:
-    """Memories the app created (active, paused and archived), newest first."""
-    with service.database.session() as session:
-        app = owned_app(session, app_id, principal)
-        where = (Memory.app_id == app.id, Memory.state.in_(LISTED_STATES))
-        total = session.scalar(select(func.count(Memory.id)).where(*where)) or 0
-        memories = session.scalars(
-            select(Memory)
-            .where(*where)
-            .order_by(Memory.created_at.desc(), Memory.id)
-            .offset((page - 1) * page_size)
-            .limit(page_size)
-        ).all()
-        items = [_memory_item(memory, app.name) for memory in memories]
-    return {"total": total, "page": page, "page_size": page_size, "memories": items}
-
-
-def accessed_page(
-    service: MemoryService, app_id: str, principal: Principal, page: int, page_size: int
-) -> dict[str, Any]:
-    """Memories the app has read (searches, lists), most read first, with the read count."""
-    service.flush_access_log()
-    with service.database.session() as session:
-        app = owned_app(session, app_id, principal)
-        access_count = func.count(MemoryAccessLog.id).label("access_count")
-        query = (
-            select(Memory, App.name, access_count)
-            .join(MemoryAccessLog, MemoryAccessLog.memory_id == Memory.id)
-            .join(App, Memory.app_id == App.id)
-            # A deleted memory has no text left to show.
-            .where(MemoryAccessLog.app_id == app.id, Memory.state != MemoryState.deleted)
-            .group_by(Memory.id, App.name)
-        )
-        total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
-        rows = session.execute(
-            query.order_by(desc("access_count"), Memory.id).offset((page - 1) * page_size).limit(page_size)
-        ).all()
-        items = [
-            {"memory": _memory_item(memory, name), "access_count": int(count)} for memory, name, count in rows
-        ]
-    return {"total": total, "page": page, "page_size": page_size, "memories": items}
-
-
-def set_active(service: MemoryService, app_id: str, principal: Principal, is_active: bool) -> None:
-    """Pause (False) or resume the app. No memory changes; the service refuses a paused app's
-    adds and reads."""
-    with service.database.session() as session:
-        owned_app(session, app_id, principal).is_active = is_active
+    def set_active(self, app_id: str, principal: Principal, is_active: bool) -> None:
+        """Pause (False) or resume the app. No memory changes; the service refuses a paused app's
+        adds and reads."""
+        with self.database.session() as session:
+            owned_app(session, app_id, principal).is_active = is_active

@@ -18,10 +18,12 @@ from typing import Any
 
 from sqlalchemy import Select, func, select
 
+from ...db.database import Database
 from ...db.models import App, Memory, MemoryAccessLog, MemoryState, utcnow
+from ...store.access_log import AccessLog
+from ...store.owners import Owners
 from ..recall.context import HOOK_APP, INJECTED
 from ..recall.hook_events import CAPTURE_SOURCE
-from ..service import MemoryService
 from .shapes import iso
 
 #: The app name the web UI reads through; its searches are not "recall" by a client.
@@ -42,80 +44,6 @@ def _day(value: Any) -> date:
     if isinstance(value, date):
         return value
     return date.fromisoformat(str(value)[:10])
-
-
-def insights(service: MemoryService, user_id: str, days: int, expiring_within_days: int) -> dict[str, Any]:
-    """The dashboard for ``user_id``; the memories-per-day series covers the last ``days`` days."""
-    now = utcnow()
-    service.flush_access_log()
-    with service.database.session() as session:
-        user = service.find_user(session, user_id)
-        mine = Memory.user_id == user.id
-        kept = (mine, Memory.state.in_(KEPT_STATES))
-
-        by_state = {state.value: 0 for state in MemoryState if state != MemoryState.deleted}
-        for state, count in session.execute(
-            select(Memory.state, func.count())
-            .where(mine, Memory.state != MemoryState.deleted)
-            .group_by(Memory.state)
-        ):
-            by_state[MemoryState(state).value] = int(count)
-
-        by_app = [
-            {"app": name, "app_id": str(app_id), "is_active": bool(active), "count": int(count)}
-            for app_id, name, active, count in session.execute(
-                select(App.id, App.name, App.is_active, func.count(Memory.id))
-                .outerjoin(Memory, (Memory.app_id == App.id) & Memory.state.in_(KEPT_STATES))
-                .where(App.owner_id == user.id)
-                .group_by(App.id, App.name, App.is_active)
-                .order_by(func.count(Memory.id).desc(), App.name)
-            )
-        ]
-        by_project = [
-            {"project": project, "count": int(count)}
-            for project, count in session.execute(
-                select(Memory.project, func.count())
-                .where(*kept)
-                .group_by(Memory.project)
-                .order_by(func.count().desc(), Memory.project)
-            )
-        ]
-
-        start = (now - timedelta(days=days - 1)).date()
-        per_day: dict[date, int] = {}
-        for created_day, count in session.execute(
-            select(func.date(Memory.created_at), func.count())
-            .where(*kept, Memory.created_at >= datetime.combine(start, datetime.min.time()))
-            .group_by(func.date(Memory.created_at))
-        ):
-            per_day[_day(created_day)] = per_day.get(_day(created_day), 0) + int(count)
-        over_time = [
-            {
-                "date": (start + timedelta(days=i)).isoformat(),
-                "count": per_day.get(start + timedelta(days=i), 0),
-            }
-            for i in range(days)
-        ]
-
-        hygiene = {
-            "duplicates": _duplicates(session, user.id),
-            "redacted": _redacted(session, user.id),
-            "never_recalled": _never_recalled(session, user.id),
-            "expiring_soon": _expiring(session, user.id, now, expiring_within_days),
-        }
-        hooks = _hooks(session, user.id)
-    return {
-        "user_id": user_id,
-        "total": sum(by_state[s.value] for s in KEPT_STATES),
-        "by_state": by_state,
-        "by_app": by_app,
-        "by_project": by_project,
-        "over_time": over_time,
-        "pending": by_state[MemoryState.pending.value],
-        "hygiene": hygiene,
-        "hooks": hooks,
-        "generated_at": iso(now),
-    }
 
 
 def _hooks(session: Any, user_pk: Any) -> dict[str, int]:
@@ -201,3 +129,85 @@ def _expiring(session: Any, user_pk: Any, now: datetime, within_days: int) -> di
         for m in session.scalars(query.order_by(Memory.expires_at).limit(EXAMPLES))
     ]
     return {"memories": int(count), "within_days": within_days, "examples": examples}
+
+
+class Insights:
+    """What the web UI's insights page shows of one user's memories."""
+
+    def __init__(self, database: Database, owners: Owners, access_log: AccessLog) -> None:
+        self.database = database
+        self.owners = owners
+        self.access_log = access_log
+
+    def report(self, user_id: str, days: int, expiring_within_days: int) -> dict[str, Any]:
+        """The dashboard for ``user_id``; the memories-per-day series covers the last ``days`` days."""
+        now = utcnow()
+        self.access_log.flush()
+        with self.database.session() as session:
+            user = self.owners.find_user(session, user_id)
+            mine = Memory.user_id == user.id
+            kept = (mine, Memory.state.in_(KEPT_STATES))
+
+            by_state = {state.value: 0 for state in MemoryState if state != MemoryState.deleted}
+            for state, count in session.execute(
+                select(Memory.state, func.count())
+                .where(mine, Memory.state != MemoryState.deleted)
+                .group_by(Memory.state)
+            ):
+                by_state[MemoryState(state).value] = int(count)
+
+            by_app = [
+                {"app": name, "app_id": str(app_id), "is_active": bool(active), "count": int(count)}
+                for app_id, name, active, count in session.execute(
+                    select(App.id, App.name, App.is_active, func.count(Memory.id))
+                    .outerjoin(Memory, (Memory.app_id == App.id) & Memory.state.in_(KEPT_STATES))
+                    .where(App.owner_id == user.id)
+                    .group_by(App.id, App.name, App.is_active)
+                    .order_by(func.count(Memory.id).desc(), App.name)
+                )
+            ]
+            by_project = [
+                {"project": project, "count": int(count)}
+                for project, count in session.execute(
+                    select(Memory.project, func.count())
+                    .where(*kept)
+                    .group_by(Memory.project)
+                    .order_by(func.count().desc(), Memory.project)
+                )
+            ]
+
+            start = (now - timedelta(days=days - 1)).date()
+            per_day: dict[date, int] = {}
+            for created_day, count in session.execute(
+                select(func.date(Memory.created_at), func.count())
+                .where(*kept, Memory.created_at >= datetime.combine(start, datetime.min.time()))
+                .group_by(func.date(Memory.created_at))
+            ):
+                per_day[_day(created_day)] = per_day.get(_day(created_day), 0) + int(count)
+            over_time = [
+                {
+                    "date": (start + timedelta(days=i)).isoformat(),
+                    "count": per_day.get(start + timedelta(days=i), 0),
+                }
+                for i in range(days)
+            ]
+
+            hygiene = {
+                "duplicates": _duplicates(session, user.id),
+                "redacted": _redacted(session, user.id),
+                "never_recalled": _never_recalled(session, user.id),
+                "expiring_soon": _expiring(session, user.id, now, expiring_within_days),
+            }
+            hooks = _hooks(session, user.id)
+        return {
+            "user_id": user_id,
+            "total": sum(by_state[s.value] for s in KEPT_STATES),
+            "by_state": by_state,
+            "by_app": by_app,
+            "by_project": by_project,
+            "over_time": over_time,
+            "pending": by_state[MemoryState.pending.value],
+            "hygiene": hygiene,
+            "hooks": hooks,
+            "generated_at": iso(now),
+        }

@@ -1,7 +1,7 @@
 """The read model of one user's memories: list, filter and browse pages, categories, related
 memories, a memory's access log and status history, and the stats counts.
 
-Each function takes a user the caller has already authorised (or a memory the service handed
+Each method of :class:`Queries` takes a user the caller has already authorised (or a memory the service handed
 out) and returns the JSON-ready shape of the OpenMemory contract.
 """
 
@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.orm import Session
 
+from ...db.database import Database
 from ...db.models import (
     App,
     Category,
@@ -26,7 +27,10 @@ from ...db.models import (
     User,
 )
 from ...errors import BadInput, NotFound
-from ..service import MemoryService
+from ...store.access_log import AccessLog
+from ...store.owners import Owners
+from ..organise.links import Links
+from .reads import Reads
 from .shapes import app_row, epoch, iso, memory_response, naive_iso, page
 
 #: What OpenMemory's list and filter calls may sort by.
@@ -132,45 +136,6 @@ def _count(session: Session, query: Select[Memory, str]) -> int:
     return session.scalar(select(func.count()).select_from(query.order_by(None).subquery())) or 0
 
 
-def memory_page(service: MemoryService, user_id: str, listing: Listing) -> dict[str, Any]:
-    """A page of the user's memories (fastapi-pagination's shape), newest first by default."""
-    target = SORT_COLUMNS[listing.sort_column or "created_at"]
-    order = target.asc() if listing.sort_direction == "asc" else target.desc()
-    with service.database.session() as session:
-        user = service.find_user(session, user_id)
-        query = _listing(user.id, listing)
-        total = _count(session, query)
-        rows = session.execute(
-            query.order_by(order, Memory.id).offset((listing.page - 1) * listing.size).limit(listing.size)
-        )
-        return page([memory_response(m, name) for m, name in rows], total, listing.page, listing.size)
-
-
-def categories(service: MemoryService, user_id: str) -> dict[str, Any]:
-    """The categories of the user's listed (active and paused) memories, by name."""
-    with service.database.session() as session:
-        user = service.find_user(session, user_id)
-        rows = session.scalars(
-            select(Category)
-            .join(MemoryCategory, MemoryCategory.category_id == Category.id)
-            .join(Memory, Memory.id == MemoryCategory.memory_id)
-            .where(Memory.user_id == user.id, Memory.state.in_(LISTED))
-            .distinct()
-            .order_by(Category.name)
-        ).all()
-        items = [
-            {
-                "id": str(c.id),
-                "name": c.name,
-                "description": c.description,
-                "created_at": iso(c.created_at),
-                "updated_at": iso(c.updated_at),
-            }
-            for c in rows
-        ]
-    return {"categories": items, "total": len(items)}
-
-
 # -- the web UI's browse call -------------------------------------------------------------------
 @dataclass(frozen=True)
 class Browse:
@@ -262,186 +227,231 @@ def _facets(session: Session, user_pk: uuid.UUID) -> dict[str, list[str]]:
     }
 
 
-def browse_page(service: MemoryService, user_id: str, browse: Browse) -> dict[str, Any]:
-    """A page of the user's memories with project and redactions, and the filter options."""
-    column = BROWSE_SORTS[browse.sort]
-    order = column.asc() if browse.direction == "asc" else column.desc()
-    with service.database.session() as session:
-        user = service.find_user(session, user_id)
-        query = _browsed(user.id, browse)
-        total = _count(session, query)
-        rows = session.execute(
-            query.order_by(order, Memory.id).offset((browse.page - 1) * browse.size).limit(browse.size)
-        )
-        items = [
-            {
-                **memory_response(memory, app_name),
-                "project": memory.project,
-                "task": memory.task,
-                "updated_at": epoch(memory.updated_at),
-                "redactions": memory.redactions or 0,
-            }
-            for memory, app_name in rows
-        ]
-        result = page(items, total, browse.page, browse.size)
-        result["facets"] = _facets(session, user.id)
-    return result
-
-
 # -- one memory's neighbours and records ----------------------------------------------------------
-def related_page(service: MemoryService, memory: Memory, page_number: int) -> dict[str, Any]:
-    """The memories linked to ``memory`` (links.py), newest link first, each with its ``link``;
-    then the owner's listed memories sharing a category with it, most shared first."""
-    size = RELATED_PAGE_SIZE
-    linked = []
-    for link in service.links_of(None, memory.id):
-        other = service.get(link["memory"]["id"], None)
-        linked.append(
-            memory_response(other) | {"link": {k: link[k] for k in ("id", "relation", "direction")}}
-        )
-    seen = {uuid.UUID(item["id"]) for item in linked}
-    start = (page_number - 1) * size
-    shown_links = linked[start : start + size]
-    category_ids = [c.id for c in memory.categories]
-    if not category_ids:
-        return page(shown_links, len(linked), page_number, size)
-    overlap = func.count(MemoryCategory.category_id).label("overlap")
-    query = (
-        select(Memory, App.name, overlap)
-        .join(App, Memory.app_id == App.id)
-        .join(MemoryCategory, MemoryCategory.memory_id == Memory.id)
-        .where(
-            and_(
-                Memory.user_id == memory.user_id,
-                Memory.id != memory.id,
-                Memory.state.in_(LISTED),
-                MemoryCategory.category_id.in_(category_ids),
-                Memory.id.notin_(seen),
-            )
-        )
-        .group_by(Memory.id, App.name)
-    )
-    with service.database.session() as session:
-        total = (session.scalar(select(func.count()).select_from(query.subquery())) or 0) + len(linked)
-        rows = session.execute(
-            query.order_by(overlap.desc(), Memory.created_at.desc())
-            .offset(max(0, start - len(linked)))
-            .limit(size - len(shown_links))
-        )
-        return {
-            "items": shown_links + [memory_response(m, name) for m, name, _ in rows],
-            "total": total,
-            "page": page_number,
-            "size": size,
-            "pages": max(1, -(-total // size)),
-        }
-
-
-def access_log_page(
-    service: MemoryService, memory: Memory, page_number: int, page_size: int
-) -> dict[str, Any]:
-    """Who read ``memory`` and when, newest first, including reads still being recorded."""
-    service.flush_access_log()
-    base = select(MemoryAccessLog, App.name).join(App).where(MemoryAccessLog.memory_id == memory.id)
-    with service.database.session() as session:
-        total = session.scalar(select(func.count()).select_from(base.subquery())) or 0
-        rows = session.execute(
-            base.order_by(MemoryAccessLog.accessed_at.desc())
-            .offset((page_number - 1) * page_size)
-            .limit(page_size)
-        )
-        logs = [
-            {
-                "id": str(entry.id),
-                "memory_id": str(entry.memory_id),
-                "app_id": str(entry.app_id),
-                "accessed_at": naive_iso(entry.accessed_at),
-                "access_type": entry.access_type,
-                "metadata_": entry.metadata_ or {},
-                "app_name": app_name,
-            }
-            for entry, app_name in rows
-        ]
-    return {"total": total, "page": page_number, "page_size": page_size, "logs": logs}
-
-
-def status_history(service: MemoryService, memory: Memory) -> dict[str, Any]:
-    """``memory``'s state changes, oldest first, with who made each."""
-    with service.database.session() as session:
-        rows = session.execute(
-            select(MemoryStatusHistory, User.user_id)
-            .outerjoin(User, MemoryStatusHistory.changed_by == User.id)
-            .where(MemoryStatusHistory.memory_id == memory.id)
-            .order_by(MemoryStatusHistory.changed_at, MemoryStatusHistory.id)
-        )
-        history = [
-            {
-                "old_state": entry.old_state,
-                "new_state": entry.new_state,
-                "changed_at": iso(entry.changed_at),
-                "changed_by": changed_by,
-            }
-            for entry, changed_by in rows
-        ]
-    return {"memory_id": str(memory.id), "created_at": iso(memory.created_at), "history": history}
-
-
 # -- selections for state changes -----------------------------------------------------------------
-def pause_targets(
-    service: MemoryService,
-    user_id: str,
-    *,
-    global_pause: bool = False,
-    app_id: uuid.UUID | None = None,
-    memory_ids: list[uuid.UUID] | None = None,
-    category_ids: list[uuid.UUID] | None = None,
-) -> list[uuid.UUID]:
-    """The memories OpenMemory's pause call names, its branches checked in its order."""
-    with service.database.session() as session:
-        user = service.find_user(session, user_id)
-        mine = select(Memory.id).where(Memory.user_id == user.id, Memory.state != MemoryState.deleted)
-        if global_pause:
-            # OpenMemory paused every user's memories here; we scope it to the caller's user.
-            return list(session.scalars(mine))
-        if app_id:
-            app = session.get(App, app_id)
-            if app is None or app.owner_id != user.id:
-                raise NotFound(f"app {app_id} not found")
-            return list(session.scalars(mine.where(Memory.app_id == app_id)))
-        if memory_ids:
-            return list(memory_ids)
-        if category_ids:
-            in_category = select(MemoryCategory.memory_id).where(MemoryCategory.category_id.in_(category_ids))
-            return list(session.scalars(mine.where(Memory.id.in_(in_category))))
-    raise BadInput("give memory_ids, category_ids, app_id or global_pause")
 
 
-def user_id_of(service: MemoryService, reference: str) -> str:
-    """The ``user_id`` a reference names: OpenMemory's archive call takes the internal key
-    (users.id, a UUID); anything else is a ``user_id`` already."""
-    try:
-        internal = uuid.UUID(reference)
-    except ValueError:
-        return reference
-    with service.database.session() as session:
-        user = session.get(User, internal)
-        if user is None:
-            raise NotFound(f"user {reference} not found")
-        return user.user_id
+class Queries:
+    """The read model's queries, over the database and the parts that own users, links and reads."""
 
+    def __init__(
+        self, database: Database, owners: Owners, access_log: AccessLog, links: Links, reads: Reads
+    ) -> None:
+        self.database = database
+        self.owners = owners
+        self.access_log = access_log
+        self.links = links
+        self.reads = reads
 
-def stats(service: MemoryService, user_id: str) -> dict[str, Any]:
-    """``{total_memories, total_apps, apps}``: memories not deleted, and the user's apps."""
-    with service.database.session() as session:
-        user = service.find_user(session, user_id)
-        total_memories = session.scalar(
-            select(func.count(Memory.id)).where(
-                Memory.user_id == user.id, Memory.state != MemoryState.deleted
+    def memory_page(self, user_id: str, listing: Listing) -> dict[str, Any]:
+        """A page of the user's memories (fastapi-pagination's shape), newest first by default."""
+        target = SORT_COLUMNS[listing.sort_column or "created_at"]
+        order = target.asc() if listing.sort_direction == "asc" else target.desc()
+        with self.database.session() as session:
+            user = self.owners.find_user(session, user_id)
+            query = _listing(user.id, listing)
+            total = _count(session, query)
+            rows = session.execute(
+                query.order_by(order, Memory.id).offset((listing.page - 1) * listing.size).limit(listing.size)
             )
+            return page([memory_response(m, name) for m, name in rows], total, listing.page, listing.size)
+
+    def categories(self, user_id: str) -> dict[str, Any]:
+        """The categories of the user's listed (active and paused) memories, by name."""
+        with self.database.session() as session:
+            user = self.owners.find_user(session, user_id)
+            rows = session.scalars(
+                select(Category)
+                .join(MemoryCategory, MemoryCategory.category_id == Category.id)
+                .join(Memory, Memory.id == MemoryCategory.memory_id)
+                .where(Memory.user_id == user.id, Memory.state.in_(LISTED))
+                .distinct()
+                .order_by(Category.name)
+            ).all()
+            items = [
+                {
+                    "id": str(c.id),
+                    "name": c.name,
+                    "description": c.description,
+                    "created_at": iso(c.created_at),
+                    "updated_at": iso(c.updated_at),
+                }
+                for c in rows
+            ]
+        return {"categories": items, "total": len(items)}
+
+    def browse_page(self, user_id: str, browse: Browse) -> dict[str, Any]:
+        """A page of the user's memories with project and redactions, and the filter options."""
+        column = BROWSE_SORTS[browse.sort]
+        order = column.asc() if browse.direction == "asc" else column.desc()
+        with self.database.session() as session:
+            user = self.owners.find_user(session, user_id)
+            query = _browsed(user.id, browse)
+            total = _count(session, query)
+            rows = session.execute(
+                query.order_by(order, Memory.id).offset((browse.page - 1) * browse.size).limit(browse.size)
+            )
+            items = [
+                {
+                    **memory_response(memory, app_name),
+                    "project": memory.project,
+                    "task": memory.task,
+                    "updated_at": epoch(memory.updated_at),
+                    "redactions": memory.redactions or 0,
+                }
+                for memory, app_name in rows
+            ]
+            result = page(items, total, browse.page, browse.size)
+            result["facets"] = _facets(session, user.id)
+        return result
+
+    def related_page(self, memory: Memory, page_number: int) -> dict[str, Any]:
+        """The memories linked to ``memory`` (links.py), newest link first, each with its ``link``;
+        then the owner's listed memories sharing a category with it, most shared first."""
+        size = RELATED_PAGE_SIZE
+        linked = []
+        for link in self.links.of(None, memory.id):
+            other = self.reads.get(link["memory"]["id"], None)
+            linked.append(
+                memory_response(other) | {"link": {k: link[k] for k in ("id", "relation", "direction")}}
+            )
+        seen = {uuid.UUID(item["id"]) for item in linked}
+        start = (page_number - 1) * size
+        shown_links = linked[start : start + size]
+        category_ids = [c.id for c in memory.categories]
+        if not category_ids:
+            return page(shown_links, len(linked), page_number, size)
+        overlap = func.count(MemoryCategory.category_id).label("overlap")
+        query = (
+            select(Memory, App.name, overlap)
+            .join(App, Memory.app_id == App.id)
+            .join(MemoryCategory, MemoryCategory.memory_id == Memory.id)
+            .where(
+                and_(
+                    Memory.user_id == memory.user_id,
+                    Memory.id != memory.id,
+                    Memory.state.in_(LISTED),
+                    MemoryCategory.category_id.in_(category_ids),
+                    Memory.id.notin_(seen),
+                )
+            )
+            .group_by(Memory.id, App.name)
         )
-        apps = session.scalars(select(App).where(App.owner_id == user.id).order_by(App.name)).all()
-        return {
-            "total_memories": int(total_memories or 0),
-            "total_apps": len(apps),
-            "apps": [app_row(app) for app in apps],
-        }
+        with self.database.session() as session:
+            total = (session.scalar(select(func.count()).select_from(query.subquery())) or 0) + len(linked)
+            rows = session.execute(
+                query.order_by(overlap.desc(), Memory.created_at.desc())
+                .offset(max(0, start - len(linked)))
+                .limit(size - len(shown_links))
+            )
+            return {
+                "items": shown_links + [memory_response(m, name) for m, name, _ in rows],
+                "total": total,
+                "page": page_number,
+                "size": size,
+                "pages": max(1, -(-total // size)),
+            }
+
+    def access_log_page(self, memory: Memory, page_number: int, page_size: int) -> dict[str, Any]:
+        """Who read ``memory`` and when, newest first, including reads still being recorded."""
+        self.access_log.flush()
+        base = select(MemoryAccessLog, App.name).join(App).where(MemoryAccessLog.memory_id == memory.id)
+        with self.database.session() as session:
+            total = session.scalar(select(func.count()).select_from(base.subquery())) or 0
+            rows = session.execute(
+                base.order_by(MemoryAccessLog.accessed_at.desc())
+                .offset((page_number - 1) * page_size)
+                .limit(page_size)
+            )
+            logs = [
+                {
+                    "id": str(entry.id),
+                    "memory_id": str(entry.memory_id),
+                    "app_id": str(entry.app_id),
+                    "accessed_at": naive_iso(entry.accessed_at),
+                    "access_type": entry.access_type,
+                    "metadata_": entry.metadata_ or {},
+                    "app_name": app_name,
+                }
+                for entry, app_name in rows
+            ]
+        return {"total": total, "page": page_number, "page_size": page_size, "logs": logs}
+
+    def status_history(self, memory: Memory) -> dict[str, Any]:
+        """``memory``'s state changes, oldest first, with who made each."""
+        with self.database.session() as session:
+            rows = session.execute(
+                select(MemoryStatusHistory, User.user_id)
+                .outerjoin(User, MemoryStatusHistory.changed_by == User.id)
+                .where(MemoryStatusHistory.memory_id == memory.id)
+                .order_by(MemoryStatusHistory.changed_at, MemoryStatusHistory.id)
+            )
+            history = [
+                {
+                    "old_state": entry.old_state,
+                    "new_state": entry.new_state,
+                    "changed_at": iso(entry.changed_at),
+                    "changed_by": changed_by,
+                }
+                for entry, changed_by in rows
+            ]
+        return {"memory_id": str(memory.id), "created_at": iso(memory.created_at), "history": history}
+
+    def pause_targets(
+        self,
+        user_id: str,
+        *,
+        global_pause: bool = False,
+        app_id: uuid.UUID | None = None,
+        memory_ids: list[uuid.UUID] | None = None,
+        category_ids: list[uuid.UUID] | None = None,
+    ) -> list[uuid.UUID]:
+        """The memories OpenMemory's pause call names, its branches checked in its order."""
+        with self.database.session() as session:
+            user = self.owners.find_user(session, user_id)
+            mine = select(Memory.id).where(Memory.user_id == user.id, Memory.state != MemoryState.deleted)
+            if global_pause:
+                # OpenMemory paused every user's memories here; we scope it to the caller's user.
+                return list(session.scalars(mine))
+            if app_id:
+                app = session.get(App, app_id)
+                if app is None or app.owner_id != user.id:
+                    raise NotFound(f"app {app_id} not found")
+                return list(session.scalars(mine.where(Memory.app_id == app_id)))
+            if memory_ids:
+                return list(memory_ids)
+            if category_ids:
+                in_category = select(MemoryCategory.memory_id).where(
+                    MemoryCategory.category_id.in_(category_ids)
+                )
+                return list(session.scalars(mine.where(Memory.id.in_(in_category))))
+        raise BadInput("give memory_ids, category_ids, app_id or global_pause")
+
+    def user_id_of(self, reference: str) -> str:
+        """The ``user_id`` a reference names: OpenMemory's archive call takes the internal key
+        (users.id, a UUID); anything else is a ``user_id`` already."""
+        try:
+            internal = uuid.UUID(reference)
+        except ValueError:
+            return reference
+        with self.database.session() as session:
+            user = session.get(User, internal)
+            if user is None:
+                raise NotFound(f"user {reference} not found")
+            return user.user_id
+
+    def stats(self, user_id: str) -> dict[str, Any]:
+        """``{total_memories, total_apps, apps}``: memories not deleted, and the user's apps."""
+        with self.database.session() as session:
+            user = self.owners.find_user(session, user_id)
+            total_memories = session.scalar(
+                select(func.count(Memory.id)).where(
+                    Memory.user_id == user.id, Memory.state != MemoryState.deleted
+                )
+            )
+            apps = session.scalars(select(App).where(App.owner_id == user.id).order_by(App.name)).all()
+            return {
+                "total_memories": int(total_memories or 0),
+                "total_apps": len(apps),
+                "apps": [app_row(app) for app in apps],
+            }

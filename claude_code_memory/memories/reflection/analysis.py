@@ -1,7 +1,7 @@
 """Reflection over a user's stored conversations: patterns across sessions, and what to do next.
 
-    analyze_conversations(service, user_id, since=None, project=None) -> dict
-    suggest_next_actions(service, user_id, project=None) -> dict
+    Reflection.analyze_conversations(user_id, since=None, project=None) -> dict
+    Reflection.suggest_next_actions(user_id, project=None) -> dict
 
 Both read the user's kept memories (active, paused, archived; never pending or deleted) and run
 pure analysis over them (:func:`analyze`, :func:`next_actions`): recurring topics
@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import or_, select
 
+from ...config import Settings
+from ...db.database import Database
 from ...db.models import Memory, MemoryState
 from ...errors import BadInput
+from ...store.owners import Owners
 from ..read_model.shapes import iso
-from ..service import MemoryService
 from . import patterns, topics
 from .llm_summary import Prose
 
@@ -84,34 +86,6 @@ def _project(project: str | None) -> str | None:
     if len(project) > 512:
         raise BadInput("project must be at most 512 characters")
     return project
-
-
-def load_notes(
-    service: MemoryService, user_id: str, since: datetime | None, project: str | None
-) -> tuple[list[Note], bool]:
-    """The user's kept memories in the window, oldest first (at most ``reflection.max_memories``,
-    the newest); and whether older ones were left out."""
-    limit = service.settings.reflection.max_memories
-    with service.database.session() as session:
-        user = service.find_user(session, user_id)
-        query = select(Memory).where(Memory.user_id == user.id, Memory.state.in_(KEPT_STATES))
-        if since is not None:
-            query = query.where(Memory.created_at >= since)
-        if project is not None:
-            query = query.where(_in_project(project))
-        rows = list(session.scalars(query.order_by(Memory.created_at.desc(), Memory.id).limit(limit + 1)))
-        notes = [
-            Note(
-                id=str(m.id),
-                text=m.content,
-                conversation=m.conversation_id or f"memory:{m.id}",
-                project=project_of(m),
-                at=m.captured_at or m.created_at,
-            )
-            for m in rows[:limit]
-        ]
-    notes.sort(key=lambda n: (n.at, n.id))
-    return notes, len(rows) > limit
 
 
 # -- the analysis (pure) ---------------------------------------------------------------------
@@ -364,46 +338,84 @@ def next_actions(findings: dict[str, Any], limit: int = TOP) -> list[dict[str, A
 
 
 # -- the service's answers ---------------------------------------------------------------------
-def analyze_conversations(
-    service: MemoryService, user_id: str, since: str | None = None, project: str | None = None
-) -> dict[str, Any]:
-    now = service.clock()
-    start, scope = parse_since(since, now), _project(project)
-    notes, truncated = load_notes(service, user_id, start, scope)
-    findings = analyze(notes)
-    result = {
-        "user_id": user_id,
-        "since": iso(start) if start else None,
-        "project": scope,
-        "truncated": truncated,
-        **findings,
-        "generated_at": iso(now),
-    }
-    return _with_prose(service, "analysis", result)
 
 
-def suggest_next_actions(service: MemoryService, user_id: str, project: str | None = None) -> dict[str, Any]:
-    now = service.clock()
-    scope = _project(project)
-    notes, truncated = load_notes(service, user_id, None, scope)
-    findings = analyze(notes)
-    result = {
-        "user_id": user_id,
-        "project": scope,
-        "truncated": truncated,
-        "actions": next_actions(findings),
-        "last_session": findings["last_session"],
-        "generated_at": iso(now),
-    }
-    return _with_prose(service, "next_actions", result)
+class Reflection:
+    """The service's answers: a user's stored conversations, analysed."""
 
+    def __init__(
+        self, database: Database, owners: Owners, settings: Settings, clock: Callable[[], datetime]
+    ) -> None:
+        self.database = database
+        self.owners = owners
+        self.settings = settings
+        self.clock = clock
 
-def _with_prose(service: MemoryService, kind: str, result: dict[str, Any]) -> dict[str, Any]:
-    prose = Prose.from_settings(service.settings.reflection.llm)
-    result["summary"] = None
-    if prose is not None:
-        result["summary"], error = prose.write(kind, result)
-        result["summary_model"] = prose.model
-        if error:
-            result["summary_error"] = error
-    return result
+    def load_notes(
+        self, user_id: str, since: datetime | None, project: str | None
+    ) -> tuple[list[Note], bool]:
+        """The user's kept memories in the window, oldest first (at most ``reflection.max_memories``,
+        the newest); and whether older ones were left out."""
+        limit = self.settings.reflection.max_memories
+        with self.database.session() as session:
+            user = self.owners.find_user(session, user_id)
+            query = select(Memory).where(Memory.user_id == user.id, Memory.state.in_(KEPT_STATES))
+            if since is not None:
+                query = query.where(Memory.created_at >= since)
+            if project is not None:
+                query = query.where(_in_project(project))
+            rows = list(session.scalars(query.order_by(Memory.created_at.desc(), Memory.id).limit(limit + 1)))
+            notes = [
+                Note(
+                    id=str(m.id),
+                    text=m.content,
+                    conversation=m.conversation_id or f"memory:{m.id}",
+                    project=project_of(m),
+                    at=m.captured_at or m.created_at,
+                )
+                for m in rows[:limit]
+            ]
+        notes.sort(key=lambda n: (n.at, n.id))
+        return notes, len(rows) > limit
+
+    def analyze_conversations(
+        self, user_id: str, since: str | None = None, project: str | None = None
+    ) -> dict[str, Any]:
+        now = self.clock()
+        start, scope = parse_since(since, now), _project(project)
+        notes, truncated = self.load_notes(user_id, start, scope)
+        findings = analyze(notes)
+        result = {
+            "user_id": user_id,
+            "since": iso(start) if start else None,
+            "project": scope,
+            "truncated": truncated,
+            **findings,
+            "generated_at": iso(now),
+        }
+        return self._with_prose("analysis", result)
+
+    def suggest_next_actions(self, user_id: str, project: str | None = None) -> dict[str, Any]:
+        now = self.clock()
+        scope = _project(project)
+        notes, truncated = self.load_notes(user_id, None, scope)
+        findings = analyze(notes)
+        result = {
+            "user_id": user_id,
+            "project": scope,
+            "truncated": truncated,
+            "actions": next_actions(findings),
+            "last_session": findings["last_session"],
+            "generated_at": iso(now),
+        }
+        return self._with_prose("next_actions", result)
+
+    def _with_prose(self, kind: str, result: dict[str, Any]) -> dict[str, Any]:
+        prose = Prose.from_settings(self.settings.reflection.llm)
+        result["summary"] = None
+        if prose is not None:
+            result["summary"], error = prose.write(kind, result)
+            result["summary_model"] = prose.model
+            if error:
+                result["summary_error"] = error
+        return result

@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, Unpack
 
 from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError
@@ -45,6 +45,7 @@ from ...store.values import already_existed
 from ...store.vectors import Vectors, point_payload
 from .capture_filter import CaptureFilter
 from .category_links import CategoryLinks
+from .arguments import WriteArguments
 from .items import item_arguments, make_write
 from .rows import consent_decision, row_values, same_text, stored_twins
 from .usage import Usage
@@ -66,7 +67,7 @@ class SingleWrites(Protocol):
 
     def facts(self, session: Session, user: User, channel: str | None = None) -> Facts: ...
 
-    def add_memory(self, **write: Any) -> list[dict[str, Any]]: ...
+    def add_memory(self, **write: Unpack[WriteArguments]) -> list[dict[str, Any]]: ...
 
     def prime_embeddings(self, texts: Iterable[str]) -> int: ...
 

@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.exc import IntegrityError
@@ -45,6 +45,7 @@ from ...policy.redact import redact
 from ...store.owners import Owners, owned
 from ...store.values import already_existed, epoch_seconds, parse_memory_id, validate_app_name, validate_text
 from ...store.vectors import Vectors
+from .arguments import WriteArguments
 from .batch import BatchWrite
 from .capture_filter import CaptureFilter
 from .categories import Categoriser
@@ -94,7 +95,7 @@ class Writes:
         self.policy = Policy.from_settings(settings)
         self.categories = CategoryLinks(Categoriser(vectors.embed_batch))
 
-    def add_memory(self, **write: Any) -> list[dict[str, Any]]:
+    def add_memory(self, **write: Unpack[WriteArguments]) -> list[dict[str, Any]]:
         """Store ``text`` for the user through ``app_name`` after the policy gate: the results
         of :meth:`write_memory` (which takes the same arguments)."""
         return self.write_memory(**write).results
