@@ -43,9 +43,9 @@ from ...policy.gate import Admitted, Facts, Policy, Write, admit
 from ...store.owners import Owners
 from ...store.values import already_existed
 from ...store.vectors import Vectors, point_payload
+from .arguments import WriteArguments
 from .capture_filter import CaptureFilter
 from .category_links import CategoryLinks
-from .arguments import WriteArguments
 from .items import item_arguments, make_write
 from .rows import consent_decision, row_values, same_text, stored_twins
 from .usage import Usage
