@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import threading
 import uuid
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -15,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from claude_code_memory.api.app import ServerParts
 from claude_code_memory.config import HeatSettings, ProfileLlmSettings, load_settings
 from claude_code_memory.db.models import MemoryState
 from claude_code_memory.errors import BadInput, NotFound
@@ -107,15 +105,9 @@ def test_the_briefing_gives_profile_facts_first_within_the_budget() -> None:
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryService]:
-    data = tmp_path_factory.mktemp("profile") / "data"
-    settings = load_settings(config_path=None, environ={}, overrides={"server.data_dir": str(data)})
-    parts = ServerParts(settings)
-    parts.service.clock = lambda: NOW
-    try:
-        yield parts.service
-    finally:
-        parts.close()
+def service(service: MemoryService) -> MemoryService:
+    service.clock = lambda: NOW
+    return service
 
 
 def new_user() -> str:

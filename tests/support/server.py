@@ -120,6 +120,11 @@ class MemoryServer(ChildProcess):
         self.stop()
         return self.start()
 
+    def client(self, token: str | None = None, *, timeout: float = 60) -> httpx.Client:
+        """An httpx client of this server, with ``token`` as its bearer token (none: no header)."""
+        headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+        return httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
+
     def make_token(self, user: str) -> str:
         """A new bearer token for ``user``: from ``POST /api/v1/tokens`` with the admin token while
         the server runs (no process to start), else from ``ccmem token create``."""
