@@ -163,6 +163,16 @@ def server(start_server: StartServer) -> MemoryServer:
     return start_server()
 
 
+@pytest.fixture(scope="session")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
+    """One ``ccmem serve`` with the default settings that the test files of a process share: for
+    tests that need the process (the CLI, an MCP client over HTTP) and change nothing but their
+    own users' data. Each works with users of its own."""
+    servers = Servers(tmp_path_factory.mktemp("shared"))
+    yield servers.start()
+    servers.stop_all()
+
+
 @pytest.fixture(scope="module")
 def service_overrides() -> dict[str, object]:
     """Dotted settings for ``service``; a test file overrides this fixture to set its own."""

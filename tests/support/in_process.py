@@ -53,6 +53,10 @@ class _Client(TestClient):
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    def request(self, *args: Any, timeout: object = None, **kwargs: Any) -> httpx.Response:  # type: ignore[override]
+        """As httpx's; a ``timeout`` a test passes for the network is dropped: there is none."""
+        return super().request(*args, **kwargs)
+
 
 class InProcessServer:
     """``start()`` builds the app and runs its start-up; ``stop()`` its shutdown (stores closed)."""
@@ -100,6 +104,11 @@ class InProcessServer:
                 client.__exit__(None, None, None)
         finally:
             logging.getLogger("claude_code_memory").removeHandler(self._log_handler)
+
+    def restart(self) -> InProcessServer:
+        """Shut the app down and build it again over the same data directory."""
+        self.stop()
+        return self.start()
 
     def admin_headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.admin_token}"}

@@ -14,10 +14,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 
 from .processes import ChildProcess, free_port, http_answers, http_ok, require_tool, tail
+
+if TYPE_CHECKING:
+    from .servers import ApiServer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 60.0
@@ -173,14 +177,11 @@ class MemoryServer(ChildProcess):
 
 
 def add_memory(
-    server: MemoryServer, token: str, text: str, project: str | None = None, app: str = "notes"
+    server: ApiServer, token: str, text: str, project: str | None = None, app: str = "notes"
 ) -> str:
     """Store ``text`` for the token's user over REST; returns the memory's id."""
-    response = httpx.post(
-        f"{server.base_url}/api/v1/memories",
-        json={"text": text, "project": project, "app": app},
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=30,
+    response = server.client(token, timeout=30).post(
+        "/api/v1/memories", json={"text": text, "project": project, "app": app}
     )
     assert response.status_code == 200, response.text
     body = response.json()
