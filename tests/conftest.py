@@ -7,7 +7,14 @@ The machinery lives in ``tests/support/``; this file only turns it into fixtures
   :class:`~tests.support.server.MemoryServer` (``base_url``, ``admin_token``, ``data_dir``,
   ``make_token(user)``, ``restart()``, ``stop()``, ``log()``). Every server it started is
   stopped by PID at the end of the test.
+* ``start_module_server(...)`` is the same for a server the tests of one file share, stopped
+  when they end; ``in_process=True`` gives the app in the test process instead
+  (:class:`~tests.support.in_process.InProcessServer`: the same interface, reached through
+  ``client(token)``) for REST tests that need no process of their own.
 * ``server`` is one such server with the default settings.
+* ``service`` (module-scoped): the in-process :class:`MemoryService` of ``ServerParts(settings)``
+  over a data directory of its own, closed after the module; a file overrides
+  ``service_overrides`` (dotted settings) to change its settings.
 * ``postgres`` / ``postgres_url``: a fresh database of its own on a PostgreSQL cluster on
   127.0.0.1 (Debian's ``postgresql`` package; one cluster per test process, started when first
   needed); fails instead of skipping in CI when PostgreSQL is missing.
@@ -19,11 +26,11 @@ process or listens on a socket anyway fails, naming the tier it belongs to.
 
 from __future__ import annotations
 
-import itertools
 import socket
 import subprocess
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import uvicorn
@@ -32,8 +39,11 @@ from tests.support import parallel, temp_root
 from tests.support.postgres import PostgresCluster, PostgresDatabase
 from tests.support.processes import free_port as _free_port
 from tests.support.server import MemoryServer
+from tests.support.servers import Servers, StartServer
 
-StartServer = Callable[..., MemoryServer]
+if TYPE_CHECKING:
+    from claude_code_memory.memories.service import MemoryService
+
 
 TIERS = ("unit", "integration", "e2e")
 
@@ -133,22 +143,50 @@ def free_port() -> Callable[[], int]:
 
 @pytest.fixture
 def start_server(tmp_path: Path) -> Iterator[StartServer]:
-    servers: list[MemoryServer] = []
-    numbers = itertools.count(1)
+    servers = Servers(tmp_path)
+    yield servers.start
+    servers.stop_all()
 
-    def start(*, env: dict[str, str] | None = None, data_dir: Path | None = None) -> MemoryServer:
-        server = MemoryServer(tmp_path / f"server-{next(numbers)}", data_dir=data_dir, env=env)
-        servers.append(server)
-        return server.start()
 
-    yield start
-    for server in servers:
-        server.stop()
+@pytest.fixture(scope="module")
+def start_module_server(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[StartServer]:
+    """``start_server`` for the servers a module's tests share: stopped after its last test."""
+    servers = Servers(tmp_path_factory.mktemp(request.module.__name__.rpartition(".")[2]))
+    yield servers.start
+    servers.stop_all()
 
 
 @pytest.fixture
 def server(start_server: StartServer) -> MemoryServer:
     return start_server()
+
+
+@pytest.fixture(scope="session")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
+    """One ``ccmem serve`` with the default settings that the test files of a process share: for
+    tests that need the process (the CLI, an MCP client over HTTP) and change nothing but their
+    own users' data. Each works with users of its own."""
+    servers = Servers(tmp_path_factory.mktemp("shared"))
+    yield servers.start()
+    servers.stop_all()
+
+
+@pytest.fixture(scope="module")
+def service_overrides() -> dict[str, object]:
+    """Dotted settings for ``service``; a test file overrides this fixture to set its own."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def service(
+    tmp_path_factory: pytest.TempPathFactory, service_overrides: dict[str, object]
+) -> Iterator[MemoryService]:
+    from tests.support.parts import open_service  # the package's stores: only where a test needs them
+
+    with open_service(tmp_path_factory.mktemp("service") / "data", service_overrides) as opened:
+        yield opened
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -72,9 +71,10 @@ def client(server: MemoryServer, token: str) -> httpx.Client:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    with MemoryServer(tmp_path_factory.mktemp("bad-input")) as server:
-        yield World(server)
+def world(shared_server: MemoryServer) -> World:
+    """Over a real connection, on the server the files share: alice and bob are this file's own
+    (no other file on it uses those names), and a refused request changes nothing anywhere."""
+    return World(shared_server)
 
 
 def refused(http: httpx.Client, method: str, path: str, **kwargs: Any) -> httpx.Response:

@@ -14,12 +14,11 @@ import pytest
 from sqlalchemy import select
 
 import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's telemetry switches before mem0 loads
-from claude_code_memory.api.app import ServerParts
-from claude_code_memory.config import load_settings
 from claude_code_memory.db.models import ConsentDecision, ConsentRule, Memory
 from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder
 from claude_code_memory.memories.service import MemoryService
 from claude_code_memory.memories.write.items import item_arguments
+from tests.support.parts import open_service
 
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
@@ -50,16 +49,8 @@ ITEMS: list[dict[str, Any]] = [
 
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[MemoryService]:
-    settings = load_settings(
-        config_path=None,
-        environ={},
-        overrides={"server.data_dir": str(tmp_path / "data"), "performance.max_memory_chars": 20_000},
-    )
-    parts = ServerParts(settings)
-    try:
-        yield parts.service
-    finally:
-        parts.close()
+    with open_service(tmp_path / "data", {"performance.max_memory_chars": 20_000}) as opened:
+        yield opened
 
 
 def _prepare(service: MemoryService, user_id: str) -> None:

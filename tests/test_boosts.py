@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's telemetry switches before mem0 loads
-from claude_code_memory.api.app import ServerParts
-from claude_code_memory.config import load_settings
 from claude_code_memory.memories.service import MemoryService
 from claude_code_memory.search.boosts import RECALL_SATURATION, Weights, boost
+from tests.support.parts import open_service
 
 NOW = datetime(2026, 11, 1, 12, 0)
 
@@ -45,15 +44,9 @@ def test_recall_grows_with_the_log_of_past_searches_and_saturates() -> None:
 
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[MemoryService]:
-    settings = load_settings(
-        config_path=None, environ={}, overrides={"server.data_dir": str(tmp_path / "data")}
-    )
-    parts = ServerParts(settings)
-    parts.service.clock = lambda: NOW
-    try:
-        yield parts.service
-    finally:
-        parts.close()
+    with open_service(tmp_path / "data") as opened:
+        opened.clock = lambda: NOW
+        yield opened
 
 
 def scores(service: MemoryService, query: str) -> dict[str, float]:

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.support import users
 from tests.support.server import MemoryServer
+from tests.support.servers import ApiServer, StartServer
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -20,19 +21,11 @@ FAKE_GITHUB_TOKEN = "ghp_" + "Zq8Xw2Lp4Rt6Yv1Nb3Mc5Kd7Hf9Gj0Sa2De4Fg"
 
 
 @pytest.fixture(scope="module")
-def memory_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
-    with MemoryServer(tmp_path_factory.mktemp("consent-server")) as server:
-        yield server
+def memory_server(start_module_server: StartServer) -> ApiServer:
+    return start_module_server(in_process=True)
 
 
-class User:
-    def __init__(self, server: MemoryServer, name: str) -> None:
-        self.id = f"{name}-{uuid.uuid4().hex[:8]}"
-        self.token = server.make_token(self.id)
-        self.http = httpx.Client(
-            base_url=server.base_url, headers={"Authorization": f"Bearer {self.token}"}, timeout=60
-        )
-
+class User(users.User):
     def capture(self, text: str, *, app: str = "claude-code", **provenance: Any) -> httpx.Response:
         messages = [{"role": "user", "content": text}, {"role": "assistant", "content": "Noted."}]
         return self.http.post("/api/v1/capture", json={"app": app, "messages": messages, **provenance})
@@ -69,17 +62,17 @@ class User:
 
 
 @pytest.fixture(scope="module")
-def admin(memory_server: MemoryServer) -> httpx.Client:
-    return httpx.Client(base_url=memory_server.base_url, headers=memory_server.admin_headers(), timeout=60)
+def admin(memory_server: ApiServer) -> httpx.Client:
+    return memory_server.client(memory_server.admin_token)
 
 
 @pytest.fixture(scope="module")
-def alice(memory_server: MemoryServer) -> User:
+def alice(memory_server: ApiServer) -> User:
     return User(memory_server, "alice")
 
 
 @pytest.fixture(scope="module")
-def bob(memory_server: MemoryServer) -> User:
+def bob(memory_server: ApiServer) -> User:
     return User(memory_server, "bob")
 
 
@@ -379,7 +372,8 @@ def test_bulk_approve_and_reject_report_each_id(alice: User, bob: User) -> None:
 
 
 # -- the CLI ---------------------------------------------------------------------------------
-def test_cli_list_approve_reject_and_rules(memory_server: MemoryServer) -> None:
+def test_cli_list_approve_reject_and_rules(shared_server: MemoryServer) -> None:
+    memory_server = shared_server  # the CLI talks to a server over the network
     carol = User(memory_server, "carol")
     keep = carol.pending_capture("Carol deploys the billing service with Helm", project="/work/billing")
     drop = carol.pending_capture("Carol's throwaway capture about lunch", project="/work/billing")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -13,21 +12,20 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.support.in_process import InProcessServer
 from tests.support.server import MemoryServer
+from tests.support.servers import ApiServer, StartServer
 
 
 @pytest.fixture(scope="module")
-def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
-    server = MemoryServer(tmp_path_factory.mktemp("conversation-search"))
-    server.start()
-    yield server
-    server.stop()
+def srv(start_module_server: StartServer) -> ApiServer:
+    return start_module_server(in_process=True)
 
 
-def fresh_user(server: MemoryServer) -> tuple[str, str, httpx.Client]:
+def fresh_user(server: ApiServer) -> tuple[str, str, httpx.Client]:
     user = f"u{uuid.uuid4().hex[:10]}"
     token = server.make_token(user)
-    c = httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    c = server.client(token)
     return user, token, c
 
 
@@ -52,7 +50,7 @@ def search(c: httpx.Client, query: str, **extra: object) -> list[dict]:
     return response.json()["results"]
 
 
-def test_a_hit_brings_its_neighbouring_turns_in_order(srv: MemoryServer) -> None:
+def test_a_hit_brings_its_neighbouring_turns_in_order(srv: ApiServer) -> None:
     _, _, c = fresh_user(srv)
     ids = store_session(
         c,
@@ -100,7 +98,7 @@ LOOSE = [
 ]
 
 
-def ranked_trip(server: MemoryServer) -> tuple[list[str], list[str], list[str]]:
+def ranked_trip(server: ApiServer) -> tuple[list[str], list[str], list[str]]:
     """One user's trip conversation and loose memories; the ids a search for "Patagonia" ranks."""
     _, _, c = fresh_user(server)
     trip = store_session(c, "trip", "2024-05-02", TRIP)
@@ -117,7 +115,7 @@ def test_the_conversation_of_the_best_hit_ranks_together(tmp_path: Path) -> None
     # With search.conversation_share off, the retrievers put a loose memory about hiking above
     # turns of the trip the best hit comes from ...
     no_prior = {"CCMEM_SEARCH__LENGTH_PRIOR": "0"}
-    off = MemoryServer(tmp_path / "off", env=no_prior | {"CCMEM_SEARCH__CONVERSATION_SHARE": "0"})
+    off = InProcessServer(tmp_path / "off", env=no_prior | {"CCMEM_SEARCH__CONVERSATION_SHARE": "0"})
     off.start()
     try:
         trip, loose, ranked = ranked_trip(off)
@@ -127,7 +125,7 @@ def test_the_conversation_of_the_best_hit_ranks_together(tmp_path: Path) -> None
     alps = ranked.index(loose[2])
     assert alps < ranked.index(trip[6]), "the data no longer shows what the share changes"
     # ... with the default share, every turn of that trip ranks above every loose memory.
-    on = MemoryServer(tmp_path / "on", env=no_prior)
+    on = InProcessServer(tmp_path / "on", env=no_prior)
     on.start()
     try:
         trip, loose, ranked = ranked_trip(on)
@@ -138,7 +136,7 @@ def test_the_conversation_of_the_best_hit_ranks_together(tmp_path: Path) -> None
     assert set(ranked[len(TRIP) :]) <= set(loose)
 
 
-def test_a_date_in_the_query_ranks_what_happened_then(srv: MemoryServer) -> None:
+def test_a_date_in_the_query_ranks_what_happened_then(srv: ApiServer) -> None:
     _, _, c = fresh_user(srv)
     june = store_session(c, "june", "2023-06-17", ["Mel: We went camping by the lake with the kids."])
     july = store_session(c, "july", "2023-07-22", ["Mel: We went camping in the mountains with the kids."])
@@ -151,7 +149,8 @@ def test_a_date_in_the_query_ranks_what_happened_then(srv: MemoryServer) -> None
     assert hit["id"] == june[0] and hit["provenance"]["captured_at"] == "2023-06-17T10:00:00Z"
 
 
-def test_mcp_search_memory_takes_context_and_shows_when(srv: MemoryServer) -> None:
+def test_mcp_search_memory_takes_context_and_shows_when(shared_server: MemoryServer) -> None:
+    srv = shared_server  # an MCP client over HTTP needs a port
     user, token, c = fresh_user(srv)
     ids = store_session(
         c, "talk", "2024-05-01", ["Q: Which port does the API use?", "A: It listens on 8765.", "Q: Thanks!"]
@@ -180,7 +179,7 @@ def test_mcp_search_memory_takes_context_and_shows_when(srv: MemoryServer) -> No
     assert [m["id"] for m in item["context"]["after"]] == [ids[2]]
 
 
-def test_project_and_date_filters_apply_inside_both_retrievers(srv: MemoryServer) -> None:
+def test_project_and_date_filters_apply_inside_both_retrievers(srv: ApiServer) -> None:
     _, _, c = fresh_user(srv)
 
     def add(text: str, project: str) -> str:

@@ -14,8 +14,10 @@ import sqlite3
 from pathlib import Path
 
 import httpx
+import pytest
 
-from tests.support.server import MemoryServer
+from tests.support.in_process import InProcessServer
+from tests.support.servers import StartServer
 
 APP = "claude-code"
 
@@ -64,11 +66,15 @@ def expire_now(database: Path, memory_ids: list[str]) -> None:
         connection.close()
 
 
-def test_deleted_forgotten_and_purged_text_is_gone_from_every_file(server: MemoryServer) -> None:
+@pytest.fixture
+def server(start_server: StartServer) -> InProcessServer:
+    """The app in process: stopping it runs the shutdown that closes every store."""
+    return start_server(in_process=True)
+
+
+def test_deleted_forgotten_and_purged_text_is_gone_from_every_file(server: InProcessServer) -> None:
     user = f"u{secrets.token_hex(5)}"
-    client = httpx.Client(
-        base_url=server.base_url, headers={"Authorization": f"Bearer {server.make_token(user)}"}, timeout=60
-    )
+    client = server.client(server.make_token(user))
     groups = {name: [marker(), marker()] for name in ("kept", "deleted", "forgotten", "purged")}
     ids: dict[str, list[str]] = {}
     with client:
@@ -83,7 +89,7 @@ def test_deleted_forgotten_and_purged_text_is_gone_from_every_file(server: Memor
         receipt = client.post("/api/v1/forget", json={"app": "cursor"}).json()
         assert receipt["memories"] == 2, receipt
         expire_now(server.data_dir / "memory.db", ids["purged"])
-        with httpx.Client(base_url=server.base_url, headers=server.admin_headers(), timeout=60) as admin:
+        with server.client(server.admin_token) as admin:
             purge = admin.post("/api/v1/retention/purge").json()
         assert sorted(purge["memory_ids"]) == sorted(ids["purged"]), purge
         assert purge["counts"]["vectors"] == 2 and purge["counts"]["history_rows"] == 2

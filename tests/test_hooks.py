@@ -24,8 +24,10 @@ from claude_code_memory.api.app import ServerParts
 from claude_code_memory.config import ConfigError, load_settings
 from claude_code_memory.memories.recall.context import NOTICE, TAG, Recalled, Sessions, render
 from claude_code_memory.memories.recall.hook_events import context_output, project_of, turn_text
+from tests.support.in_process import InProcessServer
 from tests.support.server import MemoryServer
 from tests.support.server import add_memory as add
+from tests.support.servers import StartServer
 
 WHEN = datetime(2026, 11, 2, 9, 30)
 
@@ -133,15 +135,14 @@ def test_budgets_have_a_hard_ceiling(key: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
-    """One server for the endpoint's tests; each test has users of its own."""
-    with MemoryServer(tmp_path_factory.mktemp("hooks-server")) as running:
-        yield running
+def server(start_module_server: StartServer) -> InProcessServer:
+    """One app for the endpoint's tests, in process; each test has users of its own."""
+    return start_module_server(in_process=True)
 
 
-def hook(server: MemoryServer, token: str, body: dict[str, Any]) -> dict[str, Any]:
-    response = httpx.post(
-        f"{server.base_url}/api/v1/hooks/claude-code",
+def hook(server: InProcessServer, token: str, body: dict[str, Any]) -> dict[str, Any]:
+    response = server.client().post(
+        "/api/v1/hooks/claude-code",
         json=body,
         headers={"Authorization": f"Bearer {token}"},
         timeout=30,
@@ -167,7 +168,9 @@ def event(name: str, session: str, cwd: Path, **fields: Any) -> dict[str, Any]:
     } | fields
 
 
-def test_hooks_recall_once_above_the_floor_and_capture_the_turn(server: MemoryServer, tmp_path: Path) -> None:
+def test_hooks_recall_once_above_the_floor_and_capture_the_turn(
+    server: InProcessServer, tmp_path: Path
+) -> None:
     token = server.make_token(f"alice-{uuid.uuid4().hex[:6]}")
     other = server.make_token(f"bob-{uuid.uuid4().hex[:6]}")
     project = tmp_path / "shop-api"
@@ -218,30 +221,36 @@ def test_hooks_recall_once_above_the_floor_and_capture_the_turn(server: MemorySe
         )
         == {}
     )
-    pending = httpx.get(
-        f"{server.base_url}/api/v1/consent/pending", headers={"Authorization": f"Bearer {token}"}, timeout=30
-    ).json()["items"]
+    pending = (
+        server.client()
+        .get("/api/v1/consent/pending", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+        .json()["items"]
+    )
     captured = [item for item in pending if item.get("conversation_id") == fresh]
     assert len(captured) == 1, pending
     expected = f"User: {prompt['prompt']}\n\nAssistant: {reply}"
     assert captured[0]["content"] == expected and captured[0]["project"] == "shop-api", captured[0]
 
     # The proxy capturing the same turn stores nothing more.
-    duplicate = httpx.post(
-        f"{server.base_url}/api/v1/capture",
-        json={
-            "messages": [
-                {"role": "user", "content": prompt["prompt"]},
-                {"role": "assistant", "content": reply},
-            ]
-        },
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=30,
-    ).json()
+    duplicate = (
+        server.client()
+        .post(
+            "/api/v1/capture",
+            json={
+                "messages": [
+                    {"role": "user", "content": prompt["prompt"]},
+                    {"role": "assistant", "content": reply},
+                ]
+            },
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=30,
+        )
+        .json()
+    )
     assert duplicate["status"] == "duplicate" and duplicate["id"] == captured[0]["id"], duplicate
 
 
-def test_hooks_answer_nothing_rather_than_fail(server: MemoryServer, tmp_path: Path) -> None:
+def test_hooks_answer_nothing_rather_than_fail(server: InProcessServer, tmp_path: Path) -> None:
     token = server.make_token(f"carol-{uuid.uuid4().hex[:6]}")
     url = f"{server.base_url}/api/v1/hooks/claude-code"
     headers = {"Authorization": f"Bearer {token}"}
@@ -251,24 +260,27 @@ def test_hooks_answer_nothing_rather_than_fail(server: MemoryServer, tmp_path: P
         b'{"hook_event_name": "PostCompact"}',
         b'{"hook_event_name": "Stop"}',
     ):
-        response = httpx.post(url, content=body, headers=headers, timeout=30)
+        response = server.client().post(url, content=body, headers=headers, timeout=30)
         assert response.status_code == 200 and response.json() == {}, body
     bad = {"hook_event_name": "UserPromptSubmit", "session_id": "s", "cwd": "/", "prompt": "x" * 50_000}
-    response = httpx.post(url, json=bad, headers=headers, timeout=30)
+    response = server.client().post(url, json=bad, headers=headers, timeout=30)
     assert response.status_code == 200 and response.json() == {}
-    assert httpx.post(url, json={}, headers={"Authorization": "Bearer nope"}, timeout=30).status_code == 401
+    assert (
+        server.client().post(url, json={}, headers={"Authorization": "Bearer nope"}, timeout=30).status_code
+        == 401
+    )
 
 
 def test_a_secret_typed_in_a_prompt_is_kept_redacted_in_the_access_log(
-    server: MemoryServer, tmp_path: Path
+    server: InProcessServer, tmp_path: Path
 ) -> None:
     token = server.make_token(f"carol-{uuid.uuid4().hex[:6]}")
     memory = add(server, token, "Carol's notes live in the wiki")
     secret = "ghp_" + uuid.uuid4().hex + uuid.uuid4().hex[:4]  # made here: never a committed key
     prompt = f"Where do my notes live? My GitHub token is {secret}"
     hook(server, token, event("UserPromptSubmit", str(uuid.uuid4()), tmp_path, prompt=prompt))
-    log = httpx.get(
-        f"{server.base_url}/api/v1/memories/{memory}/access-log",
+    log = server.client().get(
+        f"/api/v1/memories/{memory}/access-log",
         headers={"Authorization": f"Bearer {token}"},
         timeout=30,
     )
@@ -279,7 +291,7 @@ def test_a_secret_typed_in_a_prompt_is_kept_redacted_in_the_access_log(
 
 
 def test_session_start_resume_briefs_only_what_the_session_was_not_given(
-    server: MemoryServer, tmp_path: Path
+    server: InProcessServer, tmp_path: Path
 ) -> None:
     token = server.make_token("dora")
     project = tmp_path / "atlas"
@@ -310,7 +322,7 @@ def test_session_start_resume_briefs_only_what_the_session_was_not_given(
 
 
 def test_subagent_stop_captures_nothing_and_leaves_the_turn_to_stop(
-    server: MemoryServer, tmp_path: Path
+    server: InProcessServer, tmp_path: Path
 ) -> None:
     token = server.make_token("erin")
     session = str(uuid.uuid4())
@@ -328,9 +340,11 @@ def test_subagent_stop_captures_nothing_and_leaves_the_turn_to_stop(
     )
     assert hook(server, token, subagent) == {}
     assert hook(server, token, event("Stop", session, tmp_path, last_assistant_message="Two packages.")) == {}
-    pending = httpx.get(
-        f"{server.base_url}/api/v1/consent/pending", headers={"Authorization": f"Bearer {token}"}, timeout=30
-    ).json()["items"]
+    pending = (
+        server.client()
+        .get("/api/v1/consent/pending", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+        .json()["items"]
+    )
     assert [item["content"] for item in pending] == [f"User: {prompt}\n\nAssistant: Two packages."]
 
 

@@ -11,12 +11,10 @@ import json
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from claude_code_memory.api.app import ServerParts
@@ -25,7 +23,9 @@ from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder
 from claude_code_memory.memories.hygiene.scan import Item, Thresholds, scan
 from claude_code_memory.memories.server_parts import hygiene_of
 from claude_code_memory.policy import hygiene_rules as rules
+from tests.support import users
 from tests.support.server import MemoryServer
+from tests.support.servers import ApiServer, StartServer
 
 
 # -- the pure rules ----------------------------------------------------------------------------
@@ -229,20 +229,14 @@ def test_a_run_reads_only_the_newest_memories_of_a_user(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def memory_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
+def memory_server(start_module_server: StartServer) -> ApiServer:
     # Only on demand here: the scheduled run has its own server below.
-    env = {"CCMEM_HYGIENE__SCHEDULE_HOURS": "0"}
-    with MemoryServer(tmp_path_factory.mktemp("hygiene-server"), env=env) as server:
-        yield server
+    return start_module_server(env={"CCMEM_HYGIENE__SCHEDULE_HOURS": "0"}, in_process=True)
 
 
-class User:
-    def __init__(self, server: MemoryServer, name: str) -> None:
-        self.id = f"{name}-{uuid.uuid4().hex[:8]}"
-        self.token = server.make_token(self.id)
-        self.http = httpx.Client(
-            base_url=server.base_url, headers={"Authorization": f"Bearer {self.token}"}, timeout=120
-        )
+class User(users.User):
+    def __init__(self, server: ApiServer, name: str) -> None:
+        super().__init__(server, name, timeout=120)
 
     def add(self, text: str) -> str:
         response = self.http.post("/api/v1/memories", json={"text": text, "app": "notes", "infer": False})
@@ -266,7 +260,7 @@ class User:
         return response.json()["items"]
 
 
-def history(server: MemoryServer, memory_id: str) -> list[tuple[str, str]]:
+def history(server: ApiServer, memory_id: str) -> list[tuple[str, str]]:
     """The memory's state changes, oldest first, read from the server's SQLite file."""
     with sqlite3.connect(f"file:{server.data_dir / 'memory.db'}?mode=ro", uri=True) as db:
         rows = db.execute(
@@ -282,7 +276,7 @@ DUPLICATES = (
 )
 
 
-def test_approve_a_merge_then_undo_it(memory_server: MemoryServer) -> None:
+def test_approve_a_merge_then_undo_it(memory_server: ApiServer) -> None:
     alice = User(memory_server, "alice")
     first, second = (alice.add(text) for text in DUPLICATES)
     other = alice.add("The orders service is written in Go and deployed with Helm.")
@@ -328,7 +322,7 @@ def test_approve_a_merge_then_undo_it(memory_server: MemoryServer) -> None:
     assert alice.http.post(f"/api/v1/hygiene/proposals/{merge['id']}/undo").status_code == 409
 
 
-def test_reject_changes_nothing_and_is_not_proposed_again(memory_server: MemoryServer) -> None:
+def test_reject_changes_nothing_and_is_not_proposed_again(memory_server: ApiServer) -> None:
     bob = User(memory_server, "bob")
     junk = bob.add("ok thanks")
     fact = bob.add("The billing API runs on Postgres 14.")
@@ -354,7 +348,7 @@ def test_reject_changes_nothing_and_is_not_proposed_again(memory_server: MemoryS
     assert bob.memory(newer)["metadata_"]["supersedes"] == [fact]
 
 
-def test_bad_input_and_other_users(memory_server: MemoryServer) -> None:
+def test_bad_input_and_other_users(memory_server: ApiServer) -> None:
     carol, dave = User(memory_server, "carol"), User(memory_server, "dave")
     carol.add("thanks!")
     carol.run()
@@ -369,12 +363,12 @@ def test_bad_input_and_other_users(memory_server: MemoryServer) -> None:
     assert edit.status_code == 422, edit.text
     assert carol.proposals()[0]["status"] == "open"
     assert carol.http.get("/api/v1/hygiene/proposals", params={"kind": "nonsense"}).status_code == 422
-    admin = httpx.Client(base_url=memory_server.base_url, headers=memory_server.admin_headers(), timeout=30)
+    admin = memory_server.client(memory_server.admin_token, timeout=30)
     assert admin.get("/api/v1/hygiene/proposals").status_code == 403
     assert admin.get("/api/v1/hygiene", params={"user_id": carol.id}).json()["open_by_kind"]["junk"] == 1
 
 
-def test_the_capture_filter_keeps_junk_out_of_the_consent_queue(memory_server: MemoryServer) -> None:
+def test_the_capture_filter_keeps_junk_out_of_the_consent_queue(memory_server: ApiServer) -> None:
     erin = User(memory_server, "erin")
 
     def capture(user: str, assistant: str) -> dict[str, Any]:
@@ -399,7 +393,8 @@ def test_the_capture_filter_keeps_junk_out_of_the_consent_queue(memory_server: M
     assert status["captures_filtered_by_reason"] == {"acknowledgement": 1, "tool_noise": 1}
 
 
-def test_the_cli_lists_and_decides(memory_server: MemoryServer) -> None:
+def test_the_cli_lists_and_decides(shared_server: MemoryServer) -> None:
+    memory_server = shared_server  # the CLI talks to a server over the network; no schedule runs in a test
     frank = User(memory_server, "frank")
     junk = frank.add("lgtm")
     frank.run()
@@ -431,7 +426,7 @@ def test_the_cli_lists_and_decides(memory_server: MemoryServer) -> None:
 
 def test_the_scheduled_job_runs_in_the_server(start_server: Any) -> None:
     # 0.0005 hours: a run every 1.8 seconds.
-    server = start_server(env={"CCMEM_HYGIENE__SCHEDULE_HOURS": "0.0005"})
+    server = start_server(env={"CCMEM_HYGIENE__SCHEDULE_HOURS": "0.0005"}, in_process=True)
     gina = User(server, "gina")
     gina.add("sounds good")
     deadline = time.monotonic() + 30

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -60,9 +60,10 @@ BOTH_ACCEPTED = {"Accept": "application/json, text/event-stream"}
 
 
 @pytest.fixture(scope="module")
-def memory_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
-    with MemoryServer(tmp_path_factory.mktemp("mcp-server")) as server:
-        yield server
+def memory_server(shared_server: MemoryServer) -> MemoryServer:
+    """MCP clients over SSE and Streamable HTTP need a port; every test has users and apps of
+    its own, so the files' shared server does."""
+    return shared_server
 
 
 @pytest.fixture

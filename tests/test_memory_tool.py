@@ -8,7 +8,6 @@ One store for the module; every test works as its own fresh user.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -135,22 +134,8 @@ def test_sizes_are_listed_as_the_reference_lists_them() -> None:
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryService]:
-    data: Path = tmp_path_factory.mktemp("memory-tool") / "data"
-    settings = load_settings(
-        config_path=None,
-        environ={},
-        overrides={
-            "server.data_dir": str(data),
-            "memory_tool.max_file_bytes": MAX_FILE_BYTES,
-            "memory_tool.max_files": 20,
-        },
-    )
-    parts = ServerParts(settings)
-    try:
-        yield parts.service
-    finally:
-        parts.close()
+def service_overrides() -> dict[str, object]:
+    return {"memory_tool.max_file_bytes": MAX_FILE_BYTES, "memory_tool.max_files": 20}
 
 
 class Tool:

@@ -16,7 +16,6 @@ from typing import Any
 import httpx
 import pytest
 
-from claude_code_memory.api.app import ServerParts
 from claude_code_memory.config import HeatSettings, ProfileLlmSettings, load_settings
 from claude_code_memory.db.models import MemoryState
 from claude_code_memory.errors import BadInput, NotFound
@@ -25,6 +24,7 @@ from claude_code_memory.memories.profile.llm import LlmExtractor, parse_facts
 from claude_code_memory.memories.profile.rules import extract, fact_hash, facts_of
 from claude_code_memory.memories.recall.context import Recalled, render
 from claude_code_memory.memories.recall.hook_events import turn_text
+from claude_code_memory.memories.server_parts import ServerParts
 from claude_code_memory.memories.service import MemoryService
 from tests.conftest import StartServer
 
@@ -109,15 +109,9 @@ def test_the_briefing_gives_profile_facts_first_within_the_budget() -> None:
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryService]:
-    data = tmp_path_factory.mktemp("profile") / "data"
-    settings = load_settings(config_path=None, environ={}, overrides={"server.data_dir": str(data)})
-    parts = ServerParts(settings)
-    parts.service.clock = lambda: NOW
-    try:
-        yield parts.service
-    finally:
-        parts.close()
+def service(service: MemoryService) -> MemoryService:
+    service.clock = lambda: NOW
+    return service
 
 
 def new_user() -> str:

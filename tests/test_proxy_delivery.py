@@ -10,7 +10,7 @@ import logging
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,9 +71,9 @@ def wait(predicate: Callable[[], bool], timeout: float = 20) -> None:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
-    with MemoryServer(tmp_path_factory.mktemp("delivery-server")) as started:
-        yield started
+def server(shared_server: MemoryServer) -> MemoryServer:
+    """The delivery posts over the network; each test has a user of its own on the files' server."""
+    return shared_server
 
 
 def test_delivery_acknowledged_rows_are_deleted_refused_ones_dropped(

@@ -3,29 +3,24 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.support.server import MemoryServer
+from tests.support.servers import ApiServer, StartServer
+from tests.support.users import unique
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
-    """One server for the module: each test works with users of its own."""
-    with MemoryServer(tmp_path_factory.mktemp("rest-apps-stats")) as started:
-        yield started
+def server(start_module_server: StartServer) -> ApiServer:
+    """One app for the module, in process: each test works with users of its own."""
+    return start_module_server(in_process=True)
 
 
-def unique(name: str) -> str:
-    return f"{name}-{uuid.uuid4().hex[:8]}"
-
-
-def api(server: MemoryServer, token: str) -> httpx.Client:
-    return httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {token}"}, timeout=60)
+def api(server: ApiServer, token: str) -> httpx.Client:
+    return server.client(token)
 
 
 def remember(client: httpx.Client, user: str, text: str, app: str) -> dict[str, Any]:
@@ -50,7 +45,7 @@ def assert_error(response: httpx.Response, status: int, *words: str) -> None:
         assert word in body["detail"], body
 
 
-def test_apps_list_detail_memories_and_accessed(server: MemoryServer) -> None:
+def test_apps_list_detail_memories_and_accessed(server: ApiServer) -> None:
     alice_id = unique("alice")
     alice = api(server, server.make_token(alice_id))
     first = remember(alice, alice_id, "I deploy the backend with Kubernetes on Fridays", "cursor")
@@ -129,7 +124,7 @@ def test_apps_list_detail_memories_and_accessed(server: MemoryServer) -> None:
     assert alice.get(f"/api/v1/apps/{claude_code}/accessed").json()["total"] == 0
 
 
-def test_pausing_an_app_stops_its_writes_and_reads_until_resumed(server: MemoryServer) -> None:
+def test_pausing_an_app_stops_its_writes_and_reads_until_resumed(server: ApiServer) -> None:
     alice_id = unique("alice")
     alice = api(server, server.make_token(alice_id))
     app_id = remember(alice, alice_id, "I prefer tabs over spaces", "cursor")["app_id"]
@@ -164,7 +159,7 @@ def test_pausing_an_app_stops_its_writes_and_reads_until_resumed(server: MemoryS
     assert_error(alice.put(f"/api/v1/apps/{app_id}", params={"is_active": "perhaps"}), 422, "is_active")
 
 
-def test_apps_are_scoped_to_their_user(server: MemoryServer) -> None:
+def test_apps_are_scoped_to_their_user(server: ApiServer) -> None:
     alice_id = unique("alice")
     bob_id = unique("bob")
     alice = api(server, server.make_token(alice_id))
@@ -203,11 +198,11 @@ def test_apps_are_scoped_to_their_user(server: MemoryServer) -> None:
     assert_error(alice.get("/api/v1/apps/not-a-uuid"), 422, "not-a-uuid", "UUID")
     assert_error(alice.put("/api/v1/apps/12345", params={"is_active": "true"}), 422, "UUID")
     assert_error(admin.get("/api/v1/apps", params={"user_id": "no such user!"}), 422, "user_id")
-    anonymous = httpx.get(f"{server.base_url}/api/v1/apps", timeout=30)
+    anonymous = server.client().get("/api/v1/apps")
     assert anonymous.status_code == 401
 
 
-def test_stats_count_a_users_live_memories_and_apps(server: MemoryServer) -> None:
+def test_stats_count_a_users_live_memories_and_apps(server: ApiServer) -> None:
     alice_id = unique("alice")
     bob_id = unique("bob")
     alice = api(server, server.make_token(alice_id))

@@ -11,7 +11,6 @@ import gzip
 import io
 import json
 import sqlite3
-import uuid
 import zipfile
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -20,12 +19,14 @@ import httpx
 import pytest
 
 from tests.support.server import MemoryServer
+from tests.support.servers import ApiServer, StartServer
+from tests.support.users import unique
 
 SECRET = "sk-test-0123456789abcdef"
 
 
-def api(server: MemoryServer, token: str) -> httpx.Client:
-    return httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {token}"}, timeout=120)
+def api(server: ApiServer, token: str) -> httpx.Client:
+    return server.client(token, timeout=120)
 
 
 def remember(client: httpx.Client, user: str, text: str, app: str = "openmemory") -> dict[str, Any]:
@@ -92,7 +93,7 @@ def test_config_defaults_come_from_the_server_settings(server: MemoryServer) -> 
     assert effective.json()["server"]["admin_token"] == "********"
     assert effective.json()["embedder"]["provider"] == "onnx-minilm"
     assert server.admin_token not in effective.text
-    assert httpx.get(f"{server.base_url}/api/v1/config", timeout=30).status_code == 401
+    assert server.client().get("/api/v1/config", timeout=30).status_code == 401
 
 
 def test_config_put_saves_masks_secrets_and_survives_a_restart(server: MemoryServer) -> None:
@@ -324,18 +325,13 @@ def total_memories(admin: httpx.Client, user: str) -> int:
     return response.json()["total_memories"]
 
 
-# The backup tests share one server: each works with users of its own.
+# The backup tests share one app, in process: each works with users of its own.
 @pytest.fixture(scope="module")
-def backup_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
-    with MemoryServer(tmp_path_factory.mktemp("backup-server")) as started:
-        yield started
+def backup_server(start_module_server: StartServer) -> ApiServer:
+    return start_module_server(in_process=True)
 
 
-def unique(name: str) -> str:
-    return f"{name}-{uuid.uuid4().hex[:8]}"
-
-
-def test_export_zip_has_openmemorys_members_without_deleted_memories(backup_server: MemoryServer) -> None:
+def test_export_zip_has_openmemorys_members_without_deleted_memories(backup_server: ApiServer) -> None:
     alice_id = unique("alice")
     bob_id = unique("bob")
     alice = api(backup_server, backup_server.make_token(alice_id))
@@ -410,7 +406,7 @@ def test_export_zip_has_openmemorys_members_without_deleted_memories(backup_serv
     assert_error(alice.post("/api/v1/backup/export", json={"from_date": "yesterday"}), 422, "from_date")
 
 
-def test_import_round_trip_into_a_fresh_user(backup_server: MemoryServer) -> None:
+def test_import_round_trip_into_a_fresh_user(backup_server: ApiServer) -> None:
     alice_id = unique("alice")
     carol_id = unique("carol")
     dave_id = unique("dave")
@@ -452,7 +448,7 @@ def test_import_round_trip_into_a_fresh_user(backup_server: MemoryServer) -> Non
     assert total_memories(admin, dave_id) == 2
 
 
-def test_import_skip_and_overwrite(backup_server: MemoryServer) -> None:
+def test_import_skip_and_overwrite(backup_server: ApiServer) -> None:
     alice_id = unique("alice")
     bob_id = unique("bob")
     alice = api(backup_server, backup_server.make_token(alice_id))
@@ -492,7 +488,7 @@ def test_import_skip_and_overwrite(backup_server: MemoryServer) -> None:
     }
 
 
-def test_import_rejects_bad_archives_and_writes_nothing(backup_server: MemoryServer) -> None:
+def test_import_rejects_bad_archives_and_writes_nothing(backup_server: ApiServer) -> None:
     alice_id = unique("alice")
     erin_id = unique("erin")
     admin = api(backup_server, backup_server.admin_token)
@@ -567,9 +563,9 @@ def test_import_rejects_bad_archives_and_writes_nothing(backup_server: MemorySer
     assert [app["name"] for app in erin_apps] == ["cursor"]
 
 
-def test_import_over_the_size_cap_is_413(start_server: Callable[..., MemoryServer]) -> None:
+def test_import_over_the_size_cap_is_413(start_server: StartServer) -> None:
     # max_body_bytes 1024 makes the import cap 50 KiB.
-    server = start_server(env={"CCMEM_SERVER__MAX_BODY_BYTES": "1024"})
+    server = start_server(env={"CCMEM_SERVER__MAX_BODY_BYTES": "1024"}, in_process=True)
     admin = api(server, server.admin_token)
     big = make_zip({"memories.json": document({"content": "x"}), "padding.bin": bytes(range(256)) * 400})
     assert len(big) > 50 * 1024

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -11,21 +10,20 @@ import psycopg
 import pytest
 
 from tests.support.server import MemoryServer
+from tests.support.servers import ApiServer, StartServer
 
 
 @pytest.fixture(scope="module")
-def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
-    server = MemoryServer(tmp_path_factory.mktemp("rest-memories"))
-    server.start()
-    yield server
-    server.stop()
+def srv(start_module_server: StartServer) -> ApiServer:
+    """The module's app, in process; a restart gets a ``ccmem serve`` of its own."""
+    return start_module_server(in_process=True)
 
 
-def client(server: MemoryServer, token: str) -> httpx.Client:
-    return httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+def client(server: ApiServer, token: str) -> httpx.Client:
+    return server.client(token, timeout=30)
 
 
-def fresh_user(server: MemoryServer) -> tuple[str, httpx.Client]:
+def fresh_user(server: ApiServer) -> tuple[str, httpx.Client]:
     user = f"u{uuid.uuid4().hex[:10]}"
     return user, client(server, server.make_token(user))
 
@@ -40,7 +38,7 @@ def total(c: httpx.Client) -> int:
     return c.get("/api/v1/memories/").json()["total"]
 
 
-def test_create_get_list_and_search(srv: MemoryServer) -> None:
+def test_create_get_list_and_search(srv: ApiServer) -> None:
     user, c = fresh_user(srv)
     row = add(c, "I always use pytest with the -x flag for Python tests", metadata={"source": "unit"})
     assert set(row) >= {
@@ -78,7 +76,7 @@ def test_create_get_list_and_search(srv: MemoryServer) -> None:
     assert "Lisbon" in city["results"][0]["content"]
 
 
-def test_update_re_embeds(srv: MemoryServer) -> None:
+def test_update_re_embeds(srv: ApiServer) -> None:
     _, c = fresh_user(srv)
     row = add(c, "Deploys happen on Fridays at noon")
     add(c, "I drink green tea in the afternoon")
@@ -92,7 +90,7 @@ def test_update_re_embeds(srv: MemoryServer) -> None:
     assert hit["id"] == row["id"] and hit["content"] == "Our favourite editor is Neovim"
 
 
-def test_states_delete_and_access_log(srv: MemoryServer) -> None:
+def test_states_delete_and_access_log(srv: ApiServer) -> None:
     _, c = fresh_user(srv)
     keep = add(c, "The office wifi password rotates monthly")
     archived = add(c, "Kubernetes cluster runs on three bare-metal nodes")
@@ -138,7 +136,7 @@ def test_states_delete_and_access_log(srv: MemoryServer) -> None:
     )
 
 
-def test_filter_sort_categories_related(srv: MemoryServer) -> None:
+def test_filter_sort_categories_related(srv: ApiServer) -> None:
     _, c = fresh_user(srv)
     a = add(c, "Flight to Tokyo booked for March, hotel near Shinjuku", app="travel-app")
     b = add(c, "Train pass for a two week trip around Japan", app="travel-app")
@@ -167,16 +165,13 @@ def test_filter_sort_categories_related(srv: MemoryServer) -> None:
     assert "preferences" in categories_of and "technical support" not in categories_of[:1], categories_of
 
 
-def test_auth_and_isolation(srv: MemoryServer) -> None:
+def test_auth_and_isolation(srv: ApiServer) -> None:
     alice, a = fresh_user(srv)
     bob, b = fresh_user(srv)
     secret = add(a, "Alice's private note about her recovery plan")
-    anonymous = httpx.get(f"{srv.base_url}/api/v1/memories/")
+    anonymous = srv.client().get("/api/v1/memories/")
     assert anonymous.status_code == 401 and anonymous.json()["error"] == "unauthorised"
-    assert (
-        httpx.get(f"{srv.base_url}/api/v1/memories/", headers={"Authorization": "Bearer nope"}).status_code
-        == 401
-    )
+    assert srv.client().get("/api/v1/memories/", headers={"Authorization": "Bearer nope"}).status_code == 401
     assert b.get(f"/api/v1/memories/{secret['id']}").status_code == 404  # as an unknown id
     assert b.get("/api/v1/memories/", params={"user_id": alice}).status_code == 403
     assert b.post("/api/v1/memories/", json={"user_id": alice, "text": "x"}).status_code == 403
@@ -191,26 +186,26 @@ def test_auth_and_isolation(srv: MemoryServer) -> None:
     admin = client(srv, srv.admin_token)
     assert admin.get("/api/v1/memories/").status_code == 422  # the admin token must name a user
     assert admin.get("/api/v1/memories/", params={"user_id": alice}).json()["total"] == 1
-    assert httpx.get(f"{srv.base_url}/health").json()["status"] == "ok"  # no token needed
+    assert srv.client().get("/health").json()["status"] == "ok"  # no token needed
     assert bob
 
 
-def test_refusals_keep_their_headers(srv: MemoryServer) -> None:
+def test_refusals_keep_their_headers(srv: ApiServer) -> None:
     """A 401 names the scheme it wants (RFC 6750) and a 405 the methods it allows, whether our
     typed error or Starlette's HTTPException refused."""
     for headers in ({}, {"Authorization": "Bearer nope"}):
-        refused = httpx.get(f"{srv.base_url}/api/v1/memories/", headers=headers, timeout=30)
+        refused = srv.client().get("/api/v1/memories/", headers=headers, timeout=30)
         assert refused.status_code == 401 and refused.json()["error"] == "unauthorised"
         assert refused.headers.get("www-authenticate") == "Bearer"
     # The MCP transport answers its own 401s from the same typed error.
-    mcp = httpx.post(f"{srv.base_url}/mcp/claude-code/http/someone", json={}, timeout=30)
+    mcp = srv.client().post("/mcp/claude-code/http/someone", json={}, timeout=30)
     assert mcp.status_code == 401 and mcp.headers.get("www-authenticate") == "Bearer"
-    wrong_method = httpx.delete(f"{srv.base_url}/health", timeout=30)
+    wrong_method = srv.client().delete("/health", timeout=30)
     assert wrong_method.status_code == 405 and wrong_method.json()["error"] == "method_not_allowed"
     assert "GET" in wrong_method.headers.get("allow", "").split(", ")
 
 
-def test_bad_input_is_4xx_json_and_changes_nothing(srv: MemoryServer) -> None:
+def test_bad_input_is_4xx_json_and_changes_nothing(srv: ApiServer) -> None:
     _, c = fresh_user(srv)
     add(c, "baseline memory")
     before = total(c)
@@ -239,18 +234,18 @@ def test_bad_input_is_4xx_json_and_changes_nothing(srv: MemoryServer) -> None:
     assert total(c) == before
 
 
-def test_openapi_docs(srv: MemoryServer) -> None:
-    spec = httpx.get(f"{srv.base_url}/openapi.json").json()
+def test_openapi_docs(srv: ApiServer) -> None:
+    spec = srv.client().get("/openapi.json").json()
     assert "/api/v1/memories" in spec["paths"] and "/api/v1/memories/search" in spec["paths"]
-    assert httpx.get(f"{srv.base_url}/docs").status_code == 200
+    assert srv.client().get("/docs").status_code == 200
 
 
-def test_memories_survive_a_restart(srv: MemoryServer) -> None:
-    token = srv.make_token(f"u{uuid.uuid4().hex[:10]}")
-    with client(srv, token) as c:
+def test_memories_survive_a_restart(server: MemoryServer) -> None:
+    token = server.make_token(f"u{uuid.uuid4().hex[:10]}")
+    with client(server, token) as c:
         row = add(c, "The release checklist lives in docs/RELEASING.md")
-    srv.restart()  # the module's server; the tests after this one use it restarted
-    with client(srv, token) as c:
+    server.restart()
+    with client(server, token) as c:
         hits = c.post("/api/v1/memories/search", json={"query": "where is the release checklist?"}).json()
         assert hits["results"][0]["id"] == row["id"]
         assert c.get(f"/api/v1/memories/{row['id']}").json()["text"] == row["content"]
@@ -278,7 +273,7 @@ def test_postgresql_metadata(start_server, postgres_url: str, tmp_path: Path) ->
     assert not (server.data_dir / "memory.db").exists()  # nothing went to SQLite
 
 
-def test_batch_create_reports_each_item(srv: MemoryServer) -> None:
+def test_batch_create_reports_each_item(srv: ApiServer) -> None:
     _, c = fresh_user(srv)
     add(c, "Already stored before the batch")
     response = c.post(
@@ -304,7 +299,7 @@ def test_batch_create_reports_each_item(srv: MemoryServer) -> None:
     assert total(c) == 3
 
 
-def test_keyword_half_finds_rare_words_the_embedding_blurs(srv: MemoryServer) -> None:
+def test_keyword_half_finds_rare_words_the_embedding_blurs(srv: ApiServer) -> None:
     _, c = fresh_user(srv)
     target = add(c, "The staging VPN gateway is zq-gw-7731 in the Frankfurt rack")
     for n in range(15):

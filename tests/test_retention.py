@@ -23,8 +23,6 @@ import pytest
 from sqlalchemy import delete, func, select, update
 
 import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's telemetry switches before mem0 loads
-from claude_code_memory.api.app import ServerParts
-from claude_code_memory.config import load_settings
 from claude_code_memory.db.models import (
     ConsentDecision,
     Memory,
@@ -36,8 +34,9 @@ from claude_code_memory.db.models import (
 )
 from claude_code_memory.errors import BadInput, NotFound
 from claude_code_memory.memories.lifecycle.retention import STORES, Sweeper, parse_since
-from claude_code_memory.memories.server_parts import retention_of
+from claude_code_memory.memories.server_parts import ServerParts, retention_of
 from claude_code_memory.memories.service import MemoryService
+from tests.support.parts import open_parts
 from tests.support.processes import free_port
 from tests.support.server import MemoryServer
 
@@ -64,17 +63,9 @@ def clock() -> Clock:
 
 @pytest.fixture
 def components(tmp_path: Path, clock: Clock) -> Iterator[ServerParts]:
-    settings = load_settings(
-        config_path=None,
-        environ={},
-        overrides={"server.data_dir": str(tmp_path / "data"), "privacy.auto_delete_after_days": 30},
-    )
-    parts = ServerParts(settings)
-    parts.service.clock = clock
-    try:
+    with open_parts(tmp_path / "data", {"privacy.auto_delete_after_days": 30}) as parts:
+        parts.service.clock = clock
         yield parts
-    finally:
-        parts.close()
 
 
 def add(service: MemoryService, user: str, text: str, channel: str = "rest", **provenance: Any) -> str:

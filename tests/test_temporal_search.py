@@ -5,22 +5,18 @@ asked through REST (real server, real stores)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 import httpx
 import pytest
 
 from tests.corpora.temporal_corpus import build
-from tests.support.server import MemoryServer
+from tests.support.servers import ApiServer, StartServer
 
 
 @pytest.fixture(scope="module")
-def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
-    server = MemoryServer(tmp_path_factory.mktemp("temporal-search"))
-    server.start()
-    yield server
-    server.stop()
+def srv(start_module_server: StartServer) -> ApiServer:
+    return start_module_server(in_process=True)
 
 
 def _store(c: httpx.Client, conversation: dict) -> dict[str, str]:
@@ -48,14 +44,12 @@ def _store(c: httpx.Client, conversation: dict) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def ranked(srv: MemoryServer) -> list[tuple[dict, list[str | None]]]:
+def ranked(srv: ApiServer) -> list[tuple[dict, list[str | None]]]:
     """(question, dialog ids of the top 5) for every question of the corpus."""
     out = []
     for conversation in build():
         token = srv.make_token(f"t{uuid.uuid4().hex[:10]}")
-        with httpx.Client(
-            base_url=srv.base_url, headers={"Authorization": f"Bearer {token}"}, timeout=60
-        ) as c:
+        with srv.client(token) as c:
             by_memory = _store(c, conversation)
             for qa in conversation["qa"]:
                 response = c.post(

@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import uuid
 import zipfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +25,7 @@ import pytest
 from mcp import Client
 from mcp.client.sse import sse_client
 
+from tests.support import users
 from tests.support.processes import free_port, require_tool
 from tests.support.server import REPO_ROOT, MemoryServer
 from tests.support.web_ui import UiServer
@@ -69,18 +69,13 @@ def browser() -> Iterator[Any]:
         chromium.close()
 
 
-class User:
+class User(users.User):
     def __init__(self, api: MemoryServer, name: str) -> None:
+        super().__init__(api, name, suffix=6)
         self.api = api
-        self.name = f"{name}-{uuid.uuid4().hex[:6]}"
-        self.token = api.make_token(self.name)
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"}
 
     def rest(self, method: str, path: str, **kwargs: Any) -> Any:
-        response = httpx.request(method, self.api.base_url + path, headers=self.headers, timeout=60, **kwargs)
+        response = self.http.request(method, path, **kwargs)
         assert response.status_code < 400, response.text
         return response.json()
 

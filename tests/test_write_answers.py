@@ -5,33 +5,14 @@ row it wrote, exactly as a read of that row gives it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 
-import pytest
-
 import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's telemetry switches before mem0 loads
-from claude_code_memory.api.app import ServerParts
-from claude_code_memory.config import load_settings
 from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder
 from claude_code_memory.memories.read_model.shapes import memory_row
 from claude_code_memory.memories.service import MemoryService
 
 SECRET = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
-
-
-@pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryService]:
-    settings = load_settings(
-        config_path=None,
-        environ={},
-        overrides={"server.data_dir": str(tmp_path_factory.mktemp("writes") / "data")},
-    )
-    parts = ServerParts(settings)
-    try:
-        yield parts.service
-    finally:
-        parts.close()
 
 
 def embedder(service: MemoryService) -> OnnxMiniLmEmbedder:

@@ -31,18 +31,18 @@ import gzip as gzip_module
 import itertools
 import json
 import threading
-import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from .threaded_server import ThreadedServer
 
 
 @dataclass
@@ -296,8 +296,7 @@ class FakeAnthropic:
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server: ThreadedServer | None = None
         self.port = 0
 
     # Views of what was recorded.
@@ -320,25 +319,13 @@ class FakeAnthropic:
             ]
         )
         bind = "127.0.0.1" if self.host == "localhost" else self.host
-        tls: dict[str, Any] = {}
-        if self.tls is not None:
-            tls = {"ssl_certfile": str(self.tls[0]), "ssl_keyfile": str(self.tls[1])}
-        config = uvicorn.Config(app, host=bind, port=0, log_level="warning", lifespan="off", **tls)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="fake-anthropic", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the fake Anthropic upstream did not start")
-            time.sleep(0.01)
-        self.port = self._server.servers[0].sockets[0].getsockname()[1]
+        self._server = ThreadedServer(app, name="fake-anthropic", host=bind, tls=self.tls).start()
+        self.port = self._server.port
         return self
 
     def stop(self) -> None:
-        if self._server is not None and self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(timeout=10)
+        if self._server is not None:
+            self._server.stop()
             self._server = None
 
     def __enter__(self) -> FakeAnthropic:

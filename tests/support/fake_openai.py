@@ -13,16 +13,16 @@ uvicorn runs in a thread of the test process, on a port the OS picks.
 from __future__ import annotations
 
 import itertools
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from .threaded_server import ThreadedServer
 
 
 @dataclass
@@ -31,8 +31,7 @@ class FakeOpenAI:
     api_key: str | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
     port: int = 0
-    _server: uvicorn.Server | None = None
-    _thread: threading.Thread | None = None
+    _server: ThreadedServer | None = None
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -42,22 +41,13 @@ class FakeOpenAI:
 
     def start(self) -> FakeOpenAI:
         app = Starlette(routes=[Route("/v1/chat/completions", self._completions, methods=["POST"])])
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="fake-openai", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the fake OpenAI endpoint did not start")
-            time.sleep(0.01)
-        self.port = self._server.servers[0].sockets[0].getsockname()[1]
+        self._server = ThreadedServer(app, name="fake-openai").start()
+        self.port = self._server.port
         return self
 
     def stop(self) -> None:
-        if self._server is not None and self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(timeout=10)
+        if self._server is not None:
+            self._server.stop()
             self._server = None
 
     def __enter__(self) -> FakeOpenAI:

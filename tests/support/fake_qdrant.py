@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from importlib.metadata import version
 from typing import Any
 
-import uvicorn
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from qdrant_client import QdrantClient
 from qdrant_client.http import models
@@ -35,6 +34,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+
+from .threaded_server import ThreadedServer
 
 
 @dataclass
@@ -77,8 +78,7 @@ class FakeQdrant:
     def __post_init__(self) -> None:
         self.store = QdrantClient(location=":memory:")
         self._lock = threading.Lock()
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server: ThreadedServer | None = None
         self.port = 0
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -87,22 +87,14 @@ class FakeQdrant:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> FakeQdrant:
-        config = uvicorn.Config(self._app(), host="127.0.0.1", port=0, log_level="warning", lifespan="off")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not (self._server.started and self._server.servers):
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the fake Qdrant server did not start")
-            time.sleep(0.01)
-        self.port = self._server.servers[0].sockets[0].getsockname()[1]
+        self._server = ThreadedServer(self._app(), name="fake-qdrant").start()
+        self.port = self._server.port
         return self
 
     def stop(self) -> None:
-        if self._server is not None and self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(timeout=10)
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
         self.store.close()
 
     def __enter__(self) -> FakeQdrant:

@@ -14,10 +14,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 
 from .processes import ChildProcess, free_port, http_answers, http_ok, require_tool, tail
+
+if TYPE_CHECKING:
+    from .servers import ApiServer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 60.0
@@ -120,6 +124,11 @@ class MemoryServer(ChildProcess):
         self.stop()
         return self.start()
 
+    def client(self, token: str | None = None, *, timeout: float = 60) -> httpx.Client:
+        """An httpx client of this server, with ``token`` as its bearer token (none: no header)."""
+        headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+        return httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
+
     def make_token(self, user: str) -> str:
         """A new bearer token for ``user``: from ``POST /api/v1/tokens`` with the admin token while
         the server runs (no process to start), else from ``ccmem token create``."""
@@ -168,14 +177,11 @@ class MemoryServer(ChildProcess):
 
 
 def add_memory(
-    server: MemoryServer, token: str, text: str, project: str | None = None, app: str = "notes"
+    server: ApiServer, token: str, text: str, project: str | None = None, app: str = "notes"
 ) -> str:
     """Store ``text`` for the token's user over REST; returns the memory's id."""
-    response = httpx.post(
-        f"{server.base_url}/api/v1/memories",
-        json={"text": text, "project": project, "app": app},
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=30,
+    response = server.client(token, timeout=30).post(
+        "/api/v1/memories", json={"text": text, "project": project, "app": app}
     )
     assert response.status_code == 200, response.text
     body = response.json()
