@@ -48,6 +48,21 @@ CHECKS: dict[str, tuple[str, list[str], list[str], Callable[[dict[str, Any]], di
         [],
         lambda r: {"responses_500": r["responses_500"], "dropped_connections": r["dropped_connections"]},
     ),
+    "nested_json": (
+        "fault_nested_json.py",
+        ["--depth", "50000"],
+        ["--depth", "50000"],
+        lambda r: {
+            k: r[k]
+            for k in (
+                "responses_500",
+                "dropped_connections",
+                "hook_answers_not_empty",
+                "wrong_shape",
+                "memories_changed",
+            )
+        },
+    ),
     "secrets": (
         "fault_secrets.py",
         ["--seeds", "100"],

@@ -154,7 +154,8 @@ class PerformanceSettings(_Section):
     max_memory_size_mb: float = Field(100, gt=0)
     max_memory_chars: int = Field(20_000, ge=100, le=1_000_000)
     capture_oversize: Literal["truncate", "reject"] = "truncate"
-    min_free_disk_mb: int = Field(64, ge=0, le=1_000_000)
+    #: None: what the largest write request can need (engine/disk_space.py's write_reserve).
+    min_free_disk_mb: int | None = Field(None, ge=0, le=1_000_000)
     #: Writes warn once a user's stored text reaches this share of max_memory_size_mb.
     quota_warning_ratio: float = Field(0.8, gt=0, le=1)
 

@@ -170,7 +170,13 @@ def surrogate_cases(world: World) -> list[tuple[str, str, dict[str, Any], str]]:
     mid = world.memory_id
     return [
         ("POST", "/api/v1/memories", raw_json(f'{{"text": "{LONE}"}}'), "text"),
-        ("POST", "/api/v1/memories/batch", raw_json(f'{{"items": [{{"text": "{LONE}"}}]}}'), "items.0.text"),
+        # In an item, the item fails alone (the batch test below); in the envelope, the batch.
+        (
+            "POST",
+            "/api/v1/memories/batch",
+            raw_json(f'{{"app": "{LONE}", "items": [{{"text": "x"}}]}}'),
+            "app",
+        ),
         ("POST", "/api/v1/memories/search", raw_json(f'{{"query": "{LONE}"}}'), "query"),
         ("POST", "/api/v1/memories/filter", raw_json(f'{{"search_query": "{LONE}"}}'), "search_query"),
         ("POST", "/api/v1/memories/browse", raw_json(f'{{"search_query": "{LONE}"}}'), "search_query"),
@@ -252,6 +258,36 @@ def test_a_bad_batch_item_fails_alone(world: World) -> None:
     assert "text" in results[0]["error"] and "text" in results[3]["error"]
     assert results[1]["results"][0]["event"] == "ADD"
     assert world.counts()["bob"] == before + 1
+
+
+def test_a_batch_item_with_a_lone_surrogate_fails_alone_as_the_single_write_would(world: World) -> None:
+    before = world.counts()["bob"]
+    single = unchanged(world, "POST", "/api/v1/memories", who="bob", **raw_json(f'{{"text": "{LONE}"}}'))
+    items = (
+        '[{"text": "Bob sells honey at the market"},'
+        f' {{"text": "{LONE}"}},'
+        f' {{"text": "Bob labels jars by hand", "metadata": {{"note": "{LONE}"}}}},'
+        f' "{LONE}",'
+        ' {"text": "Bob keeps the smoker in the shed"}]'
+    )
+    response = world.bob.post("/api/v1/memories/batch", **raw_json(f'{{"items": {items}}}'))
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert (body["created"], body["failed"]) == (2, 3), body
+    results = body["results"]
+    assert [r["index"] for r in results] == [0, 1, 2, 3, 4]
+    assert results[0]["results"][0]["event"] == results[4]["results"][0]["event"] == "ADD"
+    # The single write's refusal of the same text, as the batch's per-item error fields.
+    assert results[1]["error"] == single.json()["detail"], (results[1], single.text)
+    assert results[1]["problems"] == single.json()["problems"]
+    for index, field in ((1, "text"), (2, "metadata.note"), (3, "body")):
+        assert (results[index]["status"], results[index]["code"]) == (422, "bad_input"), results[index]
+        assert [p["field"] for p in results[index]["problems"]] == [field], results[index]
+    assert world.counts()["bob"] == before + 2
+    # Outside the items, the batch is refused whole.
+    for envelope in [f'{{"app": "{LONE}", "items": [{{"text": "x"}}]}}', f'{{"items": [], "{LONE}": 1}}']:
+        refusal = unchanged(world, "POST", "/api/v1/memories/batch", who="bob", **raw_json(envelope))
+        assert refusal.status_code == 422 and "surrogate" in refusal.json()["detail"], refusal.text
 
 
 def test_a_malformed_batch_envelope_is_422_whole(world: World) -> None:

@@ -18,10 +18,19 @@ import anyio
 import httpx
 import pytest
 
-from claude_code_memory.engine.disk_space import MIB, DiskGuard, decide, room_to_load, unclaimed_bytes
+from claude_code_memory.engine.disk_space import (
+    MIB,
+    SQLITE_WAL_BYTES,
+    WRITE_COPIES,
+    DiskGuard,
+    decide,
+    room_to_load,
+    unclaimed_bytes,
+    write_reserve,
+)
 from claude_code_memory.errors import InsufficientStorage, error_for_status
 
-from .support.full_disk import Tmpfs, fill_until_refused, health, listed_ids, memory_text
+from .support.full_disk import LoopExt4, Tmpfs, fill_until_refused, health, listed_ids, memory_text
 from .support.server import MemoryServer
 from .test_mcp import connect, failed
 
@@ -69,6 +78,7 @@ def test_the_guard_refuses_with_507_flushes_once_and_accepts_again(tmp_path: Pat
         "min_free_mb": 64,
         "needed_mb": 96,
         "writes_refused": True,
+        "reserve": {"write_mb": 64.0, "next_load_mb": 32.0, "basis": "performance.min_free_disk_mb"},
     }
 
     free["bytes"] = 150 * MIB
@@ -104,6 +114,13 @@ def test_the_holes_are_counted_again_after_a_second_or_when_space_runs_short(tmp
     guard.require_room()
     guard.require_room()
     assert len(counts) == 4
+
+
+def test_the_reserve_is_what_the_largest_request_can_add_unless_it_is_set() -> None:
+    assert write_reserve(2_000_000) == WRITE_COPIES * 2_000_000 + SQLITE_WAL_BYTES
+    assert write_reserve(2_000_000) < 16 * MIB, "a 30 MB volume must have room left for writes"
+    assert write_reserve(10_000_000) > write_reserve(2_000_000)
+    assert write_reserve(2_000_000, 64) == 64 * MIB and write_reserve(2_000_000, 0) == 0
 
 
 def test_clients_of_the_api_raise_the_same_error_for_507() -> None:
@@ -215,6 +232,47 @@ def test_a_full_tmpfs_answers_507_keeps_the_server_up_and_loses_nothing(tmp_path
         assert status.status_code == 200 and status.json()["disk"]["writes_refused"] is False, status.text
         assert listed_ids(server, user) == {*fill.acknowledged, accepted.json()["id"]}
         assert server.process is not None and server.process.poll() is None, server.log()
+        assert server.stop() == -signal.SIGTERM, server.log()
+    finally:
+        server.stop()
+        disk.unmount()
+
+
+#: The small volume issue 30 found refusing every write (the guard wanted 105-137 MB free).
+SMALL_VOLUME_MB = 30
+
+
+@pytest.mark.integration  # starts its own server on an ext4 volume it loop-mounts
+def test_a_30_mb_ext4_volume_takes_writes_and_refuses_with_507_when_full(tmp_path: Path) -> None:
+    """On ext4 a load claims no block for the holes, and the reserve is what one request can
+    add: a 30 MB volume stores memories, then refuses with 507, keeps all, and restarts."""
+    disk = LoopExt4(tmp_path / "disk", SMALL_VOLUME_MB)
+    try:
+        disk.mount()
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    server = MemoryServer(tmp_path / "work", data_dir=disk.path / "data")
+    user = "small"
+    try:
+        server.start()
+        reserve = health(server).json()["disk"]["reserve"]
+        assert reserve["next_load_mb"] == 0, reserve
+        assert reserve["write_mb"] < 16 and "max_body_bytes" in reserve["basis"], reserve
+        fill = fill_until_refused(server, disk, user=user)
+        assert not fill.other_failures, f"{fill.other_failures}\n{server.log()}"
+        assert len(fill.acknowledged) >= 50, f"{len(fill.acknowledged)} writes\n{server.log()}"
+        assert fill.refusal_status == 507 and fill.refusal is not None, server.log()
+        assert "not enough disk space" in fill.refusal["detail"]
+        assert health(server).json()["disk"]["writes_refused"] is True
+        assert listed_ids(server, user) == set(fill.acknowledged)
+        assert server.stop() == -signal.SIGTERM, "stopped by our SIGTERM, not by a SIGBUS"
+        server.start()
+        assert listed_ids(server, user) == set(fill.acknowledged)
+        with httpx.Client(base_url=server.base_url, headers=server.admin_headers(), timeout=30) as client:
+            query = {"user_id": user, "query": memory_text(3)[:200], "limit": 1}
+            found = client.post("/api/v1/memories/search", json=query)
+            assert found.status_code == 200, found.text
+            assert [hit["id"] for hit in found.json()["results"]][0] in fill.acknowledged, found.text
         assert server.stop() == -signal.SIGTERM, server.log()
     finally:
         server.stop()

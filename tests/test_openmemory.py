@@ -222,7 +222,58 @@ def test_local_mode_refuses_a_host_that_is_not_this_server(host: str | None) -> 
 
 
 @pytest.mark.parametrize(
-    "origin", ["http://evil.example", "null", "http://localhost.evil.example", "file://"]
+    "host",
+    [
+        "evil@127.0.0.1:8765",  # userinfo: a parser reads the host after the @
+        "evil.example:x@localhost:8765",
+        "127.0.0.1:8765@evil.example",
+        "localhost.:8765",
+        "localhost.evil.example:8765",
+        "127.0.0.1.evil.example:8765",
+        "0177.0.0.1:8765",  # octal to some resolvers
+        "127.1:8765",
+        "127.0.0.256:8765",
+        "2130706433:8765",
+        "[::ffff:127.0.0.1]:8765",
+        "::1:8765",
+        "[::1%lo]:8765",
+        " localhost:8765",
+        "localhost:8765 ",
+        "localhost:8765/x",
+        "localhost:8765:8765",
+        "localhost:+8765",
+        "",
+    ],
+)
+def test_local_mode_refuses_a_host_that_only_contains_a_loopback_name(host: str) -> None:
+    with pytest.raises(Forbidden, match="DNS-rebinding"):
+        LOCAL.principal(host, None)
+
+
+@pytest.mark.parametrize(
+    "host", ["localhost:8765", "LocalHost:8765", "127.0.0.1:8765", "127.9.8.7:8765", "[::1]:8765"]
+)
+def test_local_mode_takes_every_plain_loopback_host(host: str) -> None:
+    assert LOCAL.principal(host, None).user_id == "me"
+
+
+def test_local_mode_on_port_80_takes_a_host_without_a_port() -> None:
+    on_80 = LocalMode(user="me", aliases=frozenset(), port=80)
+    assert on_80.principal("localhost", None).local and on_80.principal("127.0.0.1:80", None).local
+    with pytest.raises(Forbidden):
+        on_80.principal("evil@localhost", None)
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://evil.example",
+        "null",
+        "http://localhost.evil.example",
+        "file://",
+        "http://evil@localhost:3000",
+        "ftp://localhost:3000",
+    ],
 )
 def test_local_mode_refuses_other_origins(origin: str) -> None:
     with pytest.raises(Forbidden, match="web page"):
@@ -313,6 +364,12 @@ def test_local_mode_refuses_rebinding_and_cross_origin_over_http(local_server: M
         f"{base}/api/v1/stats", params={"user_id": "user"}, headers={"Host": "evil.example"}
     )
     assert rebinding.status_code == 403 and "DNS-rebinding" in rebinding.json()["detail"]
+    userinfo = httpx.get(
+        f"{base}/api/v1/stats",
+        params={"user_id": "user"},
+        headers={"Host": f"evil@127.0.0.1:{local_server.port}"},
+    )
+    assert userinfo.status_code == 403 and "DNS-rebinding" in userinfo.json()["detail"], userinfo.text
     foreign = httpx.get(
         f"{base}/api/v1/stats", params={"user_id": "user"}, headers={"Origin": "http://evil.example"}
     )

@@ -18,6 +18,7 @@ from ..mcp import create_mcp_endpoint
 from ..memories.server_parts import ServerParts
 from . import errors
 from .deps import authenticate
+from .json_guard import JsonDepthLimit
 from .middleware import BodyLimit, RejectLoneSurrogates, StripTrailingSlash
 from .routes import (
     admin,
@@ -156,13 +157,19 @@ def create_app(settings: Settings, components: ServerParts | None = None) -> Fas
             allow_headers=["Authorization", "Content-Type", "Accept", "Mcp-Session-Id"],
         )
     app.add_middleware(StripTrailingSlash)
-    # Inside BodyLimit: a body is capped before this reads it whole.
-    app.add_middleware(RejectLoneSurrogates)
+    # The hook route answers a body it cannot take with 200 {}: a hook never stops a session.
+    quiet = (f"{hooks.router.prefix}/claude-code",)
+    # Inside BodyLimit: a body is capped before these read it whole.
+    app.add_middleware(
+        RejectLoneSurrogates, per_item={f"{memories.router.prefix}/batch": "items"}, quiet_paths=quiet
+    )
+    app.add_middleware(JsonDepthLimit, quiet_paths=quiet)
     app.add_middleware(
         BodyLimit,
         max_bytes=settings.server.max_body_bytes,
         exempt_prefixes=("/api/v1/backup/import",),
         exempt_max_bytes=settings.server.max_body_bytes * IMPORT_BODY_FACTOR,
+        quiet_paths=quiet,
     )
     return app
 

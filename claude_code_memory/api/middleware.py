@@ -4,16 +4,23 @@ tolerance for /api/ paths."""
 from __future__ import annotations
 
 import json
+import logging
 import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import TooLarge
 
+log = logging.getLogger(__name__)
+
 
 async def _reject(send: Send, status: int, code: str, detail: str, **extra: Any) -> None:
-    body = json.dumps({"detail": detail, "error": code, **extra}).encode()
+    await _send_json(send, status, json.dumps({"detail": detail, "error": code, **extra}).encode())
+
+
+async def _send_json(send: Send, status: int, body: bytes) -> None:
     await send(
         {
             "type": "http.response.start",
@@ -24,16 +31,40 @@ async def _reject(send: Send, status: int, code: str, detail: str, **extra: Any)
     await send({"type": "http.response.body", "body": body})
 
 
+def quiet(paths: Iterable[str]) -> frozenset[str]:
+    """Paths that answer a refused body with 200 ``{}`` (the Claude Code hook route promises
+    a hook never stands in the session's way), in the form :func:`refuse` compares."""
+    return frozenset(path.rstrip("/") for path in paths)
+
+
+async def refuse(
+    scope: Scope, send: Send, quiet_paths: frozenset[str], status: int, code: str, detail: str, **extra: Any
+) -> None:
+    """Refuse a request's body in the one error shape, or with 200 ``{}`` on a quiet path."""
+    if scope["path"].rstrip("/") in quiet_paths:
+        log.warning("%s %s: %s; answered {}", scope["method"], scope["path"], detail)
+        await _send_json(send, 200, b"{}")
+        return
+    await _reject(send, status, code, detail, **extra)
+
+
 class BodyLimit:
     """Refuse request bodies over ``max_bytes`` with 413, before anything reads them whole.
 
-    ``exempt_prefixes`` get ``exempt_max_bytes`` instead (backup import uploads a zip).
+    ``exempt_prefixes`` get ``exempt_max_bytes`` instead (backup import uploads a zip);
+    ``quiet_paths`` answer 200 ``{}`` instead of 413 (:func:`refuse`).
     """
 
     def __init__(
-        self, app: ASGIApp, max_bytes: int, exempt_prefixes: tuple[str, ...] = (), exempt_max_bytes: int = 0
+        self,
+        app: ASGIApp,
+        max_bytes: int,
+        exempt_prefixes: tuple[str, ...] = (),
+        exempt_max_bytes: int = 0,
+        quiet_paths: Iterable[str] = (),
     ):
         self.app = app
+        self.quiet_paths = quiet(quiet_paths)
         self.max_bytes = max_bytes
         self.exempt_prefixes = exempt_prefixes
         self.exempt_max_bytes = exempt_max_bytes
@@ -51,9 +82,8 @@ class BodyLimit:
                     await _reject(send, 400, "bad_input", "invalid Content-Length header")
                     return
                 if declared > limit:
-                    await _reject(
-                        send, 413, "too_large", f"request body is {declared} bytes; the limit is {limit}"
-                    )
+                    detail = f"request body is {declared} bytes; the limit is {limit}"
+                    await refuse(scope, send, self.quiet_paths, 413, "too_large", detail)
                     return
         received = 0
         started = False
@@ -77,7 +107,8 @@ class BodyLimit:
             await self.app(scope, counting_receive, tracking_send)
         except _TooLarge as exc:
             if not started:
-                await _reject(send, 413, "too_large", f"request body exceeds the limit of {exc.limit} bytes")
+                detail = f"request body exceeds the limit of {exc.limit} bytes"
+                await refuse(scope, send, self.quiet_paths, 413, "too_large", detail)
 
 
 class _TooLarge(TooLarge):
@@ -136,17 +167,33 @@ def lone_surrogates(value: Any, path: str = "") -> list[str]:
     return found
 
 
+def lone_surrogate_error(fields: list[str]) -> dict[str, Any]:
+    """The refusal of strings holding a lone surrogate at ``fields``, as a batch's per-item
+    error fields (:func:`.errors.item_error`); its ``error`` is the whole request's ``detail``."""
+    reason = "contains a lone UTF-16 surrogate (half of a pair); send valid Unicode"
+    problems = [{"field": field, "message": reason} for field in fields]
+    summary = "; ".join(f"{p['field']}: {p['message']}" for p in problems)
+    return {"error": summary, "code": "bad_input", "status": 422, "problems": problems}
+
+
 class RejectLoneSurrogates:
     """Refuse a JSON body whose strings hold a lone UTF-16 surrogate (the escape ``"\\ud800"``
-    or its bytes) with 422 naming the field, before any route or the MCP transport parses it.
+    or its bytes) with 422 naming the field (200 ``{}`` on ``quiet_paths``), before any route or
+    the MCP transport parses it.
 
     Valid JSON may carry one, but no UTF-8 text can: left in, it fails deep inside (the
     database driver, the embedder) as a 500. A body without a surrogate-range escape, nearly
     all of them, costs one byte scan; only one with such an escape is parsed here.
     """
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(
+        self, app: ASGIApp, per_item: Mapping[str, str] | None = None, quiet_paths: Iterable[str] = ()
+    ) -> None:
         self.app = app
+        self.quiet_paths = quiet(quiet_paths)
+        #: path -> the field of its body holding a list whose items the route checks one by one
+        #: (a batch: one bad item fails alone, the others are stored).
+        self.per_item = {path.rstrip("/"): field for path, field in (per_item or {}).items()}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] not in _BODY_METHODS or not _may_be_json(scope):
@@ -156,7 +203,7 @@ class RejectLoneSurrogates:
         while True:
             message = await receive()
             if message["type"] != "http.request":  # the client went away: let the app see it
-                await self.app(scope, _replay(b"".join(chunks), message, receive), send)
+                await self.app(scope, replay(b"".join(chunks), message, receive), send)
                 return
             chunks.append(message.get("body", b""))
             if not message.get("more_body"):
@@ -164,13 +211,15 @@ class RejectLoneSurrogates:
         body = b"".join(chunks)
         if _SURROGATE_ESCAPE.search(body):
             fields = _lone_surrogate_fields(body)
+            items = self.per_item.get(scope["path"].rstrip("/"))
+            if items is not None:
+                fields = [f for f in fields if not re.match(rf"{re.escape(items)}\.[0-9]+(\.|$)", f)]
             if fields:
-                reason = "contains a lone UTF-16 surrogate (half of a pair); send valid Unicode"
-                problems = [{"field": f, "message": reason} for f in fields]
-                summary = "; ".join(f"{p['field']}: {p['message']}" for p in problems)
-                await _reject(send, 422, "bad_input", summary, problems=problems)
+                error = lone_surrogate_error(fields)
+                detail, problems = error["error"], error["problems"]
+                await refuse(scope, send, self.quiet_paths, 422, "bad_input", detail, problems=problems)
                 return
-        await self.app(scope, _replay(body, None, receive), send)
+        await self.app(scope, replay(body, None, receive), send)
 
 
 def _may_be_json(scope: Scope) -> bool:
@@ -189,7 +238,7 @@ def _lone_surrogate_fields(body: bytes) -> list[str]:
     return lone_surrogates(parsed)
 
 
-def _replay(body: bytes, pending: Message | None, receive: Receive) -> Receive:
+def replay(body: bytes, pending: Message | None, receive: Receive) -> Receive:
     """``receive`` delivering the body already read (then ``pending``, if any) first."""
     queue: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
     if pending is not None:

@@ -19,8 +19,8 @@ Pure checks over header values; the API's ``authenticate`` dependency calls them
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from ..errors import ConfigError, Forbidden
 from .identity import Principal
@@ -51,14 +51,25 @@ def require_loopback(host: str) -> None:
         )
 
 
-def _host_and_port(value: str) -> tuple[str, int | None]:
-    """``Host`` header value → (host name, port); the port None when absent."""
-    parts = urlsplit(f"//{value}")
-    try:
-        port = parts.port
-    except ValueError:
-        return "", None
-    return (parts.hostname or ""), port
+#: A Host header naming this machine, and nothing else: ``localhost``, a 127.x.y.z address
+#: written plainly (no leading zeros, which some resolvers read as octal) or ``[::1]``, then
+#: an optional port. No userinfo (``evil@``), no trailing dot, no other spelling of an address.
+_LOOPBACK_HOST = re.compile(
+    r"(?P<name>localhost|127(?:\.(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}|\[::1\])"
+    r"(?::(?P<port>[0-9]{1,5}))?",
+    re.IGNORECASE,
+)
+#: The port a client leaves out of Host: http's.
+DEFAULT_PORT = 80
+
+
+def loopback_host_port(value: str) -> int | None:
+    """The port a ``Host`` header value names when it is exactly a loopback name or address
+    (:data:`_LOOPBACK_HOST`; :data:`DEFAULT_PORT` when it names none), else None."""
+    match = _LOOPBACK_HOST.fullmatch(value)
+    if match is None:
+        return None
+    return int(match["port"]) if match["port"] else DEFAULT_PORT
 
 
 @dataclass(frozen=True)
@@ -70,8 +81,7 @@ class LocalMode:
     def principal(self, host: str | None, origin: str | None, fetch_site: str | None = None) -> Principal:
         """The local user's principal for a request without a token; Forbidden naming the
         header that shows it does not come from this machine."""
-        name, port = _host_and_port(host or "")
-        if name not in LOOPBACK_NAMES or port != self.port:
+        if loopback_host_port(host or "") != self.port:
             raise Forbidden(
                 f"the local mode answers requests without a token only for Host localhost:{self.port}, "
                 f"127.0.0.1:{self.port} or [::1]:{self.port}, not {host!r} (a DNS-rebinding guard); "
@@ -93,9 +103,7 @@ class LocalMode:
 
 
 def _loopback_origin(origin: str) -> bool:
-    parts = urlsplit(origin)
-    try:
-        parts.port  # noqa: B018 - a malformed port raises here
-    except ValueError:
+    scheme, separator, authority = origin.partition("://")
+    if not separator or scheme.lower() not in ("http", "https"):
         return False
-    return parts.scheme in ("http", "https") and (parts.hostname or "") in LOOPBACK_NAMES
+    return loopback_host_port(authority) is not None

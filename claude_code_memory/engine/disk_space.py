@@ -4,9 +4,8 @@ Qdrant Edge maps its files into memory. When a write to a mapped page finds no f
 kernel sends the process SIGBUS: the server dies without an error or a log line, and a restart
 on the same disk dies the same way. Two things need room:
 
-* every write: the write-ahead log, the payload and vector pages, SQLite. A request needs little,
-  so a fixed reserve (``performance.min_free_disk_mb``) covers it, and the replay of the log after
-  a crash;
+* every write: the write-ahead log, the payload and vector pages, SQLite. A reserve sized to the
+  largest request covers it (:func:`write_reserve`; ``performance.min_free_disk_mb`` sets it);
 * loading the shard (at start-up, and when the store reloads itself): Edge reads its vector
   chunks, payload indexes, id trackers and deleted-point flags into memory. It creates those
   files sparse, and on tmpfs a read of a file's hole through a shared mapping allocates the
@@ -15,6 +14,16 @@ on the same disk dies the same way. Two things need room:
   (``segments/*/payload_storage/``), filled only as writes reach them. (On ext4 or xfs such
   reads allocate nothing, so counting the holes is conservative there.) The measurement that
   found which files fill is in ``docs/disk-space.md``.
+
+Whether a read of a hole claims a block depends on the filesystem: tmpfs does, ext4 and xfs do
+not. :func:`reading_holes_claims_blocks` tries it once per directory (a sparse file of a few
+pages, read through a shared mapping), and the holes count only where it does.
+
+The reserve, unless ``performance.min_free_disk_mb`` sets it, scales with the largest request
+(:func:`write_reserve`): a write request carries at most ``server.max_body_bytes`` of text and
+metadata, which land in at most :data:`WRITE_COPIES` places (the SQL row, its full-text index,
+mem0's history, the vector store's log and its payload), plus SQLite's write-ahead log, which
+grows to its checkpoint size before it is reused (:data:`SQLITE_WAL_BYTES`).
 
 So a write needs ``reserve + holes`` free. :func:`decide` is that rule; :class:`DiskGuard` reads
 the figures (one ``statvfs`` and a stat of each file of the shard's segments) and raises
@@ -50,6 +59,53 @@ CLAIMED_TTL = 1.0
 CLAIMED_MARGIN = 256 * MIB
 
 Statvfs = Callable[[str], Any]
+
+#: Places one write's bytes can land (see the module's docstring).
+WRITE_COPIES = 5
+#: SQLite's log at its automatic checkpoint (1,000 pages of 4 KiB), and a page of slack.
+SQLITE_WAL_BYTES = 4 * MIB + 64 * 1024
+#: Pages of the probe file :func:`reading_holes_claims_blocks` reads.
+_PROBE_PAGES = 16
+
+
+def write_reserve(max_body_bytes: int, min_free_disk_mb: int | None = None) -> int:
+    """Bytes kept free for the next write: ``min_free_disk_mb`` when set, else what the largest
+    request can add to the disk."""
+    if min_free_disk_mb is not None:
+        return min_free_disk_mb * MIB
+    return WRITE_COPIES * max_body_bytes + SQLITE_WAL_BYTES
+
+
+_probed: dict[str, bool] = {}
+
+
+def reading_holes_claims_blocks(directory: str | Path) -> bool:
+    """Whether reading a sparse file's hole through a shared mapping allocates disk blocks on
+    the filesystem of ``directory`` (tmpfs: yes; ext4, xfs: no). Tried once per directory;
+    when it cannot be tried, yes (the safe answer)."""
+    key = str(directory)
+    if key not in _probed:
+        _probed[key] = _probe(Path(directory))
+    return _probed[key]
+
+
+def _probe(directory: Path) -> bool:
+    import mmap
+
+    page = mmap.PAGESIZE
+    probe = directory / f".hole-probe-{os.getpid()}"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with probe.open("w+b") as handle:
+            handle.truncate(_PROBE_PAGES * page)
+            with mmap.mmap(handle.fileno(), _PROBE_PAGES * page, mmap.MAP_SHARED, mmap.PROT_READ) as mapped:
+                for offset in range(0, _PROBE_PAGES * page, page):
+                    mapped[offset]  # noqa: B018 - the read is the experiment
+            return os.fstat(handle.fileno()).st_blocks > 0
+    except OSError:
+        return True
+    finally:
+        probe.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +154,9 @@ def unclaimed_bytes(shard_path: str | Path) -> int:
 
 def room_to_load(shard_path: str | Path, statvfs: Statvfs = os.statvfs) -> tuple[bool, str]:
     """Whether loading the shard at ``shard_path`` fits on its disk, and why not."""
-    holes = unclaimed_bytes(shard_path)
-    free, _ = free_bytes(Path(shard_path).parent, statvfs)
+    parent = Path(shard_path).parent
+    holes = unclaimed_bytes(shard_path) if reading_holes_claims_blocks(parent) else 0
+    free, _ = free_bytes(parent, statvfs)
     if free >= holes + LOAD_MARGIN:
         return True, ""
     return False, (
@@ -124,7 +181,10 @@ class DiskGuard:
         on_refuse: Callable[[], None] | None = None,
         statvfs: Statvfs = os.statvfs,
         clock: Callable[[], float] = time.monotonic,
+        basis: str = "performance.min_free_disk_mb",
     ) -> None:
+        #: Where the reserve comes from, for /health.
+        self.basis = basis
         self.data_path = Path(data_path)
         self.reserve_bytes = reserve_bytes
         self._claimed = claimed
@@ -170,7 +230,7 @@ class DiskGuard:
             claimed = f", plus {_mb(room.claimed)} MB the vector store claims when it next loads"
         return (
             f"not enough disk space: {_mb(room.free)} MB free under the data directory, writes need "
-            f"{_mb(room.needed)} MB (performance.min_free_disk_mb = {_mb(room.reserve)}{claimed}); "
+            f"{_mb(room.needed)} MB ({self.basis} = {_mb(room.reserve)}{claimed}); "
             "writes are refused until space is freed, reads still work"
         )
 
@@ -183,6 +243,12 @@ class DiskGuard:
             "min_free_mb": _mb(room.reserve),
             "needed_mb": _mb(room.needed),
             "writes_refused": not room.writable,
+            # What needed_mb is made of, to a tenth of a MB (docs/disk-space.md).
+            "reserve": {
+                "write_mb": round(room.reserve / MIB, 1),
+                "next_load_mb": round(room.claimed / MIB, 1),
+                "basis": self.basis,
+            },
         }
 
 
@@ -197,11 +263,17 @@ def engine_guard(engine: Any) -> DiskGuard:
 
     def claimed() -> int:
         shard_path = getattr(engine.store, "shard_path", None) if engine.embedded else None
-        return unclaimed_bytes(shard_path) if shard_path is not None else 0
+        if shard_path is None or not reading_holes_claims_blocks(Path(shard_path).parent):
+            return 0
+        return unclaimed_bytes(shard_path)
 
+    configured = settings.performance.min_free_disk_mb
     return DiskGuard(
         settings.data_path,
-        settings.performance.min_free_disk_mb * MIB,
+        write_reserve(settings.server.max_body_bytes, configured),
         claimed=claimed,
         on_refuse=engine.flush,
+        basis="performance.min_free_disk_mb"
+        if configured is not None
+        else f"{WRITE_COPIES} x server.max_body_bytes + SQLite's log",
     )

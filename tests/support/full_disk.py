@@ -87,6 +87,29 @@ class Tmpfs:
         self.unmount()
 
 
+class LoopExt4(Tmpfs):
+    """An ext4 filesystem of ``size_mb`` in a file, loop-mounted at ``path`` (needs root): a
+    disk where reading a sparse file's hole claims no block, unlike tmpfs."""
+
+    def mount(self) -> LoopExt4:
+        self.path.mkdir(parents=True, exist_ok=True)
+        image = self.path.with_suffix(".img")
+        with image.open("wb") as handle:
+            handle.truncate(self.size_mb * 1024 * 1024)
+        for command in (
+            ["mkfs.ext4", "-q", "-F", str(image)],
+            ["mount", "-o", "loop", str(image), str(self.path)],
+        ):
+            completed = subprocess.run(command, capture_output=True, text=True, check=False)
+            if completed.returncode != 0:
+                raise RuntimeError(
+                    f"cannot make a {self.size_mb} MB ext4 volume at {self.path} (uid {os.getuid()}; "
+                    f"this needs root and a loop device, as CI has): {completed.stderr.strip()}"
+                )
+        self.mounted = True
+        return self
+
+
 @dataclass
 class Fill:
     """What filling the disk did: ids of the writes answered 2xx, and the first refusal."""

@@ -46,7 +46,7 @@ async def claude_code_hook(
     raw = await request.body()
     try:
         hook_input = json.loads(raw) if raw else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # nested too deep: a body JsonDepthLimit did not read
         log.warning("hook input is not JSON (%d bytes): answered nothing", len(raw))
         hook_input = {}
     return JSONResponse(await run_in_threadpool(_answer, request, service, user_id, hook_input))

@@ -20,6 +20,7 @@ from ...search.pipeline import MAX_CONTEXT
 from ...store.values import DEFAULT_APP, MemoryState
 from ..deps import BearerDep, PrincipalDep, ServiceDep, acting_user, authenticate
 from ..errors import item_error
+from ..middleware import lone_surrogate_error, lone_surrogates
 from ..paging import PageField, PageQuery, SizeField, SizeQuery
 from .storage import with_quota_warning
 
@@ -216,6 +217,10 @@ def create_memories(
     valid: list[tuple[int, BatchItem]] = []
     refused: list[dict[str, Any]] = []
     for index, raw in enumerate(body.items):
+        surrogates = lone_surrogates(raw)
+        if surrogates:  # let through by RejectLoneSurrogates for this item to fail alone
+            refused.append({"index": index, **lone_surrogate_error(surrogates)})
+            continue
         try:
             valid.append((index, BatchItem.model_validate(raw)))
         except ValidationError as exc:

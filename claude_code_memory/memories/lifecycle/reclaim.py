@@ -43,6 +43,7 @@ from typing import Any
 
 from ...config import Settings
 from ...db.database import Database
+from ...engine.disk_space import write_reserve
 from ...store.vectors import VectorEngine
 
 log = logging.getLogger(__name__)
@@ -174,7 +175,9 @@ class Reclaim:
         why = self._due(before, force)
         if why is None and path is not None:
             free = shutil.disk_usage(path.parent).free
-            needed = 2 * before["bytes"] + self.settings.performance.min_free_disk_mb * MB
+            performance, server = self.settings.performance, self.settings.server
+            reserve = write_reserve(server.max_body_bytes, performance.min_free_disk_mb)
+            needed = 2 * before["bytes"] + reserve
             if free < needed:
                 why = f"needs {needed // MB} MB free on the disk for the copy, {free // MB} MB free"
         if why is not None:
