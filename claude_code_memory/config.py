@@ -179,7 +179,7 @@ class SearchSettings(_Section):
     #: The length (characters) at or past which a memory loses nothing to the length prior,
     #: when most candidates are longer: a one-sentence statement among long replies keeps its
     #: score (search/priors.py). 0: no cap, the candidates' lengths alone decide.
-    length_reference_max: int = Field(0, ge=0, le=100_000)
+    length_reference_max: int = Field(300, ge=0, le=100_000)
     #: For a question asking when ("When did…", "How long ago…"), memories that name a time
     #: ("yesterday", "last week", "in May", "2023") gain this share of their score
     #: (search/priors.py). 0: off.
