@@ -1,7 +1,7 @@
 """Retrieval benchmark on LongMemEval-S through the memory service, in process. Prints JSON.
 
     .venv/bin/python bench/bench_longmemeval.py [--data ../shared/bench/longmemeval-dev.json.gz]
-        [--limit N] [--questions ID,ID...] [--variant LABEL:KEY=VALUE[,KEY=VALUE...]]...
+        [--limit N] [--per-type N] [--questions ID,ID...] [--variant LABEL:KEY=VALUE[,KEY=VALUE...]]...
         [--no-cache] [--out FILE]
 
 One user per question; every turn of its haystack is one memory (``content`` as text, the
@@ -376,8 +376,14 @@ def main() -> None:
         data = [q for q in data if q["question_id"] in wanted]
     data = [q for q in data if not q["question_id"].endswith("_abs")]
     if args.per_type:
-        seen: dict[str, int] = {}
-        data = [q for q in data if seen.setdefault(q["question_type"], 0) < args.per_type and _count(seen, q)]
+        taken: dict[str, int] = {}
+        kept = []
+        for question in data:
+            kind = question["question_type"]
+            if taken.get(kind, 0) < args.per_type:
+                taken[kind] = taken.get(kind, 0) + 1
+                kept.append(question)
+        data = kept
     if args.limit:
         data = data[: args.limit]
     cache = (
@@ -388,11 +394,6 @@ def main() -> None:
     print(text)
     if args.out:
         args.out.write_text(text + "\n")
-
-
-def _count(seen: dict[str, int], question: dict[str, Any]) -> bool:
-    seen[question["question_type"]] += 1
-    return True
 
 
 if __name__ == "__main__":
