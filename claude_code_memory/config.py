@@ -203,7 +203,7 @@ class SearchSettings(_Section):
     #: For questions about how things stand now ("what is my current…", "how many… so far"), of
     #: two of the best candidates whose scores are within this share of each other, the newer
     #: ranks first: of two memories that disagree, the newer answers (search/boosts.py). 0: off.
-    present_margin: float = Field(0.0, ge=0, le=1)
+    present_margin: float = Field(0.2, ge=0, le=1)
 
 
 class HygieneSettings(_Section):
