@@ -177,6 +177,10 @@ class SearchSettings(_Section):
     #: power: a short memory that matches a query's words rarely holds its answer
     #: (search/priors.py). 0: off.
     length_prior: float = Field(0.5, ge=0, le=2)
+    #: The length (characters) at or past which a memory loses nothing to the length prior,
+    #: when most candidates are longer: a one-sentence statement among long replies keeps its
+    #: score (search/priors.py). 0: no cap, the candidates' lengths alone decide.
+    length_reference_max: int = Field(300, ge=0, le=100_000)
     #: For a question asking when ("When did…", "How long ago…"), memories that name a time
     #: ("yesterday", "last week", "in May", "2023") gain this share of their score
     #: (search/priors.py). 0: off.
@@ -197,6 +201,10 @@ class SearchSettings(_Section):
     event_dates: bool = True
     #: Rank the earliest candidates higher for "first", the latest for "most recently".
     order_ranking: bool = True
+    #: For questions about how things stand now ("what is my current…", "how many… so far"), of
+    #: two of the best candidates whose scores are within this share of each other, the newer
+    #: ranks first: of two memories that disagree, the newer answers (search/boosts.py). 0: off.
+    present_margin: float = Field(0.2, ge=0, le=1)
 
 
 class HygieneSettings(_Section):

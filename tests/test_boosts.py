@@ -12,7 +12,7 @@ import pytest
 
 import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's telemetry switches before mem0 loads
 from claude_code_memory.memories.service import MemoryService
-from claude_code_memory.search.boosts import RECALL_SATURATION, Weights, boost
+from claude_code_memory.search.boosts import RECALL_SATURATION, Weights, boost, newer_first
 from tests.support.parts import open_service
 
 NOW = datetime(2026, 11, 1, 12, 0)
@@ -75,3 +75,16 @@ def test_the_service_boosts_recent_and_recalled_memories_only_when_asked(service
     recalled = scores(service, "when is the team standup")
     factor = 1 + 0.5 * math.log(1 + 2) / math.log(1 + RECALL_SATURATION)
     assert recalled == pytest.approx({memory_id: score * factor for memory_id, score in plain.items()})
+
+
+def test_newer_first_moves_a_close_newer_candidate_above_an_older_one() -> None:
+    march, may, june = datetime(2023, 3, 1), datetime(2023, 5, 1), datetime(2023, 6, 1)
+    scored = [("old", 1.0), ("other", 0.9), ("new", 0.8), ("far", 0.2)]
+    moments = {"old": march, "other": march, "new": may, "far": june}
+    ranked = newer_first(scored, moments, margin=0.25)
+    # "new" is within a quarter of "old" and newer: it moves just above it; "far" is not close.
+    assert [memory_id for memory_id, _ in ranked] == ["new", "old", "other", "far"]
+    assert ranked[0][1] > 1.0 and dict(ranked)["far"] == 0.2
+    # Too far apart for a margin of 0.1: nothing moves.
+    assert newer_first(scored, moments, margin=0.1) == scored
+    assert newer_first(scored, {}, margin=0.25) == scored  # no moments: as it was

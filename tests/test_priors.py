@@ -51,6 +51,21 @@ def test_length_prior_moves_short_memories_down_and_adapts_to_the_store() -> Non
     assert length_prior(scored, lengths, exponent=0) == scored  # off
 
 
+def test_a_capped_reference_spares_a_short_statement_among_long_replies() -> None:
+    # A user's one-line fact among an assistant's pages: the 75th percentile is a page.
+    scored = [("reply", 1.0), ("reply2", 0.95), ("reply3", 0.9), ("fact", 0.9)]
+    lengths = {"reply": 2400, "reply2": 2000, "reply3": 1800, "fact": 150}
+    uncapped = dict(length_prior(scored, lengths, exponent=0.5))
+    assert uncapped["fact"] == pytest.approx(0.9 * (150 / 2000) ** 0.5)
+    capped = length_prior(scored, lengths, exponent=0.5, most=300)
+    assert dict(capped)["fact"] == pytest.approx(0.9 * (150 / 300) ** 0.5)
+    assert dict(capped)["reply"] == 1.0  # long texts keep their score either way
+    # Below the cap, the candidates' own lengths decide as before.
+    short = [("a", 1.0), ("b", 0.9), ("c", 0.8), ("d", 0.7)]
+    short_lengths = {"a": 20, "b": 100, "c": 150, "d": 150}
+    assert length_prior(short, short_lengths, 0.5, most=300) == length_prior(short, short_lengths, 0.5)
+
+
 def test_when_questions_and_texts_that_say_when() -> None:
     for query in ("When did Ann adopt the dog?", "what date was the launch", "How long ago did we move?"):
         assert asks_when(query), query

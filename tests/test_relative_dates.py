@@ -5,7 +5,7 @@ from datetime import datetime
 
 import pytest
 
-from claude_code_memory.search.relative_dates import Anchor, anchors, order, spans
+from claude_code_memory.search.relative_dates import Anchor, anchors, asks_present, order, spans
 
 #: A Wednesday afternoon.
 REF = datetime(2024, 3, 20, 15, 30)
@@ -137,3 +137,19 @@ def test_an_anchor_reaches_before_after_or_around_the_event() -> None:
 )
 def test_order_words(query: str, expected: str | None) -> None:
     assert order(query) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("What is my current personal best for the 5K?", True),
+        ("How many tops have I bought from H&M so far?", True),
+        ("Where do I keep my bike now?", True),
+        ("What was my previous personal best time?", False),
+        ("Where did I initially keep my old sneakers?", False),
+        ("How often do I attend yoga classes?", False),
+        ("I know that nowhere is safe", False),
+    ],
+)
+def test_questions_about_how_things_stand_now(query: str, expected: bool) -> None:
+    assert asks_present(query) is expected

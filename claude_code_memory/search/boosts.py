@@ -1,6 +1,7 @@
 """Optional boosts in search: recent memories and often-recalled ones rank higher.
 
     boost(scored, moments, recalls, now, weights)   re-ranked candidates (pure)
+    newer_first(scored, moments, margin)            for questions about the present (pure)
 
 Each candidate's fused score is multiplied by ``1 + recency + recall``:
 
@@ -57,3 +58,32 @@ def boost(
             factor += weights.recall_weight * min(1.0, math.log1p(count) / math.log1p(RECALL_SATURATION))
         boosted.append((memory_id, score * factor))
     return sorted(boosted, key=lambda pair: pair[1], reverse=True)
+
+
+#: How many of the best candidates :func:`newer_first` reorders.
+PRESENT_DEPTH = 10
+
+
+def newer_first(
+    scored: Sequence[tuple[str, float]], moments: Mapping[str, datetime], margin: float
+) -> list[tuple[str, float]]:
+    """The best :data:`PRESENT_DEPTH` candidates with each one that is newer than one ranked
+    above it, and scores within ``margin`` (a share) of it, moved just above it; best first.
+
+    Two memories that answer a question about the present about equally well are most often
+    two states of one thing ("my best is 27 minutes", later "a new best: 25"): the newer holds
+    what stands now. A candidate without a moment stays where it is."""
+    ids = [memory_id for memory_id, _ in scored[:PRESENT_DEPTH]]
+    scores = {memory_id: score for memory_id, score in scored[:PRESENT_DEPTH]}
+    for moved in list(ids):
+        when = moments.get(moved)
+        if when is None:
+            continue
+        for above in ids[: ids.index(moved)]:
+            other = moments.get(above)
+            if other is not None and other < when and scores[moved] >= scores[above] * (1 - margin):
+                scores[moved] = scores[above] * (1 + 1e-9)
+                ids.remove(moved)
+                ids.insert(ids.index(above), moved)
+                break
+    return [(memory_id, scores[memory_id]) for memory_id in ids] + list(scored[PRESENT_DEPTH:])

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import bindparam, select
@@ -112,6 +112,7 @@ class Search:
         task: str | None = None,
         global_only: bool = False,
         reader: tuple[uuid.UUID, uuid.UUID] | None = None,
+        now: datetime | None = None,
     ) -> list[Hit]:
         """Hybrid search over the user's active memories: dense vectors and keyword relevance,
         fused by reciprocal rank; logs each hit as accessed by the app. ``score`` is the fused
@@ -140,7 +141,12 @@ class Search:
 
         ``reader``: the keys of the user and of the app named ``app_name``, when the caller has
         already looked them up (and refused a paused app): the search then does not look them
-        up again. None: the search looks them up itself, and creates neither."""
+        up again. None: the search looks them up itself, and creates neither.
+
+        ``now``: when the search is asked (naive UTC; as-of). Relative dates in the query ("last
+        Saturday", "two weeks ago") resolve against it, and the boosts read it as the present.
+        None: relative dates resolve against the newest memory in scope (never later than the
+        service's clock), as before."""
         query = validate_text(query, "query")
         if len(query) > MAX_QUERY_CHARS:
             raise TooLarge(f"query is {len(query)} characters; the maximum is {MAX_QUERY_CHARS}")
@@ -149,6 +155,8 @@ class Search:
         if not isinstance(context, int) or isinstance(context, bool) or not 0 <= context <= MAX_CONTEXT:
             raise BadInput(f"context must be an integer from 0 to {MAX_CONTEXT}")
         validate_user_id(user_id)
+        if now is not None and now.tzinfo is not None:
+            now = now.astimezone(UTC).replace(tzinfo=None)
         filters: dict[str, Any] = {"user_id": user_id, "state": MemoryState.active.value}
         if app_filter is not None:
             filters["app_id"] = str(app_filter)
@@ -183,6 +191,7 @@ class Search:
             created_from=created_from,
             created_to=created_to,
             reader=reader,
+            now=now,
         )
         nearest = self.vectors.search(query, filters=filters, limit=depth)
         dense = [item["id"] for item in nearest]
@@ -200,7 +209,7 @@ class Search:
                 order=plan.order,
                 candidates=candidates,
                 settings=self.settings.search,
-                clock=self.clock,
+                clock=self.clock if now is None else (lambda: now),
                 project=current_project if project is None else None,
             )
             scored = fused[:limit]
@@ -257,11 +266,13 @@ class Search:
         created_from: datetime | None,
         created_to: datetime | None,
         reader: tuple[uuid.UUID, uuid.UUID] | None = None,
+        now: datetime | None = None,
     ) -> tuple[uuid.UUID | None, list[str], list[TimeWindow]]:
         """The app a search reads through (refused when paused; None when it does not exist,
         as a search creates no app), the keyword candidates and the time windows the query
         names (:mod:`.temporal`: relative ones need the newest memory's time, events their
-        memories' times). ``reader``: the user's and the app's keys, already looked up."""
+        memories' times). ``reader``: the user's and the app's keys, already looked up. ``now``: when
+        the search is asked, the reference of relative dates (None: the newest memory's time)."""
         user_pk, app_pk = reader or self.owners.reader(user_id, app_name, "read memories")
         if user_pk is None:  # a user with no memories yet; the search does not create them
             return app_pk, [], list(plan.explicit)
@@ -278,7 +289,7 @@ class Search:
         if plan.relative or plan.events:
             with self.database.engine.connect() as connection:
                 scope = Scope(user_pk, app_filter, project)
-                named = plan.resolve(connection, self.keywords, scope, self.clock, self.references)
+                named = plan.resolve(connection, self.keywords, scope, self.clock, self.references, as_of=now)
         return app_pk, keyword, named
 
     def close(self) -> None:

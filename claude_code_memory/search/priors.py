@@ -50,7 +50,10 @@ def asks(text: str) -> bool:
 
 
 def length_prior(
-    scored: Sequence[tuple[str, float]], lengths: Mapping[str, int], exponent: float
+    scored: Sequence[tuple[str, float]],
+    lengths: Mapping[str, int],
+    exponent: float,
+    most: int = 0,
 ) -> list[tuple[str, float]]:
     """Each score times ``(length / reference) ** exponent``, at most 1; best first.
 
@@ -58,11 +61,15 @@ def length_prior(
     The reference is the :data:`REFERENCE_QUANTILE` of the candidates' lengths, so the prior
     adapts to the store: where every memory is short, few lose much, and a long memory gains
     nothing over one of the reference length (a long text is not more likely the answer past
-    that)."""
+    that). ``most`` > 0 caps the reference at that many characters: where long replies sit among
+    short turns (an assistant's pages around a user's one-line fact), the quantile would be a
+    page, and a one-sentence statement would lose most of its score to it."""
     known = sorted(lengths[memory_id] for memory_id, _ in scored if memory_id in lengths)
     if not known or exponent <= 0:
         return list(scored)
     reference = max(1, known[int(REFERENCE_QUANTILE * (len(known) - 1))])
+    if most > 0:
+        reference = min(reference, most)
     adjusted = [
         (memory_id, score * min(1.0, max(1, lengths[memory_id]) / reference) ** exponent)
         if memory_id in lengths

@@ -6,7 +6,8 @@ The steps, each its own module: reciprocal-rank fusion of the dense and keyword 
 (:func:`.keyword.fuse`), plus a third ranking of the candidates inside a date the query names
 (:mod:`.dates`); each candidate passes a share of its score to its neighbouring turns (more to
 the turn after one that asks a question) and gains a share of the best score in its
-conversation (:mod:`.conversation`); short memories move down (:mod:`.priors`); with
+conversation (:mod:`.conversation`); short memories move down (:mod:`.priors`); for a question
+about the present, of two close candidates the newer ranks first (:func:`.boosts.newer_first`); with
 ``search.recency_weight`` or ``search.recall_weight`` set, recent or often-recalled candidates
 are boosted (:mod:`.boosts`); a search from a known project keeps that project's and global
 memories only, the project's ranked up (:func:`in_scope`, ``search.scope_ranking``). This
@@ -27,10 +28,11 @@ from sqlalchemy.orm import Session
 
 from ..config import SearchSettings
 from ..db.models import Memory, MemoryAccessLog
-from .boosts import Weights, boost
+from .boosts import PRESENT_DEPTH, Weights, boost, newer_first
 from .conversation import adjacent, lift, propagate
 from .keyword import fuse
 from .priors import asks, asks_when, length_prior, time_boost
+from .relative_dates import asks_present
 from .temporal import TimeWindow
 
 
@@ -91,7 +93,9 @@ def rank(
             fused = time_boost(fused, texts, settings.when_boost)
         if settings.length_prior:
             lengths = {memory_id: shape.length for memory_id, shape in shapes.items()}
-            fused = length_prior(fused, lengths, settings.length_prior)
+            fused = length_prior(fused, lengths, settings.length_prior, settings.length_reference_max)
+    if settings.present_margin and fused and asks_present(query):
+        fused = newer_first(fused, moments_of(session, fused[:PRESENT_DEPTH]), settings.present_margin)
     if project is not None and settings.scope_ranking and fused:
         fused = in_scope(fused, projects_of(session, fused), project, settings.project_boost)
     weights = boost_weights(settings)

@@ -3,6 +3,7 @@
     spans(query, reference)  ->  [Span(start, end, text)]      "last week", "two months ago", ...
     anchors(query)           ->  [Anchor(relation, phrase)]    "before the move", "around my birthday"
     order(query)             ->  "first" | "last" | None       "what did she do first"
+    asks_present(query)      ->  bool                          "what is my current…"
 
 A question's relative words ("yesterday", "last summer") are relative to when it is asked. The
 search resolves them against a *reference time*: the newest ``captured_at`` (else the time it
@@ -117,6 +118,11 @@ _ANCHOR = re.compile(
 )
 _ORDER_FIRST = re.compile(r"\b(?:first|earliest|initially|originally|to\s+begin\s+with)\b", _P)
 _ORDER_LAST = re.compile(r"\b(?:most\s+recent(?:ly)?|latest|last\s+time|lately|nowadays)\b", _P)
+#: A question about how things stand now ("what is my current…", "how many do I have now"),
+#: which the newest of memories that disagree answers. Not "previous" or "used to": those ask
+#: for the old state.
+_PRESENT = re.compile(r"\b(?:now|currently|current|these\s+days|at\s+the\s+moment|so\s+far|any\s*more)\b", _P)
+_PAST = re.compile(r"\b(?:previous(?:ly)?|used\s+to|before|formerly|initially|originally)\b", _P)
 
 
 @dataclass(frozen=True)
@@ -188,6 +194,12 @@ def order(query: str) -> Literal["first", "last"] | None:
     if _ORDER_LAST.search(query):
         return "last"
     return None
+
+
+def asks_present(query: str) -> bool:
+    """Whether the query asks how things stand now ("what is my current…", "how many do I have
+    now"), not how they were."""
+    return _PRESENT.search(query) is not None and _PAST.search(query) is None
 
 
 def _is_time_word(word: str) -> bool:

@@ -84,12 +84,18 @@ class TemporalPlan:
         scope: Scope,
         clock: Callable[[], datetime],
         references: ReferenceTimes | None = None,
+        as_of: datetime | None = None,
     ) -> list[TimeWindow]:
         """Every window the query names, relative ones resolved against the reference time and
-        events placed at their memories' times."""
+        events placed at their memories' times. ``as_of``: when the query is asked; it is then
+        the reference time itself (a "last Saturday" counts back from the day it is asked)."""
         found: list[TimeWindow] = list(self.explicit)
         if self.relative:
-            reference = (references or ReferenceTimes()).get(connection, scope, clock())
+            reference = (
+                as_of
+                if as_of is not None
+                else (references or ReferenceTimes()).get(connection, scope, clock())
+            )
             if reference is not None:
                 found.extend(spans(self.query, reference))
         for event in self.events:
