@@ -16,7 +16,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from sqlalchemy import event as sql_event
 
@@ -25,7 +24,6 @@ from claude_code_memory.config import ConfigError, load_settings
 from claude_code_memory.memories.recall.context import NOTICE, TAG, Recalled, Sessions, render
 from claude_code_memory.memories.recall.hook_events import context_output, project_of, turn_text
 from tests.support.in_process import InProcessServer
-from tests.support.server import MemoryServer
 from tests.support.server import add_memory as add
 from tests.support.servers import StartServer
 
@@ -348,16 +346,14 @@ def test_subagent_stop_captures_nothing_and_leaves_the_turn_to_stop(
     assert [item["content"] for item in pending] == [f"User: {prompt}\n\nAssistant: Two packages."]
 
 
-def pending_of(server: MemoryServer, token: str) -> list[dict[str, Any]]:
-    response = httpx.get(
-        f"{server.base_url}/api/v1/consent/pending", headers={"Authorization": f"Bearer {token}"}, timeout=30
-    )
+def pending_of(server: InProcessServer, token: str) -> list[dict[str, Any]]:
+    response = server.client(token).get("/api/v1/consent/pending", timeout=30)
     assert response.status_code == 200, response.text
     return list(response.json()["items"])
 
 
 def test_two_users_with_the_same_session_id_never_share_its_state(
-    server: MemoryServer, tmp_path: Path
+    server: InProcessServer, tmp_path: Path
 ) -> None:
     """Session ids are not secrets: the state a session id names is the token's user's alone."""
     alice = server.make_token(f"alice-{uuid.uuid4().hex[:6]}")

@@ -265,8 +265,8 @@ def what_readers_say(service: MemoryService, user: str) -> str:
     said = [
         service.profile.facts(user),
         briefing,
-        service.tiered.user_profile(user_id=user, include_assistant_knowledge=True),
-        service.tiered.retrieve(user_id=user, app_name="t", query="Where do I live, and my shell?"),
+        service.memoryos.user_profile(user_id=user, include_assistant_knowledge=True),
+        service.memoryos.retrieve(user_id=user, app_name="t", query="Where do I live, and my shell?"),
     ]
     return json.dumps(said)
 
