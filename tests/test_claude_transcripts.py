@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -78,10 +79,8 @@ def test_resume_goes_on_from_the_saved_line(tmp_path: Path) -> None:
         return {"status": "pending", "id": "x"}
 
     state = tmp_path / "state"
-    try:
+    with contextlib.suppress(RuntimeError):
         run_import(send_one_then_fail, root=tmp_path / "projects", state_dir=state)
-    except RuntimeError:
-        pass
     assert len(sent) == 1
     rest: list[dict[str, object]] = []
     report = run_import(

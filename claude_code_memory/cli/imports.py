@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -207,7 +208,7 @@ def _print(report: dict[str, Any]) -> None:
 
 
 def _since(value: str | None) -> Any:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     if value is None:
         return None
@@ -215,7 +216,7 @@ def _since(value: str | None) -> Any:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         raise BadInput(f"--since {value!r}: expected a date such as 2026-01-31") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 @app.command("claude-code")

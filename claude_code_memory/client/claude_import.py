@@ -15,7 +15,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +78,7 @@ class StateFile:
 
 
 def capture_body(turn: Turn, project: str | None) -> dict[str, Any]:
-    when = turn.timestamp.astimezone(timezone.utc).isoformat() if turn.timestamp else None
+    when = turn.timestamp.astimezone(UTC).isoformat() if turn.timestamp else None
     return {
         "app": IMPORT_APP,
         "project": project,
