@@ -43,8 +43,11 @@ def test_real_transcript_imported(tmp_path: Path) -> None:
 
     with MemoryServer(tmp_path / "server") as server:
         token = server.make_token(f"eve-{uuid.uuid4().hex[:6]}")
-        command = ["import", "claude-code", "--root", str(home / ".claude" / "projects"),
-                   "--state-dir", str(tmp_path / "state"), "--json", "--url", server.base_url, "--token", token]  # fmt: skip
+        command = [
+            *("import", "claude-code", "--root", str(home / ".claude" / "projects")),
+            *("--state-dir", str(tmp_path / "state"), "--json"),
+            *("--url", server.base_url, "--token", token),
+        ]
         first = json.loads(server.ccmem(*command, timeout=180).stdout)
         assert (first["imported"], first["pending"]) == (1, 1), first
         answer = httpx.get(
