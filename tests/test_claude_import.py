@@ -43,9 +43,9 @@ def write_history(root: Path, cwd: Path, session: str) -> None:
     folder = root / ("-" + str(cwd).strip("/").replace("/", "-"))
     folder.mkdir(parents=True)
     lines = [
-        _line("user", "Which build tool does kestrel use?", session, cwd),
-        _line("assistant", "kestrel builds with the wrenfinch tool.", session, cwd, "m1"),
-        _line("user", f"Use this key for the deploy: {SECRET}", session, cwd),
+        _line("user", f"Which build tool does {cwd.name} use?", session, cwd),
+        _line("assistant", f"{cwd.name} builds with the wrenfinch tool.", session, cwd, "m1"),
+        _line("user", f"Use this key for the {cwd.name} deploy: {SECRET}", session, cwd),
         _line("assistant", "Noted, the deploy key is set.", session, cwd, "m2"),
         "{broken",
     ]
@@ -100,7 +100,7 @@ def test_import_queues_redacts_folds_hook_captures_and_runs_once(
     texts = [item["text"] if "text" in item else item.get("content", "") for item in items]
     assert len(items) == 2, items
     assert not any(SECRET in text for text in texts)
-    assert any("Use this key for the deploy" in text for text in texts)
+    assert any("Use this key for the kestrel deploy" in text for text in texts)
 
     second = run(server, token, root, state)
     assert (second["read"], second["imported"]) == (0, 0)
@@ -118,3 +118,21 @@ def test_approve_stores_the_turns_approved(server: MemoryServer, tmp_path: Path)
     report = run(server, token, root, tmp_path / "state", "--approve")
     assert (report["imported"], report["approved"]) == (2, 2)
     assert pending(server, token, "heron") == []
+
+
+def test_consent_approve_by_project(server: MemoryServer, tmp_path: Path) -> None:
+    token = server.make_token(f"cy-{uuid.uuid4().hex[:6]}")
+    root = tmp_path / "projects"
+    for name in ("osprey", "plover"):
+        (tmp_path / name / ".git").mkdir(parents=True)
+        write_history(root, tmp_path / name, str(uuid.uuid4()))
+    report = run(server, token, root, tmp_path / "state")
+    assert report["pending"] == 4
+    done = server.ccmem(
+        "consent", "approve", "--project", "osprey", "--json", "--url", server.base_url, "--token", token,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(done.stdout)["results"]) == 2
+    assert pending(server, token, "osprey") == []
+    assert len(pending(server, token, "plover")) == 2
