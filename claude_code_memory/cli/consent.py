@@ -94,11 +94,35 @@ def consent_count(
     out.print(table)
 
 
+def _approve_project(
+    config: Path | None, url: str | None, token: str | None, project: str, as_json: bool
+) -> None:
+    """Approve the project's pending items a page at a time until none is left."""
+    results: list[dict[str, Any]] = []
+    failed = 0
+    seen: set[str] = set()
+    while True:
+        listing = _call(config, url, token, "GET", "/pending", params={"project": project, "size": 100})
+        ids = [item["id"] for item in listing["items"] if item["id"] not in seen]
+        if not ids:
+            break
+        seen.update(ids)
+        body = _call(config, url, token, "POST", "/approve", json={"ids": ids})
+        results += body["results"]
+        failed += body["failed"]
+    _bulk({"results": results, "failed": failed}, "approved", as_json)
+
+
 @app.command("approve")
 def consent_approve(
-    ids: Annotated[list[str], typer.Argument(help="pending item id(s) from `ccmem consent list`")],
+    ids: Annotated[
+        list[str] | None, typer.Argument(help="pending item id(s) from `ccmem consent list`")
+    ] = None,
     text: Annotated[
         str | None, typer.Option("--text", help="store this edited text instead (one id only)")
+    ] = None,
+    project: Annotated[
+        str | None, typer.Option("--project", help="approve every pending item of this project")
     ] = None,
     url: UrlOpt = None,
     token: TokenOpt = None,
@@ -106,6 +130,14 @@ def consent_approve(
     config: ConfigOpt = None,
 ) -> None:
     """Approve pending items: they are embedded and become searchable memories (with new ids)."""
+    ids = list(ids or [])
+    if project is not None:
+        if ids or text is not None:
+            raise BadInput("--project approves a whole project: give no ids and no --text")
+        _approve_project(config, url, token, project, as_json)
+        return
+    if not ids:
+        raise BadInput("give pending item id(s), or --project P")
     if len(ids) > 1:
         if text is not None:
             raise BadInput("--text edits one item; give a single id")

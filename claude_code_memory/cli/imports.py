@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -204,3 +205,82 @@ def _print(report: dict[str, Any]) -> None:
         )
     if "stopped" in report:
         out.print(common.text(f"stopped: {report['stopped']}; run the import again to go on from here"))
+
+
+def _since(value: str | None) -> Any:
+    from datetime import datetime
+
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise BadInput(f"--since {value!r}: expected a date such as 2026-01-31") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+@app.command("claude-code")
+def claude_code(
+    project: Annotated[
+        str | None, typer.Option("--project", help="only this project (its name, or its transcript folder)")
+    ] = None,
+    since: Annotated[str | None, typer.Option("--since", help="only turns from this date on")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="read and count; import nothing")] = False,
+    approve: Annotated[
+        bool, typer.Option("--approve", help="approve the imported turns (default: the consent queue)")
+    ] = False,
+    root: Annotated[
+        Path | None, typer.Option("--root", help="Claude Code's projects folder (default ~/.claude/projects)")
+    ] = None,
+    state_dir: Annotated[
+        Path | None, typer.Option("--state-dir", help="where the per-transcript resume state is kept")
+    ] = None,
+    url: UrlOpt = None,
+    token: TokenOpt = None,
+    as_json: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Your Claude Code history: each prompt and reply in ~/.claude/projects becomes a turn memory.
+
+    Every turn passes the policy gate (redaction, caps, dedup) and waits in the consent queue
+    unless --approve. Turns the Stop hook or the proxy stored already are duplicates. Running
+    it again imports nothing new; a killed run goes on where it stopped.
+    """
+    from ..client.claude_import import default_root, default_state_dir, run_import, tty_progress
+
+    options = {
+        "root": root or default_root(),
+        "state_dir": state_dir or default_state_dir(),
+        "project": project,
+        "since": _since(since),
+        "progress": tty_progress,
+    }
+    if dry_run:
+        report = run_import(None, **options)
+    else:
+        with common.remote(config, url, token) as client:
+            report = run_import(lambda body: client.post("/api/v1/capture", json=body), **options)
+            if approve and report.pending_ids:
+                for start in range(0, len(report.pending_ids), 100):
+                    client.post(
+                        "/api/v1/consent/approve", json={"ids": report.pending_ids[start : start + 100]}
+                    )
+    summary = report.as_dict()
+    summary["dry_run"] = dry_run
+    summary["approved"] = len(report.pending_ids) if approve and not dry_run else 0
+    if as_json:
+        common.print_json(summary)
+        return
+    out.print(common.text(f"read {summary['read']} turns from {summary['transcripts']} transcripts"))
+    if dry_run:
+        out.print(common.text(f"dry run: would import {report.counts['would_import']}"))
+    else:
+        out.print(
+            common.text(
+                f"imported {summary['imported']} ({summary['pending']} waiting for consent, "
+                f"{summary['approved']} approved), duplicates {summary['duplicates']}, "
+                f"filtered {summary['filtered']}"
+            )
+        )
+    for reason, count in summary["skipped_reasons"].items():
+        out.print(common.text(f"skipped {count} lines: {reason}"))

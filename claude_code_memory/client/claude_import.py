@@ -1,0 +1,145 @@
+"""``ccmem import claude-code``: Claude Code's transcripts into the memory server, resumably.
+
+Each turn goes to ``POST /api/v1/capture`` (the gate: redaction, caps, consent, dedup) with
+its session as conversation, its cwd's project and its original time. A small state file per
+transcript records the lines already sent, so a killed run goes on where it stopped and a
+second run sends nothing new; the server's dedup is the second guard.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .claude_transcripts import BadLine, Turn, project_of, read_turns, transcripts
+
+IMPORT_APP = "claude-code"
+IMPORT_SOURCE = "claude-code-import"
+
+
+def default_root() -> Path:
+    return Path.home() / ".claude" / "projects"
+
+
+def default_state_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "ccmem" / "claude-code-import"
+
+
+@dataclass
+class ImportReport:
+    transcripts: int = 0
+    read: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    pending_ids: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "transcripts": self.transcripts,
+            "read": self.read,
+            "imported": self.counts["stored"] + self.counts["pending"],
+            "pending": self.counts["pending"],
+            "duplicates": self.counts["duplicate"],
+            "filtered": self.counts["filtered"],
+            "skipped": len(self.skipped),
+            "skipped_reasons": dict(Counter(item["reason"] for item in self.skipped)),
+            "skipped_lines": self.skipped[:50],
+        }
+
+
+class StateFile:
+    """Lines of one transcript already sent (one small JSON file per transcript)."""
+
+    def __init__(self, state_dir: Path, transcript: Path) -> None:
+        digest = hashlib.sha256(str(transcript.resolve()).encode()).hexdigest()[:24]
+        self.path = state_dir / f"{digest}.json"
+        self.transcript = transcript
+
+    def lines_done(self) -> int:
+        try:
+            return int(json.loads(self.path.read_text())["lines"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return 0
+
+    def save(self, lines: int) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_suffix(".tmp")
+        temporary.write_text(json.dumps({"transcript": str(self.transcript), "lines": lines}))
+        os.replace(temporary, self.path)
+
+
+def capture_body(turn: Turn, project: str | None) -> dict[str, Any]:
+    when = turn.timestamp.astimezone(UTC).isoformat() if turn.timestamp else None
+    return {
+        "app": IMPORT_APP,
+        "project": project,
+        "conversation_id": turn.session_id[:128] or None,
+        "messages": [{"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.reply}],
+        "captured_at": when,
+        "metadata": {"source": IMPORT_SOURCE},
+    }
+
+
+def run_import(
+    send: Callable[[dict[str, Any]], dict[str, Any]] | None,
+    *,
+    root: Path,
+    state_dir: Path,
+    project: str | None = None,
+    since: datetime | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ImportReport:
+    """Import every transcript under ``root``; ``send`` None is a dry run (nothing saved)."""
+    report = ImportReport()
+    files = transcripts(root)
+    report.transcripts = len(files)
+    for index, path in enumerate(files):
+        state = StateFile(state_dir, path)
+        start = state.lines_done() if send is not None else 0
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            lines = handle.readlines()[start:]
+        for item in read_turns(lines, session_id=path.stem, start_line=start):
+            if isinstance(item, BadLine):
+                report.skipped.append({"transcript": str(path), "line": item.line + 1, "reason": item.reason})
+                continue
+            report.read += 1
+            turn_project = project_of(item.cwd)
+            if project is not None and project not in (turn_project, path.parent.name):
+                report.counts["other_project"] += 1
+                continue
+            if since is not None and item.timestamp is not None and item.timestamp < since:
+                report.counts["before_since"] += 1
+                continue
+            if send is None:
+                report.counts["would_import"] += 1
+                continue
+            answer = send(capture_body(item, turn_project))
+            status = str(answer.get("status", "stored"))
+            report.counts[status] += 1
+            if status == "pending" and answer.get("id"):
+                report.pending_ids.append(str(answer["id"]))
+            state.save(item.next_line)
+        if progress is not None:
+            progress(index + 1, len(files))
+    return report
+
+
+def tty_progress(done: int, total: int) -> None:
+    """A one-line progress bar on stderr, drawn only on a terminal."""
+    if not sys.stderr.isatty():
+        return
+    width = 30
+    filled = width * done // max(total, 1)
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} transcripts")
+    if done == total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()

@@ -1,0 +1,138 @@
+"""``ccmem import claude-code`` against a real server: the consent queue, a secret redacted,
+a turn the Stop hook captured folded as a duplicate, an idempotent second run, ``--approve``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from .support.server import MemoryServer
+
+SECRET = "sk-ant-api03-" + "Q" * 90
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
+    with MemoryServer(tmp_path_factory.mktemp("claude-import")) as running:
+        yield running
+
+
+def _line(kind: str, text: str, session: str, cwd: Path, message_id: str | None = None) -> str:
+    message: dict[str, Any] = {"role": kind, "content": [{"type": "text", "text": text}]}
+    if message_id:
+        message["id"] = message_id
+    return json.dumps(
+        {
+            "type": kind,
+            "sessionId": session,
+            "cwd": str(cwd),
+            "timestamp": "2026-02-03T04:05:06Z",
+            "message": message,
+        }
+    )
+
+
+def write_history(root: Path, cwd: Path, session: str) -> None:
+    folder = root / ("-" + str(cwd).strip("/").replace("/", "-"))
+    folder.mkdir(parents=True)
+    lines = [
+        _line("user", f"Which build tool does {cwd.name} use?", session, cwd),
+        _line("assistant", f"{cwd.name} builds with the wrenfinch tool.", session, cwd, "m1"),
+        _line("user", f"Use this key for the {cwd.name} deploy: {SECRET}", session, cwd),
+        _line("assistant", "Noted, the deploy key is set.", session, cwd, "m2"),
+        "{broken",
+    ]
+    (folder / f"{session}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def run(server: MemoryServer, token: str, root: Path, state: Path, *extra: str) -> dict[str, Any]:
+    done: subprocess.CompletedProcess[str] = server.ccmem(
+        "import", "claude-code", "--root", str(root), "--state-dir", str(state), "--json",
+        "--url", server.base_url, "--token", token, *extra, check=False, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr + server.log()
+    return json.loads(done.stdout)
+
+
+def pending(server: MemoryServer, token: str, project: str) -> list[dict[str, Any]]:
+    answer = httpx.get(
+        f"{server.base_url}/api/v1/consent/pending",
+        params={"project": project, "size": 100},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    assert answer.status_code == 200, answer.text
+    return answer.json()["items"]
+
+
+def test_import_queues_redacts_folds_hook_captures_and_runs_once(
+    server: MemoryServer, tmp_path: Path
+) -> None:
+    token = server.make_token(f"ada-{uuid.uuid4().hex[:6]}")
+    project = tmp_path / "kestrel"
+    (project / ".git").mkdir(parents=True)
+    session = str(uuid.uuid4())
+    headers = {"Authorization": f"Bearer {token}"}
+    hook = f"{server.base_url}/api/v1/hooks/claude-code"
+    base = {"session_id": session, "cwd": str(project), "transcript_path": "/dev/null"}
+    # The Stop hook saw the first turn live.
+    prompt = {"hook_event_name": "UserPromptSubmit", "prompt": "Which build tool does kestrel use?"}
+    assert httpx.post(hook, json=base | prompt, headers=headers, timeout=30).status_code == 200
+    stop = {"hook_event_name": "Stop", "last_assistant_message": "kestrel builds with the wrenfinch tool."}
+    assert httpx.post(hook, json=base | stop, headers=headers, timeout=30).status_code == 200
+    assert len(pending(server, token, "kestrel")) == 1
+
+    root, state = tmp_path / "projects", tmp_path / "state"
+    write_history(root, project, session)
+    dry = run(server, token, root, state, "--dry-run")
+    assert dry["read"] == 2 and dry["imported"] == 0
+    first = run(server, token, root, state)
+    assert (first["read"], first["imported"], first["pending"], first["duplicates"]) == (2, 1, 1, 1)
+    assert first["skipped_reasons"] == {"not JSON": 1}
+    items = pending(server, token, "kestrel")
+    texts = [item["text"] if "text" in item else item.get("content", "") for item in items]
+    assert len(items) == 2, items
+    assert not any(SECRET in text for text in texts)
+    assert any("Use this key for the kestrel deploy" in text for text in texts)
+
+    second = run(server, token, root, state)
+    assert (second["read"], second["imported"]) == (0, 0)
+    # A fresh state (state lost) still imports nothing: the gate's dedup folds every turn.
+    third = run(server, token, root, tmp_path / "fresh-state")
+    assert (third["imported"], third["duplicates"]) == (0, 2)
+
+
+def test_approve_stores_the_turns_approved(server: MemoryServer, tmp_path: Path) -> None:
+    token = server.make_token(f"bo-{uuid.uuid4().hex[:6]}")
+    project = tmp_path / "heron"
+    (project / ".git").mkdir(parents=True)
+    root = tmp_path / "projects"
+    write_history(root, project, str(uuid.uuid4()))
+    report = run(server, token, root, tmp_path / "state", "--approve")
+    assert (report["imported"], report["approved"]) == (2, 2)
+    assert pending(server, token, "heron") == []
+
+
+def test_consent_approve_by_project(server: MemoryServer, tmp_path: Path) -> None:
+    token = server.make_token(f"cy-{uuid.uuid4().hex[:6]}")
+    root = tmp_path / "projects"
+    for name in ("osprey", "plover"):
+        (tmp_path / name / ".git").mkdir(parents=True)
+        write_history(root, tmp_path / name, str(uuid.uuid4()))
+    report = run(server, token, root, tmp_path / "state")
+    assert report["pending"] == 4
+    done = server.ccmem(
+        "consent", "approve", "--project", "osprey", "--json", "--url", server.base_url, "--token", token,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(done.stdout)["results"]) == 2
+    assert pending(server, token, "osprey") == []
+    assert len(pending(server, token, "plover")) == 2
