@@ -774,6 +774,8 @@ SERVICE_COMMANDS = {
     ("plugin", "install"): ("tests/test_e2e_plugin.py", '"plugin", "install"'),
     ("plugin", "uninstall"): ("tests/test_e2e_plugin.py", '"plugin", "uninstall"'),
     ("plugin", "status"): ("tests/test_e2e_plugin.py", '"plugin", "status"'),
+    # Reads a transcripts folder and posts to a server: the import's integration tests run it.
+    ("import", "claude-code"): ("tests/test_claude_import.py", '"import", "claude-code"'),
 }
 
 
