@@ -33,6 +33,7 @@ from . import (
     proxy,
     retention,
     server,
+    setup,
     stack,
     tokens,
     ui,
@@ -65,6 +66,9 @@ app.add_typer(plugin.app, name="plugin")
 # Extra arguments after `--` go to mitmdump.
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(proxy.proxy)
 app.add_typer(stack.app, name="stack")
+# The package route: per-user directories, then the stack (cli/setup.py).
+app.command()(setup.setup)
+app.command()(setup.up)
 app.command()(ui.ui)
 
 
