@@ -38,9 +38,10 @@ out = Console()
 
 # -- options shared by many commands -----------------------------------------------------------
 ConfigOpt = Annotated[
-    Path | None, typer.Option(
+    Path | None,
+    typer.Option(
         "--config", help="config.yaml to read (default ./config.yaml, else the one ccmem setup wrote)"
-    )
+    ),
 ]
 DataDirOpt = Annotated[
     Path | None, typer.Option("--data-dir", help="data directory (default from config: data/)")
