@@ -24,6 +24,7 @@ import typer
 from ..errors import MemoryStackError
 from . import (
     connect,
+    connect_claude_code,
     consent,
     hooks,
     hygiene,
@@ -61,6 +62,7 @@ app.command()(retention.forget)
 app.add_typer(consent.app, name="consent")
 app.add_typer(hygiene.app, name="hygiene")
 app.command("mcp-config")(connect.mcp_config)
+app.add_typer(connect_claude_code.app, name="connect")
 app.add_typer(hooks.app, name="hooks")
 app.add_typer(plugin.app, name="plugin")
 # Extra arguments after `--` go to mitmdump.
