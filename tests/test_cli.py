@@ -774,6 +774,10 @@ SERVICE_COMMANDS = {
     ("plugin", "install"): ("tests/test_e2e_plugin.py", '"plugin", "install"'),
     ("plugin", "uninstall"): ("tests/test_e2e_plugin.py", '"plugin", "uninstall"'),
     ("plugin", "status"): ("tests/test_e2e_plugin.py", '"plugin", "status"'),
+    # The package route: a wheel installed outside the checkout (tests/test_package.py).
+    ("setup",): ("tests/test_package.py", '"setup"'),
+    ("up",): ("tests/test_package.py", '"up"'),
+    ("connect", "claude-code"): ("tests/test_e2e_connect.py", '"connect", "claude-code"'),
 }
 
 

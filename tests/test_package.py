@@ -181,6 +181,8 @@ def test_wheel_installs_and_runs_outside_the_checkout(installed: Installed) -> N
     again = installed.ccmem("up", "--timeout", "60")
     assert again.returncode == 0 and "already runs" in again.stdout, said(again)
     assert re.findall(r"^CCMEM_ADMIN_TOKEN=(\S+)$", env_file.read_text(), re.M) == [admin]
+    setup = installed.ccmem("setup")
+    assert setup.returncode == 0 and "made" not in setup.stderr, said(setup)
     down = installed.ccmem("stack", "down", timeout=60)
     assert down.returncode == 0, said(down)
 
