@@ -131,6 +131,7 @@ def main() -> None:
                 "commands_after_download": len(commands) - 1,
                 "seconds": {name: round(value, 2) for name, value in steps.items()},
                 "seconds_after_download_to_connected": round(after_download, 2),
+                "seconds_after_download_to_told": round(sum(steps.values()) - steps.get("install", 0), 2),
                 "seconds_install_to_told": round(sum(steps.values()), 2),
                 "first_session_ok": first.event("result").get("result") == REPLY,
                 "new_session_told_the_fact": told and second.event("result").get("result") == REPLY,
