@@ -15,9 +15,10 @@ again, also when a step fails; the manager stores nothing (no conversation turn 
 
 Where it connects, like ``ccmem``: ``--url``, else ``server.host`` / ``server.port`` from
 ``config.yaml`` and ``.env`` (``--config``, else ``$CCMEM_CONFIG``, else ./config.yaml, else
-the one beside this script). As whom: ``--token`` or ``$CCMEM_TOKEN`` (a user token; the user
-is ``--user``, else ``$CCMEM_USER``, else ``$USER``); without one, the admin token from
-``.env`` acting for the user ``integration-test``.
+the per-user one ``ccmem setup`` wrote, else the one beside this script). As whom:
+``--token`` or ``$CCMEM_TOKEN`` (a user token; the user is ``--user``, else ``$CCMEM_USER``,
+else ``$USER``); without one, the admin token from ``.env`` acting for the user
+``integration-test``.
 
 Exit codes: 0 every step passed; 1 a step failed (or no token); 2 bad usage; 3 no server is
 running at the URL.
@@ -182,8 +183,11 @@ STEPS: list[tuple[str, Callable[[Run], str]]] = [
 
 # -- setting up --------------------------------------------------------------------------------
 def settings_for(config: str | None) -> Settings:
+    from claude_code_memory.config import default_config_path
+
     chosen = config or os.environ.get("CCMEM_CONFIG")
-    if chosen is None and not Path("config.yaml").exists() and (HERE / "config.yaml").exists():
+    # As ccmem: ./config.yaml, else the per-user one `ccmem setup` wrote; then this checkout's.
+    if chosen is None and not default_config_path().exists() and (HERE / "config.yaml").exists():
         chosen = str(HERE / "config.yaml")
     return load_settings(config_path=chosen)
 

@@ -63,6 +63,8 @@ class ServerSettings(_Section):
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=1, le=65535)
     data_dir: str = "data"
+    #: The stack's run files and logs (``ccmem stack``); None: under data_dir.
+    state_dir: str | None = None
     admin_token: str | None = None
     max_body_bytes: int = Field(2_000_000, ge=1024)
     cors_origins: list[str] = Field(default_factory=list)
@@ -427,6 +429,10 @@ class Settings(_Section):
         return Path(self.server.data_dir).expanduser().resolve()
 
     @property
+    def state_path(self) -> Path:
+        return Path(self.server.state_dir).expanduser().resolve() if self.server.state_dir else self.data_path
+
+    @property
     def database_url(self) -> str:
         if self.storage.database_url:
             url = self.storage.database_url
@@ -499,6 +505,39 @@ def _describe(error: ErrorDetails) -> str:
     return f"{key} = {value!r}: {error['msg']}"
 
 
+def user_dirs(environ: dict[str, str] | None = None) -> tuple[Path, Path, Path]:
+    """The per-user config, data and state directories of a package install (XDG base
+    directories: ``$XDG_CONFIG_HOME/ccmem``, ``$XDG_DATA_HOME/ccmem``, ``$XDG_STATE_HOME/ccmem``,
+    by default under ``~/.config``, ``~/.local/share`` and ``~/.local/state``)."""
+    environ = dict(os.environ if environ is None else environ)
+    home = Path(environ.get("HOME") or Path.home())
+
+    def base(variable: str, default: str) -> Path:
+        # The spec: a relative value is invalid and ignored.
+        value = environ.get(variable, "")
+        return Path(value) if value and Path(value).is_absolute() else home / default
+
+    return (
+        base("XDG_CONFIG_HOME", ".config") / "ccmem",
+        base("XDG_DATA_HOME", ".local/share") / "ccmem",
+        base("XDG_STATE_HOME", ".local/state") / "ccmem",
+    )
+
+
+def default_config_path(environ: dict[str, str] | None = None) -> Path:
+    """The config file read when none is named (``--config``, ``$CCMEM_CONFIG``).
+
+    ``./config.yaml`` wins where there is one (a checkout: its ``.env`` and ``data/`` as
+    always); else the per-user file ``ccmem setup`` writes, once it exists; else
+    ``./config.yaml``, which is missing: built-in defaults.
+    """
+    local = Path("config.yaml")
+    if local.exists():
+        return local
+    per_user = user_dirs(environ)[0] / "config.yaml"
+    return per_user if per_user.is_file() else local
+
+
 def load_settings(
     config_path: str | Path | None = None,
     env_file: str | Path | None = None,
@@ -507,14 +546,14 @@ def load_settings(
 ) -> Settings:
     """Read and validate the settings.
 
-    ``config_path`` defaults to ``$CCMEM_CONFIG`` or ``./config.yaml`` (a missing default file
-    means built-in defaults); ``env_file`` defaults to ``.env`` beside the config file. The
+    ``config_path`` defaults to ``$CCMEM_CONFIG``, else :func:`default_config_path` (a missing
+    default file means built-in defaults); ``env_file`` defaults to ``.env`` beside the config file. The
     process environment wins over ``.env``; ``overrides`` (dotted keys, from command-line
     flags) win over everything.
     """
     environ = dict(os.environ if environ is None else environ)
     explicit = config_path is not None or "CCMEM_CONFIG" in environ
-    path = Path(config_path or environ.get("CCMEM_CONFIG") or "config.yaml")
+    path = Path(config_path or environ.get("CCMEM_CONFIG") or default_config_path(environ))
     tree: dict[str, Any] = {}
     if path.exists():
         try:

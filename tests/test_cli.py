@@ -776,6 +776,10 @@ SERVICE_COMMANDS = {
     ("plugin", "status"): ("tests/test_e2e_plugin.py", '"plugin", "status"'),
     # Reads a transcripts folder and posts to a server: the import's integration tests run it.
     ("import", "claude-code"): ("tests/test_claude_import.py", '"import", "claude-code"'),
+    # The package route: a wheel installed outside the checkout (tests/test_package.py).
+    ("setup",): ("tests/test_package.py", '"setup"'),
+    ("up",): ("tests/test_package.py", '"up"'),
+    ("connect", "claude-code"): ("tests/test_e2e_connect.py", '"connect", "claude-code"'),
 }
 
 

@@ -24,6 +24,7 @@ import typer
 from ..errors import MemoryStackError
 from . import (
     connect,
+    connect_claude_code,
     consent,
     hooks,
     hygiene,
@@ -33,6 +34,7 @@ from . import (
     proxy,
     retention,
     server,
+    setup,
     stack,
     tokens,
     ui,
@@ -60,11 +62,15 @@ app.command()(retention.forget)
 app.add_typer(consent.app, name="consent")
 app.add_typer(hygiene.app, name="hygiene")
 app.command("mcp-config")(connect.mcp_config)
+app.add_typer(connect_claude_code.app, name="connect")
 app.add_typer(hooks.app, name="hooks")
 app.add_typer(plugin.app, name="plugin")
 # Extra arguments after `--` go to mitmdump.
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(proxy.proxy)
 app.add_typer(stack.app, name="stack")
+# The package route: per-user directories, then the stack (cli/setup.py).
+app.command()(setup.setup)
+app.command()(setup.up)
 app.command()(ui.ui)
 
 

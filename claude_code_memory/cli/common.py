@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..config import Settings, load_settings
+from ..config import Settings, default_config_path, load_settings
 from ..errors import Unavailable
 
 if TYPE_CHECKING:
@@ -38,7 +38,10 @@ out = Console()
 
 # -- options shared by many commands -----------------------------------------------------------
 ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", help="config.yaml to read (default ./config.yaml)")
+    Path | None,
+    typer.Option(
+        "--config", help="config.yaml to read (default ./config.yaml, else the one ccmem setup wrote)"
+    ),
 ]
 DataDirOpt = Annotated[
     Path | None, typer.Option("--data-dir", help="data directory (default from config: data/)")
@@ -69,7 +72,7 @@ def data_dir_override(data_dir: Path | None) -> dict[str, Any]:
 
 def config_file(config: Path | None) -> Path:
     """The config file :func:`load_settings` reads (it may not exist: defaults apply)."""
-    return Path(config or os.environ.get("CCMEM_CONFIG") or "config.yaml")
+    return Path(config or os.environ.get("CCMEM_CONFIG") or default_config_path())
 
 
 def identity(chosen: Settings) -> Identity:

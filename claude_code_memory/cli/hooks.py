@@ -103,6 +103,14 @@ def install(
         ),
     ] = None,
     project_dir: ProjectOpt = None,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--token-file",
+            help="a file holding the token (mode 0600), read by command hooks when $CCMEM_TOKEN is "
+            "not set (ccmem connect claude-code writes one)",
+        ),
+    ] = None,
     url: UrlOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -118,7 +126,8 @@ def install(
         )
     path = settings_path(scope, project_dir)
     document, text = _read(path)
-    entries = {event: cs.hook_entry(event, base_url) for event in _events(events)}
+    token_file = token_file.resolve() if token_file else None
+    entries = {event: cs.hook_entry(event, base_url, token_file=token_file) for event in _events(events)}
     updated = cs.with_hooks(document, entries)
     if text is not None and updated == document and cs.installed(document) == entries:
         out.print(f"already installed in {path}: {', '.join(entries)}", highlight=False)
@@ -127,10 +136,11 @@ def install(
     out.print(f"installed {', '.join(entries)} in {path}", highlight=False)
     if backup:
         out.print(f"backup: {backup}", highlight=False)
-    out.print(
-        f"the hooks send ${cs.TOKEN_ENV}: export it where Claude Code runs (ccmem token create)",
-        highlight=False,
-    )
+    if token_file is None:
+        out.print(
+            f"the hooks send ${cs.TOKEN_ENV}: export it where Claude Code runs (ccmem token create)",
+            highlight=False,
+        )
 
 
 @app.command()

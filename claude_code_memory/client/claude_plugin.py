@@ -33,9 +33,13 @@ SNAPSHOT_SUFFIX = ".ccmem-plugin-snapshot.json"
 
 
 def marketplace_root() -> Path | None:
-    """The checkout holding ``.claude-plugin/marketplace.json`` (None outside a checkout)."""
-    root = Path(__file__).resolve().parents[2]
-    return root if (root / ".claude-plugin" / "marketplace.json").is_file() else None
+    """The directory holding ``.claude-plugin/marketplace.json``: the checkout, else the copy
+    a wheel ships inside the package (None when neither is there)."""
+    package = Path(__file__).resolve().parents[1]
+    for root in (package.parent, package / "marketplace"):
+        if (root / ".claude-plugin" / "marketplace.json").is_file():
+            return root
+    return None
 
 
 def enabled_in(document: Mapping[str, Any]) -> bool:

@@ -39,18 +39,21 @@ def script_path() -> Path:
     return Path(__file__).resolve().parent / COMMAND_SCRIPT
 
 
-def hook_entry(event: str, base_url: str, python: str | None = None) -> dict[str, Any]:
-    """Our hook for ``event``: the token comes from ``$CCMEM_TOKEN`` when the hook runs."""
+def hook_entry(
+    event: str, base_url: str, python: str | None = None, token_file: Path | None = None
+) -> dict[str, Any]:
+    """Our hook for ``event``: the token comes from ``$CCMEM_TOKEN`` when the hook runs, else
+    (with ``token_file``: a command hook for every event) from that file."""
     url = base_url.rstrip("/") + HOOK_PATH
-    if event in COMMAND_EVENTS:
-        interpreter = python or sys.executable
-        command = " ".join(
-            shlex.quote(part)
-            for part in (interpreter, "-I", "-S", str(script_path()), url, str(HOOK_TIMEOUT - 1))
-        )
-        return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
-    if event not in HTTP_EVENTS:
+    if event not in ALL_EVENTS:
         raise ValueError(f"unknown hook event {event!r}: choose from {', '.join(ALL_EVENTS)}")
+    if event in COMMAND_EVENTS or token_file is not None:
+        interpreter = python or sys.executable
+        parts = [interpreter, "-I", "-S", str(script_path()), url, str(HOOK_TIMEOUT - 1)]
+        # The file's path, never the token itself: a command line is visible to every user.
+        parts += [str(token_file)] if token_file is not None else []
+        command = " ".join(shlex.quote(part) for part in parts)
+        return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
     return {
         "type": "http",
         "url": url,

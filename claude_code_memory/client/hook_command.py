@@ -1,12 +1,14 @@
 """Claude Code's command hook for events its http hooks do not reach (SessionStart).
 
-    python -I -S hook_command.py URL [TIMEOUT_SECONDS] < hook-input.json
+    python -I -S hook_command.py URL [TIMEOUT_SECONDS [TOKEN_FILE]] < hook-input.json
 
 Run by path, not as part of the package: the standard library only, nothing of the package
 imported, so it starts in a few tens of milliseconds where the full CLI takes hundreds. It
-posts the hook input from stdin to URL with ``Authorization: Bearer $CCMEM_TOKEN`` and prints
-the answer when it is a JSON object. Whatever goes wrong (no server, a refused token, a slow
-answer) it prints nothing and exits 0: the session goes on without memories.
+posts the hook input from stdin to URL with ``Authorization: Bearer $CCMEM_TOKEN`` (else the
+token in TOKEN_FILE, a 0600 file ``ccmem connect claude-code`` writes, so that a shell without
+the variable still has memory) and prints the answer when it is a JSON object. Whatever goes
+wrong (no server, a refused token, a slow answer) it prints nothing and exits 0: the session
+goes on without memories.
 """
 
 import json
@@ -26,6 +28,9 @@ def main(argv: list[str]) -> int:
         body = sys.stdin.buffer.read()
         headers = {"Content-Type": "application/json"}
         token = os.environ.get("CCMEM_TOKEN")
+        if not token and len(argv) > 3:
+            with open(argv[3], encoding="utf-8") as stream:
+                token = stream.read().strip()
         if token:
             headers["Authorization"] = f"Bearer {token}"
         # No proxies: the server is on this machine, and a proxy would only add a hop.

@@ -6,7 +6,7 @@ The supervisor (:mod:`claude_code_memory.stack.supervisor`) starts the processes
 (:mod:`claude_code_memory.cli.stack`) is the command line. Everything here is pure but
 :func:`read_state` / :func:`write_state` (one small JSON file).
 
-Layout under the data directory::
+Layout under the state directory (``server.state_dir``, by default the data directory)::
 
     data/run/stack.pid     the supervisor's PID (only while it runs)
     data/run/stack.json    its view of the services: PIDs, restarts, last exit codes
@@ -183,11 +183,11 @@ class StackState:
 
 
 def run_dir(settings: Settings) -> Path:
-    return settings.data_path / "run"
+    return settings.state_path / "run"
 
 
 def logs_dir(settings: Settings) -> Path:
-    return settings.data_path / "logs"
+    return settings.state_path / "logs"
 
 
 def pid_file(settings: Settings) -> Path:

@@ -1,0 +1,308 @@
+"""``ccmem connect claude-code [--hooks] [--undo]``: Claude Code connected to this server in one step.
+
+1. The user's token, minted over REST with the admin token this installation has (reused on a
+   second run while the server still takes it), kept in ``<data>/connect/claude-code.token``
+   (mode 0600): a token source that every new shell sees, unlike an exported variable.
+2. The plugin, through ``ccmem plugin install`` (Claude Code keeps the token as a sensitive
+   option; the plugin carries the hooks and the MCP server) where the ``claude`` CLI has plugins;
+   else, or with ``--hooks``, ``ccmem hooks install --token-file`` (command hooks that read the
+   file) and ``claude mcp add --transport http`` with the token in its header.
+3. The round trip: a marked memory stored, recalled through the hook endpoint, deleted.
+
+What it added is recorded in ``<data>/connect/claude-code.json``; ``--undo`` takes exactly that
+away (the plugin uninstalled with the settings restored, or the settings file put back as it was
+when nothing else changed it since, the MCP server removed, the token revoked).
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import shutil
+import subprocess
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..client import claude_settings as cs
+from ..config import Settings
+from ..errors import BadInput, MemoryStackError, Unavailable
+from ..stack.user_setup import write_private
+from . import common
+from . import hooks as hooks_cli
+from . import plugin as plugin_cli
+from .common import ConfigOpt, UrlOpt, out
+
+app = typer.Typer(help="Connect a client to this server in one step.")
+
+MCP_NAME = "memory"
+TOKEN_NAME = "ccmem connect claude-code"
+
+
+@dataclass
+class Record:
+    """What ``connect`` added, so that ``--undo`` removes that and nothing else."""
+
+    route: str  # "plugin" or "hooks"
+    user: str
+    base_url: str
+    token_id: str
+    settings_path: str = ""
+    #: The settings file before the hooks went in (None: there was none) and as connect left it.
+    settings_before: str | None = None
+    settings_written: str | None = None
+    mcp_added: bool = False
+
+
+def connect_dir(settings: Settings) -> Path:
+    return settings.data_path / "connect"
+
+
+def token_file(settings: Settings) -> Path:
+    return connect_dir(settings) / "claude-code.token"
+
+
+def record_file(settings: Settings) -> Path:
+    return connect_dir(settings) / "claude-code.json"
+
+
+def load_record(settings: Settings) -> Record | None:
+    try:
+        return Record(**json.loads(record_file(settings).read_text(encoding="utf-8")))
+    except (FileNotFoundError, ValueError, TypeError):
+        return None
+
+
+def save_record(settings: Settings, record: Record) -> None:
+    write_private(record_file(settings), json.dumps(asdict(record), indent=2) + "\n")
+
+
+# -- the server --------------------------------------------------------------------------------
+def _http(method: str, url: str, token: str, **kwargs: Any) -> Any:
+    import httpx  # where used: the CLI's start-up stays light
+
+    try:
+        response = httpx.request(
+            method, url, headers={"Authorization": f"Bearer {token}"}, timeout=30, **kwargs
+        )
+    except httpx.HTTPError as exc:
+        raise Unavailable(
+            f"the server at {url.split('/api/')[0]} cannot be reached ({exc.__class__.__name__}): "
+            "start it with `ccmem up`"
+        ) from exc
+    if response.status_code >= 400:
+        raise MemoryStackError(f"{method} {url} answered HTTP {response.status_code}: {response.text[:200]}")
+    return response.json() if response.content else None
+
+
+def token_user(base_url: str, token: str) -> str | None:
+    """The token's user when the server takes it, else None."""
+    try:
+        return str(_http("GET", f"{base_url}/api/v1/me", token).get("user_id") or "") or None
+    except MemoryStackError as exc:
+        if isinstance(exc, Unavailable):
+            raise
+        return None
+
+
+def user_token(settings: Settings, base_url: str, user: str) -> tuple[str, str | None]:
+    """The user's token (reused from the token file while the server takes it) and, when one was
+    minted now, its id."""
+    path = token_file(settings)
+    if path.exists():
+        kept = path.read_text(encoding="utf-8").strip()
+        if kept and token_user(base_url, kept) == user:
+            return kept, None
+    admin = settings.server.admin_token
+    if not admin:
+        raise BadInput("no admin token in this installation's .env: run `ccmem setup` (or ./install.sh)")
+    made = _http("POST", f"{base_url}/api/v1/tokens", admin, json={"user_id": user, "name": TOKEN_NAME})
+    connect_dir(settings).mkdir(parents=True, exist_ok=True)
+    os.chmod(connect_dir(settings), 0o700)
+    write_private(path, made["token"] + "\n")
+    return made["token"], made["id"]
+
+
+def round_trip(base_url: str, token: str, user: str) -> str:
+    """Store a marked memory, recall it through the hook endpoint, delete it; one line on success."""
+    marker = f"ccmem-connect-{uuid.uuid4().hex[:12]}"
+    text = f"The connection check {marker} stores, recalls and deletes this memory."
+    row = _http(
+        "POST",
+        f"{base_url}/api/v1/memories",
+        token,
+        json={"text": text, "app": "ccmem-connect", "user_id": user, "infer": False},
+    )
+    if not row or not row.get("id"):
+        raise MemoryStackError("the round trip's memory was not stored (the policy gate kept it back)")
+    try:
+        hook_input = {
+            "hook_event_name": "UserPromptSubmit",
+            "session_id": f"ccmem-connect-{uuid.uuid4().hex[:8]}",
+            "cwd": str(Path.cwd()),
+            "prompt": f"What does the connection check {marker} do?",
+        }
+        answer = _http("POST", f"{base_url}{cs.HOOK_PATH}", token, json=hook_input) or {}
+        context = str(answer.get("hookSpecificOutput", {}).get("additionalContext", ""))
+        if marker not in context:
+            raise MemoryStackError(
+                "the hook endpoint answered without the marked memory: recall does not work"
+            )
+    finally:
+        _http(
+            "DELETE", f"{base_url}/api/v1/memories", token, json={"memory_ids": [row["id"]], "user_id": user}
+        )
+    return f"round trip ok: {marker} stored, recalled through {cs.HOOK_PATH}, deleted"
+
+
+# -- Claude Code -------------------------------------------------------------------------------
+def _claude_path(claude: str) -> str | None:
+    return shutil.which(claude)
+
+
+def has_plugins(claude: str | None) -> bool:
+    """Whether this ``claude`` has the plugin commands ``ccmem plugin install`` drives."""
+    if claude is None:
+        return False
+    done = subprocess.run(
+        [claude, "plugin", "marketplace", "list", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    return done.returncode == 0
+
+
+def _mcp(claude: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [claude, "mcp", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _install_hooks(settings: Settings, base_url: str, record: Record) -> None:
+    path = hooks_cli.settings_path(hooks_cli.Scope.user)
+    before = path.read_text(encoding="utf-8") if path.exists() else None
+    hooks_cli.install(
+        scope=hooks_cli.Scope.user,
+        events=None,
+        project_dir=None,
+        token_file=token_file(settings),
+        url=base_url,
+    )
+    record.settings_path = str(path)
+    if record.settings_written is None:  # the first run's "before" is the one to restore
+        record.settings_before = before
+    record.settings_written = path.read_text(encoding="utf-8")
+
+
+def _add_mcp(claude: str | None, base_url: str, token: str, user: str, record: Record) -> str:
+    url = f"{base_url}/mcp/claude-code/http/{user}"
+    if claude is None:
+        return "no claude CLI on PATH: the MCP server was not added (`ccmem mcp-config --transport http`)"
+    if _mcp(claude, "get", MCP_NAME).returncode == 0:
+        if not record.mcp_added:
+            return f"an MCP server named {MCP_NAME!r} is already configured: left as it is"
+        _mcp(claude, "remove", MCP_NAME, "--scope", "user")
+    # The header is the one place the token is written: Claude Code's own ~/.claude.json.
+    added = _mcp(
+        claude, "add", "--scope", "user", "--transport", "http", MCP_NAME, url,
+        "--header", f"Authorization: Bearer {token}",
+    )  # fmt: skip
+    if added.returncode != 0:
+        raise MemoryStackError(f"claude mcp add failed: {(added.stderr or added.stdout).strip()[-200:]}")
+    record.mcp_added = True
+    return f"MCP server {MCP_NAME!r} added (Streamable HTTP, {url})"
+
+
+def _undo(settings: Settings, claude: str | None) -> None:
+    record = load_record(settings)
+    if record is None:
+        out.print("nothing to undo: `ccmem connect claude-code` has not run here", highlight=False)
+        return
+    if record.route == "plugin":
+        plugin_cli.uninstall(claude=claude or "claude")
+    else:
+        path = Path(record.settings_path)
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current == record.settings_written:
+            if record.settings_before is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_text(record.settings_before, encoding="utf-8")
+            out.print(f"{path} is as it was before", highlight=False, soft_wrap=True)
+        elif current is not None:
+            document, _ = cs.load(path)
+            path.write_text(cs.dump(cs.without_hooks(document), current), encoding="utf-8")
+            out.print(f"{path} changed since: only our hooks were removed", highlight=False, soft_wrap=True)
+        if record.mcp_added and claude is not None:
+            _mcp(claude, "remove", MCP_NAME, "--scope", "user")
+            out.print(f"MCP server {MCP_NAME!r} removed", highlight=False)
+    if record.token_id and settings.server.admin_token:
+        try:
+            _http("DELETE", f"{record.base_url}/api/v1/tokens/{record.token_id}", settings.server.admin_token)
+        except MemoryStackError as exc:
+            out.print(f"the token was not revoked: {exc.message}", highlight=False, soft_wrap=True)
+    token_file(settings).unlink(missing_ok=True)
+    record_file(settings).unlink(missing_ok=True)
+    out.print("disconnected Claude Code", highlight=False)
+
+
+@app.command("claude-code")
+def claude_code(
+    user: Annotated[str | None, typer.Option("--user", help="whose memory (default: $USER)")] = None,
+    hooks: Annotated[
+        bool, typer.Option("--hooks", help="settings hooks and `claude mcp add`, not the plugin")
+    ] = False,
+    undo: Annotated[bool, typer.Option("--undo", help="remove what an earlier run added")] = False,
+    claude: Annotated[
+        str, typer.Option("--claude", help="the Claude Code CLI (default: claude on PATH)")
+    ] = "claude",
+    url: UrlOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Mint your token, install the plugin (or the hooks and the MCP server), prove the round trip."""
+    from ..auth.identity import validate_user_id
+
+    settings = common.settings(config)
+    executable = _claude_path(claude)
+    if undo:
+        _undo(settings, executable)
+        return
+    base_url = common.server_url(settings, url)
+    user = validate_user_id(user or os.environ.get("USER") or getpass.getuser())
+    token, token_id = user_token(settings, base_url, user)
+    previous = load_record(settings)
+    route = "hooks" if hooks or not has_plugins(executable) else "plugin"
+    if previous is not None and previous.route != route:
+        raise BadInput(
+            f"connected by the {previous.route} route already: `ccmem connect claude-code --undo` first"
+        )
+    record = previous or Record(route, user, base_url, token_id or "")
+    record.token_id = token_id or record.token_id
+    save_record(settings, record)
+    if route == "plugin":
+        assert executable is not None
+        plugin_cli.install(user=user, token=token, url=base_url, claude=executable, config=config)
+    else:
+        _install_hooks(settings, base_url, record)
+        save_record(settings, record)
+        out.print(_add_mcp(executable, base_url, token, user, record), highlight=False, soft_wrap=True)
+    save_record(settings, record)
+    out.print(round_trip(base_url, token, user), highlight=False, soft_wrap=True)
+    out.print(
+        f"connected Claude Code for {user} by the {route} route; new sessions recall and capture "
+        f"(the token is in {token_file(settings)}, mode 0600)",
+        highlight=False,
+        soft_wrap=True,
+    )

@@ -1,0 +1,248 @@
+"""The package route: a wheel and an sdist built for real, the wheel installed with pip into a fresh
+virtualenv outside the repository, ``ccmem up`` from a directory with no config.yaml under a
+temporary HOME (per-user XDG directories, the admin token 0600, the model built), the smoke test
+``test_integration.py`` against it, and the stack stopped by its PIDs. Then the pure parts of
+the per-user setup: the directories, which config file wins, the defaults the package ships.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from claude_code_memory.client.claude_plugin import marketplace_root
+from claude_code_memory.config import default_config_path, load_settings, user_dirs
+from claude_code_memory.stack import user_setup
+from claude_code_memory.stack.services import read_state
+from claude_code_memory.stack.supervisor import alive
+from tests.support.processes import free_port
+from tests.support.server import REPO_ROOT
+
+#: What a wheel must carry besides the modules (the package data pyproject.toml lists).
+PACKAGE_DATA = (
+    "claude_code_memory/config.default.yaml",
+    "claude_code_memory/db/migrations/env.py",
+    "claude_code_memory/ui/templates/base.html",
+    "claude_code_memory/ui/static/ui.css",
+    "claude_code_memory/marketplace/.claude-plugin/marketplace.json",
+    "claude_code_memory/marketplace/plugin/.claude-plugin/plugin.json",
+    "claude_code_memory/marketplace/plugin/.mcp.json",
+    "claude_code_memory/marketplace/plugin/hooks/hooks.json",
+    "claude_code_memory/marketplace/plugin/scripts/memory_hook.py",
+    "claude_code_memory/marketplace/plugin/skills/remember/SKILL.md",
+)
+
+
+def run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # type: ignore[call-overload, no-any-return]
+        argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False, **kwargs
+    )
+
+
+def said(completed: subprocess.CompletedProcess[str]) -> str:
+    return f"exit {completed.returncode}\n{completed.stdout[-4000:]}\n{completed.stderr[-4000:]}"
+
+
+@dataclass
+class Built:
+    wheel: Path
+    sdist: Path
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    out = tmp_path_factory.mktemp("dist")
+    completed = run(
+        # The sdist, then the wheel from it: a file the sdist lacks fails the install below.
+        [sys.executable, "-m", "build", "--outdir", str(out), str(REPO_ROOT)],
+        timeout=600,
+    )
+    assert completed.returncode == 0, said(completed)
+    [wheel] = out.glob("*.whl")
+    [sdist] = out.glob("*.tar.gz")
+    return Built(wheel, sdist)
+
+
+@dataclass
+class Installed:
+    home: Path
+    workdir: Path
+    venv: Path
+    env: dict[str, str]
+    ports: dict[str, int]
+
+    def ccmem(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        return run([str(self.venv / "bin" / "ccmem"), *args], cwd=self.workdir, env=self.env, timeout=timeout)
+
+    @property
+    def state(self) -> Path:
+        return self.home / ".local" / "state" / "ccmem"
+
+
+@pytest.fixture
+def installed(built: Built, tmp_path: Path) -> Iterator[Installed]:
+    assert not tmp_path.resolve().is_relative_to(REPO_ROOT.resolve())
+    venv = tmp_path / "venv"
+    python = shutil.which("python3") or sys.executable
+    made = run([python, "-m", "venv", str(venv)], timeout=300)
+    assert made.returncode == 0, said(made)
+    pip = run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "--quiet"]
+        + [str(built.wheel)],
+        cwd=tmp_path,
+        timeout=1200,
+    )
+    assert pip.returncode == 0, said(pip)
+    home, workdir = tmp_path / "home", tmp_path / "somewhere"
+    home.mkdir()
+    workdir.mkdir()
+    ports = {"api": free_port(), "ui": free_port(), "proxy": free_port()}
+    # A new user's shell: no setting of the developer's, only the temporary home and free ports.
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("CCMEM_", "XDG_", "QDRANT_", "VIRTUAL_ENV", "PYTHON"))
+        and key not in ("DATABASE_URL", "MEM0_DIR", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+    }
+    env.update(
+        HOME=str(home),
+        USER="newcomer",
+        LOGNAME="newcomer",
+        PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}",
+        CCMEM_SERVER__PORT=str(ports["api"]),
+        CCMEM_UI__PORT=str(ports["ui"]),
+        CCMEM_PROXY__PORT=str(ports["proxy"]),
+    )
+    where = Installed(home, workdir, venv, env, ports)
+    yield where
+    state = read_state(where.state / "run" / "stack.json")
+    pids = [service.pid for service in state.services.values() if service.pid] if state else []
+    supervisor = where.state / "run" / "stack.pid"
+    where.ccmem("stack", "down", timeout=60)
+    if supervisor.exists():
+        pids.append(int(supervisor.read_text()))
+    for pid in pids:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.integration
+def test_wheel_and_sdist_carry_the_package_data(built: Built) -> None:
+    names = set(zipfile.ZipFile(built.wheel).namelist())
+    missing = [name for name in PACKAGE_DATA if name not in names]
+    assert not missing, missing
+    with tarfile.open(built.sdist) as sdist:
+        members = {member.name.split("/", 1)[1] for member in sdist.getmembers() if "/" in member.name}
+    missing = [name for name in (*PACKAGE_DATA, "pyproject.toml", "README.md") if name not in members]
+    assert not missing, missing
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(1800)
+def test_wheel_installs_and_runs_outside_the_checkout(installed: Installed) -> None:
+    upped = installed.ccmem("up", "--timeout", "240")
+    assert upped.returncode == 0, said(upped)
+    config_dir = installed.home / ".config" / "ccmem"
+    data_dir = installed.home / ".local" / "share" / "ccmem"
+    env_file = config_dir / ".env"
+    assert (env_file.stat().st_mode & 0o777) == 0o600
+    [admin] = re.findall(r"^CCMEM_ADMIN_TOKEN=(\S+)$", env_file.read_text(), re.M)
+    assert admin not in upped.stdout + upped.stderr
+    assert (data_dir / "memory.db").exists()
+    assert (installed.state / "logs" / "api.log").exists()
+    assert not (installed.workdir / "data").exists()  # nothing in the directory it ran from
+    # The model was built beside the installed packages, and it is the pinned one.
+    [model] = (installed.venv / "share" / "claude-code-memory").glob("*.onnx")
+    assert model.stat().st_size > 1_000_000
+    # No checkout: the capture proxy is left out and the user is told why.
+    assert "capture proxy runs from a checkout only" in upped.stderr
+
+    api = f"http://127.0.0.1:{installed.ports['api']}"
+    smoke = run(
+        [shutil.which("python3") or sys.executable, str(REPO_ROOT / "test_integration.py"), "--url", api],
+        cwd=installed.workdir,
+        env=installed.env,
+        timeout=300,
+    )
+    assert smoke.returncode == 0, said(smoke)
+    assert smoke.stdout.count("✓") == 6, smoke.stdout
+
+    again = installed.ccmem("up", "--timeout", "60")
+    assert again.returncode == 0 and "already runs" in again.stdout, said(again)
+    assert re.findall(r"^CCMEM_ADMIN_TOKEN=(\S+)$", env_file.read_text(), re.M) == [admin]
+    setup = installed.ccmem("setup")
+    assert setup.returncode == 0 and "made" not in setup.stderr, said(setup)
+    down = installed.ccmem("stack", "down", timeout=60)
+    assert down.returncode == 0, said(down)
+
+
+# -- the pure parts ------------------------------------------------------------------------
+def test_user_dirs_follow_xdg() -> None:
+    home = {"HOME": "/home/ada"}
+    assert user_dirs(home) == (
+        Path("/home/ada/.config/ccmem"),
+        Path("/home/ada/.local/share/ccmem"),
+        Path("/home/ada/.local/state/ccmem"),
+    )
+    chosen = {**home, "XDG_CONFIG_HOME": "/c", "XDG_DATA_HOME": "/d", "XDG_STATE_HOME": "relative"}
+    # A relative XDG value is invalid by the spec and ignored.
+    assert user_dirs(chosen) == (Path("/c/ccmem"), Path("/d/ccmem"), Path("/home/ada/.local/state/ccmem"))
+
+
+def test_a_local_config_wins_then_the_per_user_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    environ = {"HOME": str(tmp_path / "home")}
+    monkeypatch.chdir(tmp_path)
+    assert default_config_path(environ) == Path("config.yaml")  # nothing set up: defaults, as always
+    report = user_setup.setup(environ, model=False)
+    assert default_config_path(environ) == report.config_file
+    settings = load_settings(environ=environ)
+    assert settings.data_path == report.data_dir and settings.state_path == report.state_dir
+    assert settings.server.admin_token
+    (tmp_path / "config.yaml").write_text("server:\n  port: 9999\n")
+    assert default_config_path(environ) == Path("config.yaml")  # a checkout keeps its own
+    assert load_settings(environ=environ).server.port == 9999
+
+
+def test_setup_is_idempotent_and_keeps_secrets_private(tmp_path: Path) -> None:
+    environ = {"HOME": str(tmp_path)}
+    first = user_setup.setup(environ, model=False)
+    token = first.env_file.read_text()
+    assert (first.env_file.stat().st_mode & 0o777) == 0o600
+    assert all((path.stat().st_mode & 0o777) == 0o700 for path in (first.config_dir, first.data_dir))
+    first.config_file.write_text(first.config_file.read_text() + "# mine\n")
+    second = user_setup.setup(environ, model=False)
+    assert second.created == []
+    assert second.env_file.read_text() == token
+    assert second.config_file.read_text().endswith("# mine\n")
+
+
+def test_the_package_ships_the_checkouts_defaults() -> None:
+    assert user_setup.DEFAULTS.read_text() == (REPO_ROOT / "config.yaml").read_text()
+    text = user_setup.config_text(user_setup.DEFAULTS.read_text(), Path("/d ir"), Path("/s"))
+    server = yaml.safe_load(text)["server"]
+    assert (server["data_dir"], server["state_dir"]) == ("/d ir", "/s")
+
+
+def test_the_tokenizer_pin_is_install_shs() -> None:
+    found = re.search(r'^TOKENIZER_PACKAGE="([^"]+)"$', (REPO_ROOT / "install.sh").read_text(), re.M)
+    assert found and found[1] == user_setup.TOKENIZER_PACKAGE
+
+
+def test_the_marketplace_ships_in_the_package() -> None:
+    # In a checkout the checkout's own; the package's links point at the same files.
+    assert marketplace_root() == REPO_ROOT
+    shipped = REPO_ROOT / "claude_code_memory" / "marketplace"
+    for name in (".claude-plugin/marketplace.json", "plugin/.claude-plugin/plugin.json"):
+        assert (shipped / name).read_bytes() == (REPO_ROOT / name).read_bytes()
