@@ -30,6 +30,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import InvalidRedirectUriError
+from pydantic import AnyUrl
 
 from claude_code_memory.auth.identity import Principal
 from claude_code_memory.auth.oauth import access_tokens, keys, scopes
@@ -557,3 +559,19 @@ def _empty(tmp_path: Path) -> Path:
     path = tmp_path / "config.yaml"
     path.write_text("{}\n")
     return path
+
+
+def test_loopback_redirect_uris_match_any_port() -> None:
+    url = "https://app.example/c.json"
+    client = parse_document(url, {"client_id": url, "redirect_uris": ["http://localhost/callback"]}, [])
+    assert (
+        str(client.validate_redirect_uri(AnyUrl("http://localhost:55021/callback")))
+        == "http://localhost:55021/callback"
+    )
+    for other in (
+        "http://localhost:1/elsewhere",
+        "http://127.0.0.1:1/callback",
+        "https://localhost:1/callback",
+    ):
+        with pytest.raises(InvalidRedirectUriError):
+            client.validate_redirect_uri(AnyUrl(other))

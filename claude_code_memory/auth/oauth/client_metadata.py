@@ -19,12 +19,37 @@ from urllib.parse import urlsplit
 
 import httpx
 from mcp.shared.auth import OAuthClientInformationFull
-from pydantic import ValidationError
+from pydantic import AnyUrl, ValidationError
 
 MAX_DOCUMENT_BYTES = 64 * 1024
 FETCH_TIMEOUT_SECONDS = 5.0
 #: How long a fetched document is trusted before it is fetched again.
 CACHE_SECONDS = 300
+
+
+class Client(OAuthClientInformationFull):
+    """A client whose loopback redirect URIs match with any port (RFC 8252 §7.3: a native
+    app listens on whatever port is free, as Claude Code does)."""
+
+    def validate_redirect_uri(self, redirect_uri: AnyUrl | None) -> AnyUrl:
+        if redirect_uri is not None and any(
+            _same_loopback(str(registered), str(redirect_uri)) for registered in self.redirect_uris or []
+        ):
+            return redirect_uri
+        return super().validate_redirect_uri(redirect_uri)
+
+
+def _same_loopback(registered: str, requested: str) -> bool:
+    ours, theirs = urlsplit(registered), urlsplit(requested)
+    return (
+        ours.scheme == theirs.scheme == "http"
+        and ours.hostname in LOOPBACK_HOSTS
+        and ours.hostname == theirs.hostname
+        and (ours.path, ours.query) == (theirs.path, theirs.query)
+    )
+
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 class ClientMetadataError(ValueError):
@@ -39,7 +64,7 @@ def is_metadata_url(client_id: str) -> bool:
 def check_url(client_id: str, *, allow_loopback: bool) -> None:
     parts = urlsplit(client_id)
     host = parts.hostname or ""
-    loopback_http = parts.scheme == "http" and host in ("127.0.0.1", "localhost", "::1")
+    loopback_http = parts.scheme == "http" and host in LOOPBACK_HOSTS
     if parts.scheme != "https" and not (allow_loopback and loopback_http):
         raise ClientMetadataError(f"client_id {client_id!r}: a metadata document URL must be https")
     if parts.path in ("", "/") or parts.fragment or parts.username or parts.password:
@@ -60,7 +85,7 @@ def _private(host: str, port: int) -> bool:
     return False
 
 
-def parse_document(client_id: str, document: Any, scopes: list[str]) -> OAuthClientInformationFull:
+def parse_document(client_id: str, document: Any, scopes: list[str]) -> Client:
     """The client a fetched document describes (pure)."""
     if not isinstance(document, dict):
         raise ClientMetadataError(f"{client_id}: the document is not a JSON object")
@@ -76,7 +101,7 @@ def parse_document(client_id: str, document: Any, scopes: list[str]) -> OAuthCli
             "a metadata-document client is public ('none')"
         )
     try:
-        return OAuthClientInformationFull(
+        return Client(
             client_id=client_id,
             redirect_uris=redirect_uris,
             client_name=document.get("client_name"),

@@ -33,7 +33,7 @@ from mcp.server.auth.provider import (
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from . import access_tokens, scopes
-from .client_metadata import ClientMetadataError, ClientMetadataFetcher, is_metadata_url
+from .client_metadata import Client, ClientMetadataError, ClientMetadataFetcher, is_metadata_url
 from .keys import ALGORITHM, SigningKey
 from .store import OAuthStore
 
@@ -97,7 +97,7 @@ class BuiltInProvider:
                 log.warning("OAuth client refused: %s", error)
                 return None
         stored = await anyio.to_thread.run_sync(self.store.client, client_id)
-        return OAuthClientInformationFull.model_validate(stored) if stored else None
+        return Client.model_validate(stored) if stored else None
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         for uri in client_info.redirect_uris or []:
