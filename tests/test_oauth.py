@@ -29,6 +29,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from mcp import Client
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import InvalidRedirectUriError
 from pydantic import AnyUrl
@@ -575,3 +576,30 @@ def test_loopback_redirect_uris_match_any_port() -> None:
     ):
         with pytest.raises(InvalidRedirectUriError):
             client.validate_redirect_uri(AnyUrl(other))
+
+
+def test_sse_takes_access_tokens_too(oauth_server: MemoryServer) -> None:
+    user, user_token = new_user(oauth_server)
+    base = oauth_server.base_url
+    tokens = anyio.run(lambda: raw_flow(base, user_token, scope="memory:read"))
+
+    async def search() -> str:
+        url = f"{base}/mcp/claude-code/sse/{user}"
+        async with Client(
+            sse_client(url, headers={"Authorization": f"Bearer {tokens.access_token}"}), mode="legacy"
+        ) as session:
+            result = await session.call_tool("search_memory", {"query": "anything"})
+            assert not result.is_error, result
+            return "ok"
+
+    assert anyio.run(search) == "ok"
+
+
+def test_with_oauth_off_nothing_changes(server: MemoryServer) -> None:
+    base = server.base_url
+    assert httpx.get(f"{base}/.well-known/oauth-protected-resource").status_code == 404
+    assert httpx.get(f"{base}/.well-known/oauth-authorization-server").status_code == 404
+    refused = httpx.get(f"{base}/api/v1/memories")
+    assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
+    mcp = httpx.post(f"{base}/mcp/claude-code/http/alice", json={})
+    assert mcp.status_code == 401 and mcp.headers["www-authenticate"] == "Bearer"
