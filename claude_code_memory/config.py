@@ -399,8 +399,39 @@ class LocalModeSettings(_Section):
         return value
 
 
+class OAuthSettings(_Section):
+    """OAuth 2.1 as MCP's authorization spec asks (docs/oauth.md). Off by default; on, the API
+    and the MCP endpoint are a resource server, and tokens come from the built-in authorization
+    server, or from the OpenID Connect ``issuer`` when one is named. Bearer tokens from
+    ``ccmem token create`` keep working beside OAuth tokens, with the user's full rights."""
+
+    enabled: bool = False
+    #: This server's public URL, the audience of its tokens (RFC 8707); on loopback it defaults
+    #: to http://<server.host>:<server.port>, elsewhere it must be set.
+    resource_url: str | None = None
+    #: An external OpenID Connect issuer; null: the built-in authorization server.
+    issuer: str | None = None
+    #: The ``aud`` the external issuer puts in tokens for this server; default resource_url.
+    audience: str | None = None
+    #: The claim of an external issuer's token that names the user.
+    user_claim: str = Field("sub", pattern=r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$")
+    access_token_minutes: int = Field(15, ge=1, le=24 * 60)
+    refresh_token_days: int = Field(30, ge=1, le=3650)
+    #: Client ID Metadata Documents at http://127.0.0.1 or localhost URLs (tests and development
+    #: only: production client ids are https URLs).
+    allow_loopback_client_ids: bool = False
+
+    @field_validator("resource_url", "issuer")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value and not re.match(r"^https?://[^/?#\s]+(/[^?#\s]*)?$", value):
+            raise ValueError("must be an http:// or https:// URL without a query or fragment")
+        return value.rstrip("/") if value else value
+
+
 class AuthSettings(_Section):
     local_mode: LocalModeSettings = Field(default_factory=LocalModeSettings)
+    oauth: OAuthSettings = Field(default_factory=OAuthSettings)
 
 
 class Settings(_Section):

@@ -70,6 +70,12 @@ def create_app(settings: Settings, components: ServerParts | None = None) -> Fas
         else None
     )
 
+    try:
+        oauth = _oauth(settings, parts)
+    except BaseException:
+        parts.close()
+        raise
+
     if local_mode is not None:  # the local user exists from the start, as OpenMemory's default user did
         with parts.database.session() as session:
             parts.service.owners.user(session, local_mode.user)
@@ -98,6 +104,7 @@ def create_app(settings: Settings, components: ServerParts | None = None) -> Fas
     app.state.settings = settings
     app.state.identity = parts.identity
     app.state.local_mode = local_mode
+    app.state.oauth = oauth
     errors.install(app)
 
     @app.get("/health", tags=["health"], summary="Database and vector store status (no auth)")
@@ -147,6 +154,10 @@ def create_app(settings: Settings, components: ServerParts | None = None) -> Fas
     app.include_router(admin.router)
     if mcp is not None:
         app.router.routes.extend(mcp.routes)
+    if oauth is not None:
+        from .routes import oauth as oauth_routes  # loads the MCP SDK's auth: only when on
+
+        app.router.routes.extend(oauth_routes.routes(oauth, parts.identity))
 
     if settings.server.cors_origins or local_mode is not None:
         app.add_middleware(
@@ -187,3 +198,20 @@ def _local_mode(settings: Settings) -> LocalMode | None:
         ", ".join(local.aliases) or "none",
     )
     return LocalMode(user=local.user, aliases=frozenset(local.aliases), port=settings.server.port)
+
+
+def _oauth(settings: Settings, parts: ServerParts) -> Any:
+    """``auth.oauth`` (docs/oauth.md) when it is on: the resource server and, without an
+    external issuer, the built-in authorization server."""
+    if not settings.auth.oauth.enabled:
+        return None
+    from ..auth import oauth
+
+    built = oauth.build(settings, parts.database)
+    assert built is not None
+    log.info(
+        "OAuth is on: resource %s, authorization server %s",
+        built.resource.resource,
+        built.resource.authorization_servers[0],
+    )
+    return built

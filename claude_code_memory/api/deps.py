@@ -70,7 +70,12 @@ def authenticate(request: Request) -> Principal:
             origin, fetch_site = headers.get("origin"), headers.get("sec-fetch-site")
             principal = local.principal(headers.get("host"), origin, fetch_site)
         else:
-            principal = request.app.state.identity.authenticate(authorization)
+            oauth = getattr(request.app.state, "oauth", None)  # auth.oauth (docs/oauth.md)
+            if oauth is None:
+                principal = request.app.state.identity.authenticate(authorization)
+            else:
+                principal = oauth.resource.authenticate(authorization, request.app.state.identity)
+                oauth.resource.require_rest(principal, request.method, request.url.path)
         request.state.principal = principal
     return principal
 

@@ -45,6 +45,10 @@ class Principal:
     aliases: frozenset[str] = frozenset()
     #: A request without a token, let in by ``auth.local_mode`` (auth/local_mode.py).
     local: bool = False
+    #: An OAuth access token's scopes (auth/oauth/scopes.py); None: every right (other tokens).
+    scopes: frozenset[str] | None = None
+    #: The OAuth client the access token was issued to.
+    client_id: str | None = None
 
     def resolve(self, user_id: str) -> str:
         """The user ``user_id`` names for this principal (an alias is its own user); raise

@@ -76,6 +76,8 @@ class McpEndpoint:
         # MCPServer has no public handle on the low-level server the transports drive; the SDK's
         # own in-process Client reaches it the same way.
         self._lowlevel = server._lowlevel_server  # noqa: SLF001
+        self._server = server
+        self._read_only_tools: frozenset[str] | None = None
         self._init_options = self._lowlevel.create_initialization_options()
         self._authenticate = authenticate
         self._authenticate_is_async = inspect.iscoroutinefunction(authenticate)
@@ -138,6 +140,29 @@ class McpEndpoint:
         # An alias (the local mode's OpenMemory default names) acts as the principal's user.
         return Caller(user_id=principal.resolve(user_id), client_name=client_name), _owner(principal)
 
+    async def _require_scope(self, request: Request, body: bytes | None) -> None:
+        """An OAuth access token must carry the scope the message needs (auth/oauth/scopes.py):
+        a tool not marked read-only needs memory:write. Other tokens have every right."""
+        principal = await self._principal(request)
+        if not _scoped(principal):
+            return
+        from ..auth.oauth import scopes
+
+        needed = scopes.READ
+        if body is not None:
+            needed = scopes.for_mcp(_messages(body), await self._read_only())
+        request.app.state.oauth.resource.require(principal, needed)
+
+    async def _read_only(self) -> frozenset[str]:
+        if self._read_only_tools is None:
+            tools = await self._server.list_tools()
+            self._read_only_tools = frozenset(
+                tool.name
+                for tool in tools
+                if tool.annotations is not None and tool.annotations.read_only_hint
+            )
+        return self._read_only_tools
+
     # -- SSE --------------------------------------------------------------------------------
     async def _sse_connect(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
@@ -145,6 +170,7 @@ class McpEndpoint:
             return await _method_not_allowed("GET")(scope, receive, send)
         try:
             caller, owner = await self._admit(request)
+            await self._require_scope(request, None)
         except MemoryStackError as error:
             return await _error_response(error)(scope, receive, send)
 
@@ -193,6 +219,7 @@ class McpEndpoint:
             # Checked here because the SDK answers a bad message with a logged traceback.
             body = await _read_body(receive, self._max_body_bytes)
             _check_message(body)
+            await self._require_scope(request, body)
         except MemoryStackError as error:
             return await _error_response(error)(scope, receive, send)
         with bind_caller(session.caller):
@@ -222,6 +249,10 @@ class McpEndpoint:
             caller, _ = await self._admit(request)
             if self._http is None:
                 raise Unavailable("the MCP endpoint is not running (McpEndpoint.run() was not entered)")
+            if request.method == "POST" and _scoped(await self._principal(request)):
+                body = await _read_body(receive, self._max_body_bytes)
+                await self._require_scope(request, body)
+                receive = _replay(body, receive)
         except MemoryStackError as error:
             return await _error_response(error)(scope, receive, send)
         if request.method != "POST":
@@ -243,6 +274,20 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
             raise TooLarge(f"the message is larger than {limit} bytes")
         if not message.get("more_body"):
             return bytes(body)
+
+
+def _scoped(principal: Any) -> bool:
+    return getattr(principal, "scopes", None) is not None
+
+
+def _messages(body: bytes) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of a body (one or a batch); [] when it is not JSON."""
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return []
+    items = parsed if isinstance(parsed, list) else [parsed]
+    return [item for item in items if isinstance(item, dict)]
 
 
 def _check_message(body: bytes) -> None:
