@@ -8,12 +8,10 @@ standing rules). One server and UI for the module; each test has its own user.
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import httpx
 import pytest
 
 from tests.support.server import MemoryServer
@@ -58,25 +56,9 @@ def ui(stack: tuple[MemoryServer, UiServer]) -> UiServer:
     return stack[1]
 
 
-class RestUser(User):
-    """A user whose token the admin makes over REST (faster than a ``ccmem token create``)."""
-
-    def __init__(self, api: MemoryServer, name: str) -> None:
-        self.api = api
-        self.name = f"{name}-{uuid.uuid4().hex[:6]}"
-        made = httpx.post(
-            f"{api.base_url}/api/v1/tokens",
-            json={"user_id": self.name, "name": "ui test"},
-            headers=api.admin_headers(),
-            timeout=60,
-        )
-        assert made.status_code == 201, made.text
-        self.token = made.json()["token"]
-
-
 @pytest.fixture
 def alice(api: MemoryServer) -> User:
-    return RestUser(api, "alice")
+    return User(api, "alice")  # its token made over REST: the server runs
 
 
 def listed(page: Any) -> list[str]:
