@@ -280,3 +280,20 @@ def test_closing_waits_for_a_background_reclaim(tmp_path: Path) -> None:
     finally:
         if not closing.is_alive() and not closing.ident:
             parts.close()
+
+
+def test_the_logs_entry_follows_server_state_dir(tmp_path: Path) -> None:
+    """`ccmem stack` writes its logs under server.state_dir when one is set (the package
+    route's XDG state directory); the storage view counted data/logs, which stays empty then."""
+    from claude_code_memory.memories.lifecycle.storage import store_bytes
+
+    data, state = tmp_path / "data", tmp_path / "state"
+    (state / "logs").mkdir(parents=True)
+    (state / "logs" / "api.log").write_bytes(b"x" * 4096)
+    settings = load_settings(
+        config_path=None,
+        environ={},
+        overrides={"server.data_dir": str(data), "server.state_dir": str(state)},
+    )
+    [logs] = [entry for entry in store_bytes(settings) if entry["store"] == "logs"]
+    assert logs["path"] == str(state / "logs") and logs["bytes"] >= 4096

@@ -51,6 +51,7 @@ def store_bytes(settings: Settings, database: Database | None = None) -> list[di
         else None
     )
     history = data / "mem0" / "history.db"
+    logs = settings.state_path / "logs"
     vectors = data / "vectors"
     wal = vectors / settings.storage.collection_name / "wal"
     entries = []
@@ -76,7 +77,8 @@ def store_bytes(settings: Settings, database: Database | None = None) -> list[di
     entries += [
         _entry("history", "mem0 history (memories' text, purged on delete)", history, disk_bytes(history)),
         _entry("history_wal", "its write-ahead log", history, _logs(history)),
-        _entry("logs", "service logs (ccmem stack)", data / "logs", disk_bytes(data / "logs")),
+        # Where `ccmem stack` writes them: under server.state_dir when that is set, else data/.
+        _entry("logs", "service logs (ccmem stack)", logs, disk_bytes(logs)),
     ]
     counted = sum(e["bytes"] for e in entries if e["path"] and str(e["path"]).startswith(str(data)))
     entries.append(
