@@ -36,6 +36,7 @@ from . import (
     server,
     setup,
     stack,
+    sync,
     tokens,
     ui,
 )
@@ -57,6 +58,7 @@ app.command("list")(memories.list_memories)
 app.command()(memories.get)
 app.command()(memories.export)
 app.add_typer(imports.app, name="import")
+app.add_typer(sync.app, name="sync")
 app.command()(retention.purge)
 app.command()(retention.forget)
 app.add_typer(consent.app, name="consent")
