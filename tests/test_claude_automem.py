@@ -122,12 +122,25 @@ def test_files_come_in_once_and_the_server_goes_out_to_our_file(server: MemorySe
         added = client.post(
             "/api/v1/memories", json={"text": "Deploys go out on Tuesdays only.", "project": project}
         ).json()
+    # A conversation turn the Stop hook captured is a log, not a fact: it stays out of our file.
+    cwd = Path(server.env["HOME"]) / "code" / project
+    hook = {"session_id": "s1", "cwd": str(cwd), "transcript_path": "/dev/null"}
+    with server.client(token) as client:
+        for event in (
+            {"hook_event_name": "UserPromptSubmit", "prompt": "Where do the kestrel logs go?"},
+            {"hook_event_name": "Stop", "last_assistant_message": "To the loghaven bucket."},
+        ):
+            assert client.post("/api/v1/hooks/claude-code", json=hook | event).status_code == 200
+        for item in client.get("/api/v1/consent/pending", params={"project": project}).json()["items"]:
+            client.post(f"/api/v1/consent/{item['id']}/approve")
+    assert any("loghaven" in item["content"] for item in memories(server, token, project).values())
     third = sync(server, token)
     assert third["own_written"] == 1
     own = (folder / OWN_FILE).read_text()
     assert "Deploys go out on Tuesdays only." in own and f"ccmem:{added['id']}" in own
     assert own.startswith("---\nname: ccmem-memories\n")
     assert "Merge freeze" not in own  # imported memories are Claude Code's already
+    assert "loghaven" not in own
     assert read_memory_file(folder / OWN_FILE).kind == "project"  # Claude Code's file shape
     # Edited in ccmem: the file follows.
     with server.client(token) as client:

@@ -41,6 +41,7 @@ PACKAGE_DATA = (
     "claude_code_memory/marketplace/plugin/.mcp.json",
     "claude_code_memory/marketplace/plugin/hooks/hooks.json",
     "claude_code_memory/marketplace/plugin/scripts/memory_hook.py",
+    "claude_code_memory/marketplace/plugin/scripts/memory_hook.sh",
     "claude_code_memory/marketplace/plugin/skills/remember/SKILL.md",
 )
 

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 import yaml
 
 from ..errors import BadInput, MemoryStackError, NotFound, TooLarge
+from .claude_import import IMPORT_SOURCE
 from .claude_transcripts import project_of
 
 APP = "claude-code"
@@ -44,6 +45,10 @@ OWN_FILE = "ccmem-memories.md"
 #: Largest memory file read (Claude Code's own files are small; the gate caps the text again).
 MAX_FILE_BYTES = 256 * 1024
 TYPES = ("user", "feedback", "project", "reference")
+#: ``metadata.source`` of conversation turns (the Stop hook's, the capture proxy's, the
+#: transcript import's): a log of what was said, not facts for Claude Code's memory, so they stay
+#: out of :data:`OWN_FILE`.
+TURN_SOURCES = frozenset({"claude-code-hook", "proxy", IMPORT_SOURCE})
 
 
 class Server(Protocol):
@@ -307,7 +312,8 @@ def sync_folder(server: Server | None, memory_dir: Path, state_dir: Path) -> Syn
     own = [
         row
         for row in project_memories(server, project)
-        if str(row.get("id")) not in imported or _content(row) != imported[str(row.get("id"))]
+        if (str(row.get("id")) not in imported or _content(row) != imported[str(row.get("id"))])
+        and (row.get("metadata_") or {}).get("source") not in TURN_SOURCES
     ]
     report.counts["own_memories"] += len(own)
     if _write_own(memory_dir, render_own_file(project, own) if own else None):
