@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import uuid
@@ -42,21 +43,34 @@ def token(server: MemoryServer) -> str:
 
 
 def run_hook(
-    home: Path, body: dict[str, Any], url: str, token: str | None, *, path: str | None = None
+    home: Path,
+    body: dict[str, Any],
+    url: str,
+    token: str | None,
+    *,
+    path: str | None = None,
+    on_socket: bool = False,
 ) -> str:
+    """The script's output for ``body``; ``on_socket``: the input on a socket, as Claude Code
+    (Node's child processes) hands it over, else on a pipe."""
     env = {"PATH": path or os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
     env["CLAUDE_PLUGIN_OPTION_SERVER_URL"] = url
     env["CLAUDE_PROJECT_DIR"] = str(home / "kestrel")
     if token is not None:
         env["CLAUDE_PLUGIN_OPTION_TOKEN"] = token
-    done = subprocess.run(
-        ["/bin/sh", str(SCRIPT)],
-        input=json.dumps(body).encode(),
-        env=env,
-        cwd=home,
-        capture_output=True,
-        timeout=30,
-    )
+    data = json.dumps(body).encode()
+    if on_socket:
+        ours, theirs = socket.socketpair()
+        with ours, theirs:
+            ours.sendall(data)
+            ours.shutdown(socket.SHUT_WR)
+            done = subprocess.run(
+                ["/bin/sh", str(SCRIPT)], stdin=theirs, env=env, cwd=home, capture_output=True, timeout=30
+            )
+    else:
+        done = subprocess.run(
+            ["/bin/sh", str(SCRIPT)], input=data, env=env, cwd=home, capture_output=True, timeout=30
+        )
     assert done.returncode == 0 and done.stderr == b"", done
     return done.stdout.decode()
 
@@ -78,8 +92,9 @@ def home(tmp_path: Path) -> Path:
 
 
 def test_recall_and_capture_with_the_plugin_s_token(server: MemoryServer, token: str, home: Path) -> None:
-    answer = json.loads(run_hook(home, prompt(home), server.base_url + "/", token))
-    assert "wrenfinch" in answer["hookSpecificOutput"]["additionalContext"]
+    for on_socket in (False, True):
+        answer = json.loads(run_hook(home, prompt(home), server.base_url + "/", token, on_socket=on_socket))
+        assert "wrenfinch" in answer["hookSpecificOutput"]["additionalContext"]
     stop = prompt(home) | {"hook_event_name": "Stop", "last_assistant_message": "It uses wrenfinch."}
     del stop["prompt"]
     run_hook(home, prompt(home) | {"session_id": stop["session_id"]}, server.base_url, token)
@@ -122,7 +137,7 @@ def test_it_stands_aside_exactly_for_ccmem_hooks_install_s_hooks(
 
 def test_the_token_is_never_on_a_command_line() -> None:
     script = SCRIPT.read_text(encoding="utf-8")
-    # Only printf (a builtin) sees it, and curl reads it from its standard input (-K -).
+    # Only printf (a builtin) sees it, and curl reads it from a pipe (-K /dev/fd/3).
     uses = [line for line in script.splitlines() if "$token" in line and not line.lstrip().startswith("#")]
     assert all("printf" in line or line.lstrip().startswith("case") for line in uses), uses
-    assert "curl -K - " in script
+    assert "curl -K /dev/fd/3 " in script

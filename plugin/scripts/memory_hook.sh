@@ -6,7 +6,7 @@
 #
 # Claude Code runs it as an exec-form command hook with the plugin's options in the environment:
 # CLAUDE_PLUGIN_OPTION_SERVER_URL and CLAUDE_PLUGIN_OPTION_TOKEN. The token reaches curl through
-# a config on curl's standard input (printf is a shell builtin), never on a command line, where
+# a config on a pipe (printf is a shell builtin), never on a command line, where
 # any local user's ps would see it. The hook input goes to the server's hook endpoint as it is
 # and the server's answer is printed.
 #
@@ -33,11 +33,13 @@ case $token in
 esac
 url=${CLAUDE_PLUGIN_OPTION_SERVER_URL:-http://127.0.0.1:8765}
 url=${url%/}
-exec 3<&0
-# -f: an error status prints nothing; --noproxy: the server is normally on this machine.
+# The hook input stays on curl's standard input (@-: read, never opened by name, since Claude Code
+# hands it over on a socket, which /dev/fd cannot open); the config with the token comes on a
+# pipe as fd 3. -f: an error status prints nothing; --noproxy: the server is normally local.
+exec 4<&0
 answer=$(printf 'header = "Authorization: Bearer %s"\n' "$token" |
-    curl -K - -sf --noproxy '*' -m 4 -H 'Content-Type: application/json' \
-        --data-binary @/dev/fd/3 "$url$hook_path" 2>/dev/null) || exit 0
+    curl -K /dev/fd/3 -sf --noproxy '*' -m 4 -H 'Content-Type: application/json' \
+        --data-binary @- "$url$hook_path" 3<&0 0<&4 4<&- 2>/dev/null) || exit 0
 case $answer in
     "{"*) printf '%s' "$answer" ;;
 esac
