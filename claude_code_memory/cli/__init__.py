@@ -65,6 +65,7 @@ def _root(
 ) -> None:
     """claude-code-memory: a self-hosted memory server for Claude Code and MCP clients."""
 
+
 app.command()(server.serve)
 app.command()(server.status)
 app.command()(server.doctor)
