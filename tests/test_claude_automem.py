@@ -237,3 +237,31 @@ def test_reader_takes_claude_codes_shape(tmp_path: Path) -> None:
     assert memory.text().startswith("Integration tests must hit a real database, not mocks\n\n")
     with pytest.raises(BadFile, match="cannot read"):
         read_memory_file(tmp_path / "missing.md")
+
+
+def test_the_pinned_cli_s_memory_folder_is_the_one_synced(server: MemoryServer, tmp_path: Path) -> None:
+    """Where the pinned Claude Code keeps this project's auto-memory (its ``init`` event says),
+    what it sends of it (the ``MEMORY.md`` index, not the files), and that a sync finds it there."""
+    from .support.fake_anthropic import FakeAnthropic, always_text
+    from .support.node_clients import run_claude
+
+    home = tmp_path / "home"
+    (home / "project" / ".git").mkdir(parents=True)  # run_claude's working directory
+    with FakeAnthropic(always_text("OK.")) as upstream:
+        first = run_claude("hello", home=home, upstream_url=upstream.base_url)
+        folder = Path(first.event("system", "init")["memory_paths"]["auto"])
+        assert folder.parent.parent == home / ".claude" / "projects"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "MEMORY.md").write_text("- [Release freeze](project_freeze.md) — merge freeze dates\n")
+        (folder / "project_freeze.md").write_text(PROJECT)
+        (folder / OWN_FILE).write_text("---\nname: ccmem-memories\n---\n\n- Deploys go out on Wednesdays.\n")
+        run_claude("hello again", home=home, upstream_url=upstream.base_url)
+        sent = json.dumps(upstream.message_requests[-1].body)
+    # Claude Code puts its index into every request; the memory files are read when needed.
+    assert "merge freeze dates" in sent and "Merge freeze begins" not in sent and "Wednesdays" not in sent
+    (folder / OWN_FILE).unlink()
+    token = server.make_token(f"di-{uuid.uuid4().hex[:6]}")
+    report = sync(server, token, "--root", str(home / ".claude" / "projects"))
+    assert report["imported"] == 1, report
+    [item] = memories(server, token, "project").values()
+    assert Path(item["metadata_"]["file"]) == folder / "project_freeze.md"
