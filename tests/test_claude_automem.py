@@ -211,6 +211,20 @@ def test_edits_and_deletions_of_claude_codes_files_and_the_conflict_rules(server
     assert sync(server, token, "--project", project)["imported"] == 1
 
 
+def test_a_file_saying_what_the_user_stored_already_never_costs_that_memory(server: MemoryServer) -> None:
+    token = server.make_token(f"eve-{uuid.uuid4().hex[:6]}")
+    folder, project = claude_folder(server, f"ibis{uuid.uuid4().hex[:4]}")
+    text = "Merge freeze for the mobile release\n\nMerge freeze begins 2026-03-05 for the mobile release cut."
+    with server.client(token) as client:
+        mine = client.post("/api/v1/memories", json={"text": text, "project": project}).json()
+    (folder / "project_freeze.md").write_text(PROJECT)
+    report = sync(server, token, "--project", project)
+    assert (report["imported"], report["already_stored"]) == (0, 1), report
+    (folder / "project_freeze.md").unlink()
+    assert sync(server, token, "--project", project)["deleted"] == 0
+    assert list(memories(server, token, project)) == [mine["id"]]
+
+
 def test_dry_run_changes_nothing_and_bad_files_are_named(server: MemoryServer, tmp_path: Path) -> None:
     token = server.make_token(f"cy-{uuid.uuid4().hex[:6]}")
     folder, project = claude_folder(server, f"wren{uuid.uuid4().hex[:4]}")

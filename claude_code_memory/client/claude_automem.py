@@ -93,7 +93,16 @@ class SyncReport:
         self.bad_files += other.bad_files
 
     def as_dict(self) -> dict[str, Any]:
-        keys = ("imported", "updated", "deleted", "unchanged", "kept_deleted", "would_import", "own_written")
+        keys = (
+            "imported",
+            "already_stored",
+            "updated",
+            "deleted",
+            "unchanged",
+            "kept_deleted",
+            "would_import",
+            "own_written",
+        )
         return {
             "memory_folders": self.folders,
             "memory_files": self.files,
@@ -200,13 +209,15 @@ def _metadata(memory: MemoryFile) -> dict[str, Any]:
     return {"source": SOURCE, "file": str(memory.path), "name": memory.name, "type": memory.kind}
 
 
-def _add(server: Server, memory: MemoryFile, project: str) -> tuple[str | None, str]:
-    """The new memory's id and its text as stored (after the gate's redaction)."""
+def _add(server: Server, memory: MemoryFile, project: str) -> tuple[str | None, str, bool]:
+    """The memory's id, its text as stored (after the gate's redaction), and whether the sync
+    made it (False: the gate's de-duplication found the same text stored already, a memory of
+    the user's that the sync must never delete or rewrite)."""
     body = {"text": memory.text(), "app": APP, "project": project, "metadata": _metadata(memory)}
     answer = server.request("POST", "/api/v1/memories", json=body)
     if not isinstance(answer, dict) or not answer.get("id"):
-        return None, memory.text()
-    return str(answer["id"]), _content(answer) or memory.text()
+        return None, memory.text(), False
+    return str(answer["id"]), _content(answer) or memory.text(), not answer.get("already_existed")
 
 
 def _current(server: Server, memory_id: str) -> dict[str, Any] | None:
@@ -301,7 +312,8 @@ def sync_folder(server: Server | None, memory_dir: Path, state_dir: Path) -> Syn
     if server is None:
         return report
     for name in sorted(set(state.files) - present):  # Claude Code deleted the file
-        memory_id = state.files.pop(name).get("memory_id")
+        gone = state.files.pop(name)
+        memory_id = gone.get("memory_id") if gone.get("ours", True) else None
         if memory_id and _current(server, memory_id) is not None:
             server.request("DELETE", "/api/v1/memories", json={"memory_ids": [memory_id]})
             report.counts["deleted"] += 1
@@ -326,23 +338,33 @@ def _sync_file(
 ) -> None:
     entry = state.files.get(memory.path.name)
     text = memory.text()
+    ours = True
     if entry is None:
-        memory_id, text = _add(server, memory, project)
-        report.counts["imported"] += 1
+        memory_id, text, ours = _add(server, memory, project)
+        report.counts["imported" if ours else "already_stored"] += 1
     elif entry.get("digest") == memory.digest:
         report.counts[
             "unchanged" if entry.get("memory_id") and _exists(server, entry) else "kept_deleted"
         ] += 1
         return
-    elif entry.get("memory_id") and _current(server, entry["memory_id"]) is not None:
+    elif (
+        entry.get("memory_id")
+        and entry.get("ours", True)
+        and _current(server, entry["memory_id"]) is not None
+    ):
         memory_id = entry["memory_id"]
         answer = server.request("PUT", f"/api/v1/memories/{memory_id}", json={"memory_content": text})
         text = _content(answer) if isinstance(answer, dict) and _content(answer) else text
         report.counts["updated"] += 1  # the file changed since the last sync: the file wins
     else:
-        memory_id, text = _add(server, memory, project)
-        report.counts["imported"] += 1
-    state.files[memory.path.name] = {"digest": memory.digest, "memory_id": memory_id, "text": text}
+        memory_id, text, ours = _add(server, memory, project)
+        report.counts["imported" if ours else "already_stored"] += 1
+    state.files[memory.path.name] = {
+        "digest": memory.digest,
+        "memory_id": memory_id,
+        "text": text,
+        "ours": ours,
+    }
 
 
 def _exists(server: Server, entry: dict[str, Any]) -> bool:
