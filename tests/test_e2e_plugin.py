@@ -136,9 +136,11 @@ def test_the_plugin_recalls_and_captures_without_any_ccmem_variable(
         prompt = "Which build tool do I like best?"
         # No CCMEM_* at all. Tool search off: the MCP tools are sent in ``tools``, so the request
         # shows the plugin's MCP server answered tools/list, which it does only for a good token.
-        session = run_claude(
-            prompt, home=home, upstream_url=upstream.base_url, env={"ENABLE_TOOL_SEARCH": "false"}
-        )
+        # A plugin's MCP server connects in the background; with hooks as quick as the plugin's
+        # (sh and curl) the first request can leave before it has, so the CLI is told to wait
+        # for it (CLAUDE_CODE_MCP_STARTUP_WAIT_MS, the pinned CLI's own setting).
+        wait = {"ENABLE_TOOL_SEARCH": "false", "CLAUDE_CODE_MCP_STARTUP_WAIT_MS": "15000"}
+        session = run_claude(prompt, home=home, upstream_url=upstream.base_url, env=wait)
         final = session.event("result")
         assert final.get("subtype") == "success" and final.get("result") == REPLY, session.describe()
         turn = request_with(upstream, prompt)

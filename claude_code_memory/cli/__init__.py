@@ -36,6 +36,7 @@ from . import (
     server,
     setup,
     stack,
+    sync,
     tokens,
     ui,
 )
@@ -47,6 +48,24 @@ from .common import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_UNREACHABLE, err, unreach
 # Remote and the output helpers.
 app = typer.Typer(help="claude-code-memory: a self-hosted memory server for Claude Code and MCP clients.")
 
+
+def _print_version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        typer.echo(f"ccmem {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", help="print the version and exit", is_eager=True, callback=_print_version
+    ),
+) -> None:
+    """claude-code-memory: a self-hosted memory server for Claude Code and MCP clients."""
+
+
 app.command()(server.serve)
 app.command()(server.status)
 app.command()(server.doctor)
@@ -57,6 +76,7 @@ app.command("list")(memories.list_memories)
 app.command()(memories.get)
 app.command()(memories.export)
 app.add_typer(imports.app, name="import")
+app.add_typer(sync.app, name="sync")
 app.command()(retention.purge)
 app.command()(retention.forget)
 app.add_typer(consent.app, name="consent")
