@@ -275,11 +275,9 @@ def claude_code(
             report = run_import(lambda body: client.post("/api/v1/capture", json=body), **options)
             if auto_memory:
                 memory_report = sync_all(client, **where)
-            if approve and report.pending_ids:
-                for start in range(0, len(report.pending_ids), 100):
-                    client.post(
-                        "/api/v1/consent/approve", json={"ids": report.pending_ids[start : start + 100]}
-                    )
+            if approve:
+                ids, page = report.pending_ids, common.APPROVE_PAGE
+                common.approve_pages(client, (ids[i : i + page] for i in range(0, len(ids), page)))
     summary = report.as_dict()
     summary["dry_run"] = dry_run
     summary["approved"] = len(report.pending_ids) if approve and not dry_run else 0
