@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
@@ -97,3 +98,27 @@ async def read(function: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -
 def require_text(value: str, name: str) -> None:
     if not value.strip():
         raise ToolError(f"{name} must be a non-empty string")
+
+
+def parse_now(value: str | None) -> datetime | None:
+    """A tool's ``now`` argument (ISO 8601; no zone: UTC) as an aware datetime; None: the clock."""
+    if value is None or not value.strip():
+        return None
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ToolError(
+            f"now must be an ISO 8601 date-time such as 2026-07-28T09:30:00Z, got {value!r}"
+        ) from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def not_another_user(user_id: str | None) -> None:
+    """A tool's ``user_id`` argument (mcp-mitm-mem0's) may only name the connection's own user:
+    the token decides whose memories a call reaches, never an argument."""
+    caller = current_caller()
+    if user_id is not None and user_id not in ("", caller.user_id):
+        raise ToolError(
+            f"user_id {user_id!r} is not the user of this connection ({caller.user_id!r}): omit "
+            "user_id, or connect with that user's token and URL to reach their memories"
+        )

@@ -20,7 +20,15 @@ from pydantic import Field
 from .. import __version__
 from ..errors import MemoryStackError
 from ..memories.organise.scopes import search_scope
-from . import memory_tool, memoryos_tools, reflection_tools, scope_tools
+from . import (
+    claude_code_tools,
+    dialects,
+    memory_tool,
+    memoryos_tools,
+    mitm_tools,
+    reflection_tools,
+    scope_tools,
+)
 from .caller import (
     ADDITIVE,
     CHANNEL,
@@ -61,12 +69,33 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(get_service: GetService) -> MCPServer:
-    """Build the MCP server once; every connection and request shares it. ``get_service()`` is
-    called on every tool call."""
+def build_server(get_service: GetService, dialect: str = dialects.DEFAULT) -> MCPServer:
+    """Build the MCP server of one dialect (:mod:`.dialects`) once; every connection and request
+    of that dialect shares it. ``get_service()`` is called on every tool call."""
     server = _quiet(
         lambda: MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
     )
+    if dialect == "mitm-mem0":
+        mitm_tools.register(server, get_service)
+        return server
+    if dialect in ("claude-code", "memory-tool"):
+        if dialect == "claude-code":
+            claude_code_tools.register(server, get_service)
+        memory_tool.register(server, get_service, structured=True)
+        _json_resources(server, get_service)
+        return server
+    _register_all(server, get_service)
+    if dialect == "all":
+        mitm_tools.register(server, get_service, names=frozenset({"search_memories", "delete_memory"}))
+    keep = set(dialects.TOOLS[dialect])
+    for name in dialects.TOOLS[dialects.DEFAULT]:
+        if name not in keep:
+            server.remove_tool(name)
+    return server
+
+
+def _register_all(server: MCPServer, get_service: GetService) -> None:
+    """Every tool of the default list, in its order, as it has always been registered."""
 
     @server.tool(description=ADD_DESCRIPTION, annotations=ADDITIVE)
     async def add_memories(
@@ -191,6 +220,12 @@ def build_server(get_service: GetService) -> MCPServer:
     scope_tools.register(server, get_service)
     memory_tool.register(server, get_service)
     memoryos_tools.register(server, get_service)
+    _json_resources(server, get_service)
+    reflection_tools.register(server, get_service)
+
+
+def _json_resources(server: MCPServer, get_service: GetService) -> None:
+    """OpenMemory's two resources, JSON."""
 
     # Registered before the template so that memory://recent is not read as a user called "recent".
     @server.resource(
@@ -220,9 +255,6 @@ def build_server(get_service: GetService) -> MCPServer:
             get_service().reads.list_memories, user_id=user_id, app_name=caller.client_name, channel=CHANNEL
         )
         return json.dumps(items, indent=2, default=str)
-
-    reflection_tools.register(server, get_service)
-    return server
 
 
 async def _scope_filters(scope: str, project: str | None, task: str | None) -> dict[str, Any]:
