@@ -279,3 +279,38 @@ def test_the_sdk_client_speaks_2026_with_a_dialect(
             assert added.structured_content is not None and added.structured_content["results"]
 
     anyio.run(scenario)
+
+
+@pytest.mark.parametrize(
+    ("dialect", "tool"), [("claude-code", "search_memory"), ("mitm-mem0", "search_memories")]
+)
+def test_now_reads_relative_dates_as_of_then(
+    memory_server: MemoryServer, alice, dialect: str, tool: str
+) -> None:
+    # Two hikes a year apart; "last week" is the one in the week before the search's now.
+    user, token = alice
+    marker = uuid.uuid4().hex[:6]
+    ids = {}
+    for place, when in (("Alps", "2024-03-05T10:00:00Z"), ("Dolomites", "2025-06-10T10:00:00Z")):
+        response = memory_server.client(token, timeout=30).post(
+            "/api/v1/memories", json={"text": f"I went hiking in the {place} {marker}", "captured_at": when}
+        )
+        assert response.status_code == 200, response.text
+        body = response.json()
+        ids[place] = str(body.get("id") or body["results"][0]["id"])
+
+    async def first(now: str) -> str:
+        async with connect(memory_server, "http", user, token, dialect) as session:
+            found = await session.call_tool(tool, {"query": "where did I go hiking last week?", "now": now})
+            hits = json.loads(ok(found))
+            return (hits["results"] if isinstance(hits, dict) else hits)[0]["id"]
+
+    assert anyio.run(first, "2024-03-11T09:00:00Z") == ids["Alps"]
+    assert anyio.run(first, "2025-06-16T09:00:00+00:00") == ids["Dolomites"]
+
+    async def bad() -> CallToolResult:
+        async with connect(memory_server, "http", user, token, dialect) as session:
+            return await session.call_tool(tool, {"query": "hiking", "now": "last tuesday"})
+
+    refused = anyio.run(bad)
+    assert refused.is_error and "ISO 8601" in refused.content[0].text  # type: ignore[union-attr]
