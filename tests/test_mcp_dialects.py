@@ -49,6 +49,22 @@ ARGUMENTS = {
         "retrieve_memory": {"query", "relationship_with_user", "style_hint", "max_results"},
         "get_user_profile": {"include_knowledge", "include_assistant_knowledge"},
     },
+    "all": {"search_memory": {"query", "limit", "context", "scope", "project", "task", "now"}},
+    "min-memory": {
+        "retrieve_context": {
+            "query",
+            "scope",
+            "memory_type",
+            "project",
+            "task_id",
+            "include_related",
+            "limit",
+            "score_threshold",
+            "recency_weight",
+            "status_filter",
+            "now",
+        },
+    },
     "claude-code": {
         "search_memory": {"query", "limit", "scope", "project", "now"},
         "add_memories": {"text", "scope", "project"},
@@ -282,7 +298,13 @@ def test_the_sdk_client_speaks_2026_with_a_dialect(
 
 
 @pytest.mark.parametrize(
-    ("dialect", "tool"), [("claude-code", "search_memory"), ("mitm-mem0", "search_memories")]
+    ("dialect", "tool"),
+    [
+        ("claude-code", "search_memory"),
+        ("mitm-mem0", "search_memories"),
+        ("all", "search_memory"),
+        ("min-memory", "retrieve_context"),
+    ],
 )
 def test_now_reads_relative_dates_as_of_then(
     memory_server: MemoryServer, alice, dialect: str, tool: str

@@ -16,13 +16,14 @@ blocks. Our typed errors are translated here, once: ``ToolError`` (the client se
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -44,6 +45,7 @@ DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_
 
 P = ParamSpec("P")
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,23 @@ async def read(function: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -
 def require_text(value: str, name: str) -> None:
     if not value.strip():
         raise ToolError(f"{name} must be a non-empty string")
+
+
+NOW_DESCRIPTION = (
+    "When the question is asked, ISO 8601 (e.g. 2026-07-28T09:30:00Z): 'yesterday' or 'last "
+    "week' in the query are read against it (default: the server's clock)"
+)
+
+
+def hiding(function: F, *names: str) -> F:
+    """``function`` as a tool that does not declare ``names`` (they keep their defaults): how a
+    list frozen byte for byte (the default one, :mod:`.dialects`) keeps a tool's old schema while
+    the same tool in another dialect takes an argument more."""
+    if names:
+        signature = inspect.signature(function, eval_str=True)
+        kept = [parameter for parameter in signature.parameters.values() if parameter.name not in names]
+        function.__signature__ = signature.replace(parameters=kept)  # type: ignore[attr-defined]
+    return function
 
 
 def parse_now(value: str | None) -> datetime | None:

@@ -25,13 +25,9 @@ from pydantic import BaseModel, Field
 from ..errors import MemoryStackError
 from ..memories.organise.scopes import search_scope
 from . import scope_tools
-from .caller import CHANNEL, GetService, current_caller, parse_now, require_text, run
+from .caller import CHANNEL, NOW_DESCRIPTION, GetService, current_caller, parse_now, require_text, run
 
 MAX_LIMIT = 100
-NOW_DESCRIPTION = (
-    "When the question is asked, ISO 8601 (e.g. 2026-07-28T09:30:00Z): 'yesterday' or 'last "
-    "week' in the query are read against it (default: the server's clock)"
-)
 
 SEARCH = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 ADD = ToolAnnotations(

@@ -33,12 +33,15 @@ from .caller import (
     ADDITIVE,
     CHANNEL,
     DESTRUCTIVE,
+    NOW_DESCRIPTION,
     READ_ONLY,
     Caller,
     GetService,
     bind_caller,
     bound_caller,
     current_caller,
+    hiding,
+    parse_now,
     read,
     require_text,
     run,
@@ -84,7 +87,7 @@ def build_server(get_service: GetService, dialect: str = dialects.DEFAULT) -> MC
         memory_tool.register(server, get_service, structured=True)
         _json_resources(server, get_service)
         return server
-    _register_all(server, get_service)
+    _register_all(server, get_service, as_of=dialect not in (dialects.DEFAULT, "openmemory"))
     if dialect == "all":
         mitm_tools.register(server, get_service, names=frozenset({"search_memories", "delete_memory"}))
     keep = set(dialects.TOOLS[dialect])
@@ -94,8 +97,9 @@ def build_server(get_service: GetService, dialect: str = dialects.DEFAULT) -> MC
     return server
 
 
-def _register_all(server: MCPServer, get_service: GetService) -> None:
-    """Every tool of the default list, in its order, as it has always been registered."""
+def _register_all(server: MCPServer, get_service: GetService, *, as_of: bool) -> None:
+    """Every tool of the default list, in its order, as it has always been registered; with
+    ``as_of`` the search tools also take ``now`` (not in the frozen lists)."""
 
     @server.tool(description=ADD_DESCRIPTION, annotations=ADDITIVE)
     async def add_memories(
@@ -136,7 +140,6 @@ def _register_all(server: MCPServer, get_service: GetService) -> None:
             answer["quota_warning"] = warning
         return json.dumps(answer, default=str)
 
-    @server.tool(description=SEARCH_DESCRIPTION, annotations=READ_ONLY)
     async def search_memory(
         query: Annotated[str, Field(description="The search query")],
         ctx: Context,
@@ -164,6 +167,7 @@ def _register_all(server: MCPServer, get_service: GetService) -> None:
         ] = "default",
         project: Annotated[str | None, Field(description="The project (default: the current one)")] = None,
         task: Annotated[str | None, Field(description="A task within the project")] = None,
+        now: Annotated[str | None, Field(description=NOW_DESCRIPTION)] = None,
     ) -> str:
         caller = current_caller()
         require_text(query, "query")
@@ -180,8 +184,13 @@ def _register_all(server: MCPServer, get_service: GetService) -> None:
             channel=CHANNEL,
             context=context,
             scope=await _scope_filters(scope, scope_tools.resolve_project(ctx, project), task),
+            now=parse_now(now),
         )
         return json.dumps({"results": results}, indent=2, default=str)
+
+    # The default list's search_memory is frozen as it was (no ``now``); other dialects take it.
+    frozen = () if as_of else ("now",)
+    server.tool(description=SEARCH_DESCRIPTION, annotations=READ_ONLY)(hiding(search_memory, *frozen))
 
     @server.tool(description=LIST_DESCRIPTION, annotations=READ_ONLY)
     async def list_memories() -> str:
@@ -219,7 +228,7 @@ def _register_all(server: MCPServer, get_service: GetService) -> None:
 
     scope_tools.register(server, get_service)
     memory_tool.register(server, get_service)
-    memoryos_tools.register(server, get_service)
+    memoryos_tools.register(server, get_service, as_of=as_of)
     _json_resources(server, get_service)
     reflection_tools.register(server, get_service)
 
