@@ -131,7 +131,7 @@ def test_each_dialect_lists_exactly_its_tools(
             hints = tool.annotations
             assert hints is not None and hints.read_only_hint is not None, tool.name
             assert hints.read_only_hint or hints.destructive_hint is not None, tool.name
-            assert hints.idempotent_hint is not None or tool.name == "memory_20250818", tool.name
+            assert hints.idempotent_hint is not None, tool.name
 
 
 def raw_tools_list(server: MemoryServer, user: str, token: str, dialect: str | None) -> bytes:
@@ -336,3 +336,30 @@ def test_now_reads_relative_dates_as_of_then(
 
     refused = anyio.run(bad)
     assert refused.is_error and "ISO 8601" in refused.content[0].text  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_the_memory_tool_dialect_answers_structured_and_errors_say_what_to_do(
+    memory_server: MemoryServer, alice, transport: str
+) -> None:
+    async def scenario() -> None:
+        async with connect(memory_server, transport, *alice, "memory-tool") as session:
+            created = await session.call_tool(
+                "memory_20250818", {"command": "create", "path": "/memories/notes.md", "file_text": "tabs\n"}
+            )
+            assert created.structured_content == {"result": ok(created)}
+            viewed = await session.call_tool(
+                "memory_20250818", {"command": "view", "path": "/memories/notes.md"}
+            )
+            assert "tabs" in ok(viewed) and viewed.structured_content == {"result": ok(viewed)}
+            missing = await session.call_tool(
+                "memory_20250818", {"command": "view", "path": "/memories/none.md"}
+            )
+            assert missing.is_error and "/memories/none.md" in missing.content[0].text  # type: ignore[union-attr]
+        async with connect(memory_server, transport, *alice, "claude-code") as session:
+            refused = await session.call_tool("search_memory", {"query": "x", "limit": 500})
+            assert refused.is_error and "100" in refused.content[0].text  # type: ignore[union-attr]
+            gone = await session.call_tool("delete_memories", {"memory_ids": [str(uuid.uuid4())]})
+            assert gone.is_error and "search_memory gives the ids" in gone.content[0].text  # type: ignore[union-attr]
+
+    anyio.run(scenario)

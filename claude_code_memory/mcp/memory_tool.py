@@ -86,6 +86,9 @@ def register(server: MCPServer, get_service: GetService, *, structured: bool = F
             content=[TextContent(text=text)], structured_content={"result": text} if structured else None
         )
 
+    hints = EDITS
     if structured:
         memory_20250818.__annotations__["return"] = Annotated[CallToolResult, Output]
-    server.tool(name=TOOL_NAME, description=DESCRIPTION, annotations=EDITS)(memory_20250818)
+        # str_replace and insert change the file again on a second call: not idempotent.
+        hints = EDITS.model_copy(update={"idempotent_hint": False})
+    server.tool(name=TOOL_NAME, description=DESCRIPTION, annotations=hints)(memory_20250818)
