@@ -98,9 +98,9 @@ class McpEndpoint:
         *,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     ) -> None:
-        """``build(dialect)`` makes a dialect's server; the default one is built now."""
+        """``build(dialect)`` makes a dialect's server, on the first request that names it."""
         self._build = build
-        self._dialects: dict[str, _Dialect] = {dialects.DEFAULT: _served(build(dialects.DEFAULT))}
+        self._dialects: dict[str, _Dialect] = {}
         logger.info("MCP endpoint built")
         self._building = anyio.Lock()
         self._tasks: anyio.abc.TaskGroup | None = None
@@ -134,7 +134,8 @@ class McpEndpoint:
         async with anyio.create_task_group() as tasks:
             self._tasks = tasks
             try:
-                await self._start_http(self._dialects[dialects.DEFAULT])
+                for dialect in self._dialects.values():  # built in an earlier lifespan (tests)
+                    await self._start_http(dialect)
                 yield
             finally:
                 self._tasks = None
