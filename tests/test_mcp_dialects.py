@@ -363,3 +363,30 @@ def test_the_memory_tool_dialect_answers_structured_and_errors_say_what_to_do(
             assert gone.is_error and "search_memory gives the ids" in gone.content[0].text  # type: ignore[union-attr]
 
     anyio.run(scenario)
+
+
+@pytest.mark.parametrize("dialect", dialects.NAMES)
+def test_the_instructions_name_only_the_dialects_own_tools(
+    memory_server: MemoryServer, alice, dialect
+) -> None:
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    response = httpx.post(
+        url(memory_server, "http", alice[0], dialect),
+        json=initialize,
+        headers={"Authorization": f"Bearer {alice[1]}"} | ACCEPT,
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+    words = set(response.json()["result"]["instructions"].replace(",", " ").replace(":", " ").split())
+    every_tool = {name for names in dialects.TOOLS.values() for name in names}
+    named = words & every_tool
+    assert named and named <= set(dialects.TOOLS[dialect]), (dialect, named)

@@ -1,4 +1,5 @@
-"""The MCP server: OpenMemory's five memory tools and two resources over the memory service.
+"""The MCP server: OpenMemory's five memory tools and two resources over the memory service,
+and the server of each tool set by dialect (``?tools=``, :mod:`.dialects`, docs/mcp.md).
 
 Who a request acts for, and how a tool calls the service, is ``caller.py``'s; the other tools
 are registered from their own modules (scopes, the memory tool, MemoryOS and min-memory,
@@ -70,13 +71,25 @@ INSTRUCTIONS = (
     "Long-term memory for this user. Call search_memory with the user's question before answering, "
     "and add_memories when the user shares something worth remembering."
 )
+#: What a dialect's own tools are called, where its instructions must name others.
+DIALECT_INSTRUCTIONS = {
+    "mitm-mem0": "Long-term memory for this user. Call search_memories with the user's question before "
+    "answering, and add_memory when the user shares something worth remembering.",
+    "memoryos": "Long-term memory for this user. Call retrieve_memory with the user's question before "
+    "answering, and add_memory with each exchange worth keeping.",
+    "min-memory": "Long-term memory for this user. Call retrieve_context with the user's question before "
+    "answering, and store_memory when the user shares something worth remembering.",
+    "memory-tool": "Long-term memory for this user, as the /memories directory of memory_20250818: view "
+    "it before starting a task, and record what you learn as you go.",
+}
 
 
 def build_server(get_service: GetService, dialect: str = dialects.DEFAULT) -> MCPServer:
     """Build the MCP server of one dialect (:mod:`.dialects`) once; every connection and request
     of that dialect shares it. ``get_service()`` is called on every tool call."""
+    instructions = DIALECT_INSTRUCTIONS.get(dialect, INSTRUCTIONS)
     server = _quiet(
-        lambda: MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+        lambda: MCPServer(SERVER_NAME, version=__version__, instructions=instructions, log_level="WARNING")
     )
     if dialect == "mitm-mem0":
         mitm_tools.register(server, get_service)
