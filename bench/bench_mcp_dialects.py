@@ -10,6 +10,8 @@ temporary data directory) and measures:
   server sends it (compact JSON), and an estimate of the tokens a model pays for it: bytes / 4,
   or tiktoken's ``cl100k_base`` count when tiktoken is installed (neither is Claude's own
   tokenizer; the ratio between dialects is what to read).
+* ``tools_list_per_request``: the transport's own cost, ``tools/list`` one POST at a time
+  (no handshake, no search) as 2025-11-25 and as 2026-07-28 requests.
 * ``search``: with ``--size`` memories of one user (``bulk_load.py``, as ``bench_server.py
   --bulk-load`` fills them), the latency of the ``search_memory`` tool (claude-code dialect)
   per request, p50/p95, three ways: the 2026-07-28 stateless request (one POST with its
@@ -67,6 +69,32 @@ def tools_list(base: str, user: str, token: str, dialect: str | None) -> dict[st
     wire = json.dumps(listed, separators=(",", ":"), ensure_ascii=False)
     count, method = tokens(wire)
     return {"tools": len(listed), "bytes": len(wire.encode()), "tokens_est": count, "tokenizer": method}
+
+
+def listing(base: str, user: str, token: str, revision: str, count: int) -> dict[str, float]:
+    """``tools/list`` of claude-code, one POST each, no handshake: the transport's own cost per
+    request for each era (no search, no embedding). 2025 requests go to the stateless legacy
+    path (our server needs no ``initialize`` first); 2026 ones carry the per-request envelope."""
+    url = f"{base}/mcp/bench/http/{user}?tools=claude-code"
+    headers = {"Authorization": f"Bearer {token}", "Mcp-Protocol-Version": revision} | ACCEPT
+    params: dict[str, Any] = {}
+    if revision == "2026-07-28":
+        headers["Mcp-Method"] = "tools/list"
+        params = {"_meta": META}
+    samples = []
+    with httpx.Client(headers=headers, timeout=60) as http:
+        for number in range(count + WARMUP):
+            started = time.perf_counter()
+            response = http.post(
+                url, json={"jsonrpc": "2.0", "id": number, "method": "tools/list", "params": params}
+            )
+            elapsed = time.perf_counter() - started
+            response.raise_for_status()
+            if "result" not in response.json():
+                raise SystemExit(f"tools/list failed: {response.text}")
+            if number >= WARMUP:
+                samples.append(elapsed)
+    return percentiles(samples)
 
 
 def stateless(base: str, user: str, token: str, queries: list[str]) -> dict[str, float]:
@@ -144,6 +172,10 @@ def main() -> None:
             "before (default list)": tools_list(server.base, "bench", token, None),
             **{name: tools_list(server.base, "bench", token, name) for name in dialects.NAMES},
         }
+        per_request: dict[str, Any] = {"load_before": load()}
+        for revision in ("2025-11-25", "2026-07-28"):
+            per_request[revision] = listing(server.base, "bench", token, revision, args.queries)
+        report["tools_list_per_request"] = per_request
         if args.size:
             from bulk_load import bulk_load
 
