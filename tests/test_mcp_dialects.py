@@ -31,6 +31,9 @@ from tests.support.server import MemoryServer
 pytestmark = pytest.mark.timeout(300)
 
 TRANSPORTS = ["sse", "http"]
+#: The body of ``POST /mcp/claude-code/http/<user>`` with ``tools/list`` (id 1,
+#: ``Mcp-Protocol-Version: 2025-11-25``) answered by main before dialects. A change meant to alter
+#: the default list rewrites it with ``raw_tools_list``'s bytes, and says so in the CHANGELOG.
 SNAPSHOT = Path(__file__).parent / "data" / "mcp_tools_list_main.json"
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 
