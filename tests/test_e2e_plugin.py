@@ -146,6 +146,13 @@ def test_the_plugin_recalls_and_captures_without_any_ccmem_variable(
         turn = request_with(upstream, prompt)
         offered = {name for request in upstream.message_requests for name in tool_names(request.body)}
         assert {f"{MCP_PREFIX}search_memory", f"{MCP_PREFIX}add_memories"} <= offered, sorted(offered)
+        # The plugin's URL asks for the claude-code tool set (docs/mcp.md): these four, no more.
+        assert {name.removeprefix(MCP_PREFIX) for name in offered if name.startswith(MCP_PREFIX)} == {
+            "search_memory",
+            "add_memories",
+            "delete_memories",
+            "memory_20250818",
+        }, sorted(offered)
         assert briefing_fact in turn, f"no SessionStart briefing upstream\n{turn[:3000]}"
         assert tool_fact in turn and 'kind=\\"recall\\"' in turn, turn[:3000]
 

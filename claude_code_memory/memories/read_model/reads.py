@@ -7,6 +7,7 @@ an app are refused while the app is paused, and recorded in the access log.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -88,8 +89,10 @@ class Reads:
         channel: str = "mcp",
         context: int = 0,
         scope: dict[str, Any] | None = None,
+        now: datetime | None = None,
     ) -> list[dict[str, Any]]:
-        """``scope``: the filters :func:`..organise.scopes.search_scope` makes of the caller's scope."""
+        """``scope``: the filters :func:`..organise.scopes.search_scope` makes of the caller's scope;
+        ``now``: when the search is asked (relative dates resolve against it; None: the clock)."""
         hits = self.pipeline.search_hits(
             user_id=user_id,
             app_name=app_name,
@@ -97,6 +100,7 @@ class Reads:
             limit=limit,
             context=context,
             with_categories=False,  # mem0's result shape has none
+            now=now,
             **(scope or {}),
         )
         items = []
