@@ -12,6 +12,8 @@ replica killed with SIGKILL in the middle of writes loses no write it acknowledg
 from __future__ import annotations
 
 import json
+import os
+import re
 import signal
 import threading
 import time
@@ -27,8 +29,8 @@ from mcp.client.streamable_http import streamable_http_client
 from qdrant_client import models
 
 from tests.support.fake_qdrant import FakeQdrant
-from tests.support.processes import free_port
-from tests.support.server import MemoryServer, ccmem_bin
+from tests.support.processes import free_port, http_ok, wait_until
+from tests.support.server import START_TIMEOUT, MemoryServer, ccmem_bin
 
 pytestmark = [pytest.mark.postgres, pytest.mark.timeout(600)]
 
@@ -275,3 +277,61 @@ def test_replicas_need_postgresql_and_a_qdrant_server(tmp_path: Any) -> None:
     assert completed.returncode == 1
     assert "needs a Qdrant server: set QDRANT_URL" in completed.stderr
     assert ccmem_bin().exists()
+
+
+class ReplicaSet(MemoryServer):
+    """``ccmem serve --replicas 2``: one supervising process, replicas on ``port`` and ``port + 1``."""
+
+    def start(self, *, degraded: bool = False) -> ReplicaSet:
+        command = [str(ccmem_bin()), "serve", "--replicas", "2", "--host", "127.0.0.1"]
+        command += ["--port", str(self.port), "--data-dir", str(self.data_dir)]
+        ports = (self.port, self.port + 1)
+        self.launch(
+            command,
+            self.env,
+            lambda: all(http_ok(f"http://127.0.0.1:{port}/health")() for port in ports),
+            "ccmem serve --replicas 2",
+            START_TIMEOUT * 2,
+        )
+        return self
+
+    def replica_pid(self, index: int) -> int:
+        """The newest pid the supervisor printed for replica ``index``."""
+        found = re.findall(rf"replica {index} \(pid (\d+)\)", self.log_path.read_text())
+        assert found, self.log()
+        return int(found[-1])
+
+
+def test_ccmem_serve_replicas_starts_two_and_restarts_a_killed_one(
+    tmp_path: Any, postgres_url: str, qdrant: FakeQdrant
+) -> None:
+    replica_set = ReplicaSet(tmp_path, env=replica_env(postgres_url, qdrant, uuid.uuid4().hex))
+    replica_set.admin_token = replica_set.extra_env["CCMEM_ADMIN_TOKEN"]
+    with replica_set:
+        token = replica_set.make_token("alice")
+        first = httpx.Client(
+            base_url=f"http://127.0.0.1:{replica_set.port}", headers={"Authorization": f"Bearer {token}"}
+        )
+        second = httpx.Client(
+            base_url=f"http://127.0.0.1:{replica_set.port + 1}", headers={"Authorization": f"Bearer {token}"}
+        )
+        memory_id = add(first, "The on-call rota lives in the ops wiki")
+        assert second.get(f"/api/v1/memories/{memory_id}", timeout=30).status_code == 200
+        killed = replica_set.replica_pid(1)
+        os.kill(killed, signal.SIGKILL)
+        wait_until(
+            lambda: (
+                replica_set.replica_pid(1) != killed
+                and http_ok(f"http://127.0.0.1:{replica_set.port + 1}/health")()
+            ),
+            timeout=START_TIMEOUT * 2,
+            process=replica_set.process,
+            what="replica 1 started again",
+            log=replica_set.log_path,
+        )
+        assert second.get(f"/api/v1/memories/{memory_id}", timeout=30).status_code == 200
+        first.close()
+        second.close()
+    # Stopping the supervisor stopped both replicas.
+    with pytest.raises(httpx.HTTPError):
+        httpx.get(f"http://127.0.0.1:{replica_set.port}/health", timeout=5)
