@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.support.edge import for_debian_caddy
 from tests.support.processes import require_tool
 from tests.support.server import REPO_ROOT, ccmem_bin
 
@@ -194,6 +195,7 @@ def validate_caddyfile(tmp_path: Path, text: str) -> subprocess.CompletedProcess
     """``caddy validate`` of ``text`` with the replicas' names pointed at a closed loopback port
     (validating starts the health checks: they must not look names up)."""
     path = tmp_path / "Caddyfile"
+    text = for_debian_caddy(text)
     path.write_text(text.replace("api-1:8765", "127.0.0.1:9").replace("api-2:8765", "127.0.0.1:9"))
     home = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}
     return subprocess.run(

@@ -28,6 +28,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from qdrant_client import models
 
+from tests.support.edge import CaddyEdge
 from tests.support.fake_qdrant import FakeQdrant
 from tests.support.processes import free_port, http_ok, wait_until
 from tests.support.server import START_TIMEOUT, MemoryServer, ccmem_bin
@@ -335,3 +336,35 @@ def test_ccmem_serve_replicas_starts_two_and_restarts_a_killed_one(
     # Stopping the supervisor stopped both replicas.
     with pytest.raises(httpx.HTTPError):
         httpx.get(f"http://127.0.0.1:{replica_set.port}/health", timeout=5)
+
+
+def test_the_edge_serves_both_replicas_over_tls_through_a_kill(
+    replicas: list[MemoryServer], tmp_path: Any
+) -> None:
+    """deploy/Caddyfile in front of the replicas: TLS from Caddy's local CA, one address, and a
+    replica killed behind it costs no acknowledged write."""
+    edge = CaddyEdge(tmp_path / "edge", [f"127.0.0.1:{server.port}" for server in replicas]).start()
+    try:
+        user = f"u{uuid.uuid4().hex[:10]}"
+        token = replicas[0].make_token(user)
+        with pytest.raises(httpx.ConnectError):  # not trusted without Caddy's root certificate
+            httpx.get(f"{edge.base_url}/health", timeout=10)
+        client = edge.client(token)
+        acknowledged = [add(client, f"Edge fact {n}: {uuid.uuid4().hex}") for n in range(6)]
+        victim = replicas[1]
+        assert victim.process is not None
+        victim.process.send_signal(signal.SIGKILL)
+        victim.process.wait(timeout=30)
+        failures = 0
+        for n in range(20):  # round robin would send half of these to the dead replica
+            try:
+                acknowledged.append(add(client, f"After the kill {n}: {uuid.uuid4().hex}"))
+            except (AssertionError, httpx.HTTPError):
+                failures += 1
+        assert failures == 0, edge.log_path.read_text()[-2000:]
+        for memory_id in acknowledged:
+            assert replicas[0].client(token).get(f"/api/v1/memories/{memory_id}").status_code == 200
+        client.close()
+    finally:
+        edge.stop()
+        replicas[1].start()
