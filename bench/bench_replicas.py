@@ -130,26 +130,26 @@ def load(server: MemoryServer, token: str, count: int) -> float:
 def search_load(clients: list[httpx.Client], seconds: float) -> dict[str, Any]:
     """Each client searches in a loop for ``seconds``; latency percentiles and throughput."""
     latencies: list[float] = []
-    errors = 0
+    errors: dict[str, int] = {}
     lock = threading.Lock()
     deadline = time.monotonic() + seconds
 
     def run(index: int) -> None:
-        nonlocal errors
         rng = random.Random(index)
         while time.monotonic() < deadline:
             query = f"{rng.choice(WORDS)} {rng.choice(WORDS)} {rng.choice(WORDS)} {rng.randint(0, 10**6)}"
             started = time.perf_counter()
             try:
-                ok = clients[index].post("/api/v1/memories/search", json={"query": query}).status_code == 200
-            except httpx.HTTPError:
-                ok = False
+                status = clients[index].post("/api/v1/memories/search", json={"query": query}).status_code
+                failure = None if status == 200 else str(status)
+            except httpx.HTTPError as exc:
+                failure = type(exc).__name__
             took = time.perf_counter() - started
             with lock:
-                if ok:
+                if failure is None:
                     latencies.append(took)
                 else:
-                    errors += 1
+                    errors[failure] = errors.get(failure, 0) + 1
 
     began = time.perf_counter()
     with ThreadPoolExecutor(len(clients)) as pool:
