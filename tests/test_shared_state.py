@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.postgres
-
 from claude_code_memory.db.database import Database
 from claude_code_memory.store.leases import Leases
 from claude_code_memory.store.shared_state import SharedState
+
+pytestmark = pytest.mark.postgres
 
 
 @pytest.fixture(params=["postgres", "sqlite"])
