@@ -15,6 +15,7 @@ import json
 import os
 import re
 import signal
+import sqlite3
 import threading
 import time
 import uuid
@@ -368,3 +369,28 @@ def test_the_edge_serves_both_replicas_over_tls_through_a_kill(
     finally:
         edge.stop()
         replicas[1].start()
+
+
+def test_a_forgotten_text_leaves_the_other_replicas_history_file(replicas: list[MemoryServer]) -> None:
+    """mem0's history file is each replica's own: a memory written through A and deleted through
+    B leaves its text in A's file until A purges it (its hourly job, or a reconcile sent to it)."""
+    _, (a, b) = user_on(replicas)
+    secret_text = f"The vault recovery phrase hint is {uuid.uuid4().hex}"
+    memory_id = add(a, secret_text)
+    history = replicas[0].data_dir / "mem0" / "history.db"
+
+    def in_history() -> bool:
+        with sqlite3.connect(history) as connection:
+            rows = connection.execute("SELECT COUNT(*) FROM history WHERE memory_id = ?", (memory_id,))
+            return bool(rows.fetchone()[0])
+
+    assert in_history()
+    deleted = b.request("DELETE", "/api/v1/memories/", json={"memory_ids": [memory_id]})
+    assert deleted.status_code == 200, deleted.text
+    assert in_history(), "A's file is A's own: B's delete cannot reach it"
+    purged = httpx.post(
+        f"{replicas[0].base_url}/api/v1/admin/reconcile", headers=replicas[0].admin_headers(), timeout=120
+    )
+    assert purged.status_code == 200, purged.text
+    assert not in_history()
+    assert secret_text.encode() not in history.read_bytes()

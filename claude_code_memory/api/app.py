@@ -89,6 +89,7 @@ def create_app(settings: Settings, components: ServerParts | None = None) -> Fas
                 parts.sweeper.running(),
                 parts.hygiene_scheduler.running(),
                 parts.pruner.running(),
+                parts.history_purge.running(),
             ):
                 if mcp is None:
                     yield

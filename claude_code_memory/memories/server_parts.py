@@ -67,8 +67,10 @@ def reconciler_of(service: MemoryService) -> Reconciler:
     return Reconciler(service.database, service.vectors, service.erasure)
 
 
-#: How often expired shared state (store/shared_state.py) is deleted.
+#: How often expired shared state (store/shared_state.py) is deleted, and how often each replica
+#: purges its own mem0 history of memories gone (memories/lifecycle/reconcile.py).
 PRUNE_INTERVAL_SECONDS = 3600.0
+LOCAL_HISTORY_FIRST_DELAY_SECONDS = 600.0
 
 
 def require_shareable(settings: Settings) -> None:
@@ -88,21 +90,11 @@ def require_shareable(settings: Settings) -> None:
         )
 
 
-class SharedStatePruner:
-    """The job that deletes expired shared state; ``next_run_at`` as the other jobs have."""
+class JobClock:
+    """When a job of its own runs next (what :class:`Periodic` keeps on its owner)."""
 
-    def __init__(self, shared: SharedState) -> None:
-        self.shared = shared
+    def __init__(self) -> None:
         self.next_run_at: datetime | None = None
-
-    def scheduler(self) -> Periodic:
-        return Periodic(
-            self,
-            self.shared.prune,
-            interval_seconds=PRUNE_INTERVAL_SECONDS,
-            first_delay_seconds=PRUNE_INTERVAL_SECONDS,
-            name="shared state prune",
-        )
 
 
 class ServerParts:
@@ -130,7 +122,22 @@ class ServerParts:
         self.hygiene_scheduler = HygieneScheduler(self.hygiene, settings.hygiene.schedule_hours)
         self.retention = retention_of(self.service)
         self.sweeper = Sweeper(self.retention, settings.privacy.purge_interval_minutes)
-        self.pruner = SharedStatePruner(self.shared).scheduler()
+        self.pruner = Periodic(
+            JobClock(),
+            self.shared.prune,
+            interval_seconds=PRUNE_INTERVAL_SECONDS,
+            first_delay_seconds=PRUNE_INTERVAL_SECONDS,
+            name="shared state prune",
+        )
+        # Each replica's own file: no lease, and only with replicas (one server's start-up
+        # reconciliation covers it).
+        self.history_purge = Periodic(
+            JobClock(),
+            self.reconciler.purge_local_history,
+            interval_seconds=PRUNE_INTERVAL_SECONDS if self.replicated else 0,
+            first_delay_seconds=LOCAL_HISTORY_FIRST_DELAY_SECONDS,
+            name="local history purge",
+        )
         if self.replicated:  # one process alone runs its jobs on its own timer, as it always did
             for job in (self.hygiene_scheduler, self.sweeper, self.pruner):
                 job.under_lease(self.leases, ttl)

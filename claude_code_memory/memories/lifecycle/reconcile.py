@@ -31,7 +31,9 @@ a point written before the process started cannot belong to a write in flight.
 Replicas (:meth:`Reconciler.shared`): another replica's write may be in flight at any time, so
 every point written less than :data:`IN_FLIGHT_SECONDS` ago is left alone whoever wrote it, and
 the start-up pass runs under the ``reconciliation`` lease: a replica starting while another
-one's pass runs skips its own.
+one's pass runs skips its own. mem0's history file is each replica's own (under its data
+directory), so rule 3 over it runs on every replica, on a schedule of its own and without a
+lease (:meth:`Reconciler.purge_local_history`).
 """
 
 from __future__ import annotations
@@ -246,14 +248,30 @@ class Reconciler:
         report.missing_vectors_restored += 1
 
     def _purge_stale_history(self, memory_id: str, report: Report) -> None:
-        if self._state(memory_id) in LIVE or self.vectors.exists(memory_id):
+        state = self._state(memory_id)
+        if state in LIVE or self.vectors.exists(memory_id):
             return
-        written = self.vectors.history_written_at(memory_id)
+        # A deleted row never comes back, so its history cannot belong to a write in flight; a
+        # pending one may be under approval right now (its vector and history being written).
+        written = None if state == MemoryState.deleted else self.vectors.history_written_at(memory_id)
         if written is not None and self._in_flight(written):
             report.skipped_in_flight += 1
             return
         if self.vectors.purge_history(memory_id):
             report.stale_history_removed += 1
+
+    def purge_local_history(self) -> int:
+        """Rule 3 alone, over this process's mem0 history file: rows of memories with neither a
+        live row nor a point are purged (their text leaves the files). Answers how many."""
+        with self.database.session() as session:
+            rows = session.execute(select(Memory.id, Memory.state))
+            live = {str(memory_id) for memory_id, state in rows if state in LIVE}
+        report = Report(trigger="local history")
+        for memory_id in sorted(self.vectors.history_ids() - live):
+            self._purge_stale_history(memory_id, report)
+        if report.stale_history_removed:
+            self.erasure.erase()
+        return report.stale_history_removed
 
     # -- helpers ------------------------------------------------------------------------------
     def _state(self, memory_id: str) -> MemoryState | None:
