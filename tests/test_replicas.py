@@ -6,7 +6,10 @@ answers alike: a memory written on one is read on the other; a hook session's "o
 holds whichever replica a hook reaches, and so does the prompt a Stop captures; an MCP caller's
 ``set_project`` on one replica is the current project on the other; a scheduled job runs on one
 replica at a time, under its lease, and another takes it over when the holder is killed; a
-replica killed with SIGKILL in the middle of writes loses no write it acknowledged.
+replica killed with SIGKILL in the middle of writes loses no write it acknowledged; Caddy with
+the team profile's Caddyfile serves both over TLS through a kill; a text forgotten through one
+replica leaves the other's local mem0 history file when that one purges; ``ccmem serve
+--replicas 2`` starts both and restarts a killed one; replicas on the embedded stores are refused.
 """
 
 from __future__ import annotations
