@@ -70,6 +70,9 @@ class ServerSettings(_Section):
     max_body_bytes: int = Field(2_000_000, ge=1024)
     cors_origins: list[str] = Field(default_factory=list)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    #: API processes sharing one PostgreSQL and one Qdrant server (docs/team.md); jobs' leases.
+    replicas: int = Field(1, ge=1, le=64)
+    lease_seconds: float = Field(60, ge=1)
 
 
 class StorageSettings(_Section):

@@ -34,9 +34,23 @@ def serve(
     port: PortOpt = None,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
+    replicas: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=64,
+            help="run this many API processes on ports PORT, PORT+1, ... sharing one PostgreSQL "
+            "(DATABASE_URL) and one Qdrant server (QDRANT_URL); see docs/team.md",
+        ),
+    ] = 1,
 ) -> None:
     """Run the memory server (REST API, MCP endpoint, OpenAPI docs at /docs)."""
     settings = common.settings(config, _overrides(host, port, data_dir))
+    if replicas > 1:
+        from .replicas import run_replicas
+
+        run_replicas(settings, replicas, config)
+        return
     from ..memories import embedding_model
 
     embedding_model.preload(settings)  # in the background, while the imports below run (restart time)

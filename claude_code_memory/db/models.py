@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Enum,
@@ -399,3 +400,31 @@ class ProfileMark(Base):
     extracted_until: Mapped[datetime] = mapped_column(DateTime)
     #: The memories created at exactly ``extracted_until`` that were read (a clock may repeat).
     extracted_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
+
+
+class SharedValue(Base):
+    """State that every API replica must see alike (store/shared_state.py): the hooks' sessions,
+    the MCP callers' current project; ``count`` is for counters. A row past ``expires_at`` is
+    gone for readers and pruned by a job."""
+
+    __tablename__ = "shared_state"
+
+    scope: Mapped[str] = mapped_column(String(255), primary_key=True)
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    value: Mapped[Any] = mapped_column(JSON, nullable=True)
+    count: Mapped[int] = mapped_column(BigInteger, default=0)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime, index=True)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class JobLease(Base):
+    """Which replica runs a background job (store/leases.py): ``holder`` until ``expires_at``,
+    renewed while it runs; ``last_run_at`` spaces the runs out across replicas."""
+
+    __tablename__ = "job_leases"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(255))
+    expires_at: Mapped[datetime] = mapped_column(DateTime)
+    last_run_at: Mapped[datetime | None] = mapped_column(DateTime)
+    runs: Mapped[int] = mapped_column(BigInteger, default=0)

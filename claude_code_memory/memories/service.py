@@ -38,6 +38,7 @@ from ..errors import Unavailable
 from ..search.pipeline import Search
 from ..store.access_log import AccessLog
 from ..store.owners import Owners
+from ..store.shared_state import SharedState
 from ..store.vectors import VectorEngine, Vectors
 from .consent import ConsentQueue
 from .lifecycle.erasure import Erasure
@@ -61,6 +62,7 @@ from .read_model.queries import Queries
 from .read_model.reads import Reads
 from .recall.context import Recall
 from .recall.hook_events import ClaudeCodeHooks
+from .recall.shared_sessions import SharedSessions
 from .reflection.analysis import Reflection
 from .saved_config import SavedConfig
 from .write.capture_filter import CaptureFilter
@@ -75,14 +77,17 @@ class MemoryService:
         engine: VectorEngine,
         settings: Settings,
         clock: Callable[[], datetime] | None = None,
+        shared: SharedState | None = None,
     ) -> None:
         self.database = database
+        #: State replicas share (store/shared_state.py); None: this process is the only server.
+        self.shared = shared
         self.engine = engine
         self.settings = settings
         self.clock = clock or utcnow
         self.vectors = Vectors(engine, has_llm=settings.llm.provider != "none")
         self.owners = Owners(database)
-        self.usage = Usage()
+        self.usage = Usage(shared=shared is not None)
         self.access_log = AccessLog(database)
         self.capture_filter = CaptureFilter(settings.hygiene.filter_captures)
         self.writes = Writes(
@@ -114,6 +119,7 @@ class MemoryService:
             self.owners,
             self.pipeline,
             self.access_log,
+            SharedSessions(shared) if shared is not None else None,
             profile_lines=self.profile.briefing_lines if settings.profile.enabled else None,
             profile_facts=settings.profile.briefing_facts,
             after_briefing=self.tiers.schedule_refresh if settings.profile.enabled else None,

@@ -18,7 +18,9 @@ session): a memory is injected at most once per session, until a ``clear`` or
 ``compact`` start empties the context it was injected into. A ``resume`` start is briefed only
 with memories the session was not given yet; when this process does not know the session (the
 server restarted since), what it was given is read back from the access log. After a restart a
-session may otherwise be given a memory once more for a prompt.
+session may otherwise be given a memory once more for a prompt. API replicas keep the same state
+in the database instead (:class:`~.shared_sessions.SharedSessions`), so "once per session" holds
+whichever replica a hook reaches.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from ...policy.redact import redact
 from ...search.pipeline import MAX_QUERY_CHARS, Search
 from ...store.access_log import AccessLog
 from ...store.owners import Owners
+from .shared_sessions import SharedSessions
 
 #: The app hooks read and capture through (pausing it in the UI turns the hooks off).
 HOOK_APP = "claude-code"
@@ -229,7 +232,7 @@ class Recall:
         owners: Owners,
         pipeline: Search,
         access_log: AccessLog,
-        sessions: Sessions | None = None,
+        sessions: Sessions | SharedSessions | None = None,
         *,
         profile_lines: Callable[[uuid.UUID, int, str | None], list[str]] | None = None,
         profile_facts: int = 0,
@@ -243,7 +246,7 @@ class Recall:
         self.owners = owners
         self.pipeline = pipeline
         self.access_log = access_log
-        self.sessions = sessions or Sessions()
+        self.sessions: Sessions | SharedSessions = sessions or Sessions()
 
     def briefing(self, user_id: str, *, session_id: str, project: str | None, resume: bool = False) -> str:
         """The SessionStart block: the project's most recalled memories, then its most recent,
