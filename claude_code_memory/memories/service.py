@@ -63,6 +63,9 @@ from .recall.context import Recall
 from .recall.hook_events import ClaudeCodeHooks
 from .reflection.analysis import Reflection
 from .saved_config import SavedConfig
+from .teams.membership import Teams
+from .teams.search import TeamSearch
+from .teams.sharing import TeamMemories
 from .write.capture_filter import CaptureFilter
 from .write.usage import Usage
 from .write.writes import Writes
@@ -105,7 +108,12 @@ class MemoryService:
         self.links = Links(database, self.owners)
         self.entities = Entities(database, self.owners)
         self.pipeline = Search(database, settings, self.owners, self.vectors, self.access_log, self.now)
-        self.reads = Reads(database, self.owners, self.access_log, self.pipeline)
+        self.teams = Teams(database, self.owners, settings.teams, self.now)
+        self.team_memories = TeamMemories(database, self.teams, self.writes, self.states, settings.teams)
+        self.team_search = TeamSearch(database, self.teams, self.pipeline, settings.teams.search_slots)
+        self.reads = Reads(
+            database, self.owners, self.access_log, self.pipeline, self.team_search.search_hits
+        )
         self.tiers = Tiers(database, settings, self.owners, self.states, self.profile, self.now)
         self.memoryos = MemoryOS(self.tiers, self.profile, self.pipeline, self.writes.add_memory, self.now)
         self.recall = Recall(
@@ -117,6 +125,7 @@ class MemoryService:
             profile_lines=self.profile.briefing_lines if settings.profile.enabled else None,
             profile_facts=settings.profile.briefing_facts,
             after_briefing=self.tiers.schedule_refresh if settings.profile.enabled else None,
+            search=self.team_search.search_hits,
         )
         self.hooks = ClaudeCodeHooks(
             self.recall, self.writes.add_memory, capture=settings.claude_code.capture_on_stop

@@ -38,7 +38,7 @@ from ...config import ClaudeCodeSettings
 from ...db.database import Database
 from ...db.models import Memory, MemoryAccessLog, MemoryState
 from ...policy.redact import redact
-from ...search.pipeline import MAX_QUERY_CHARS, Search
+from ...search.pipeline import MAX_QUERY_CHARS, Hit, Search
 from ...store.access_log import AccessLog
 from ...store.owners import Owners
 
@@ -71,6 +71,8 @@ class Recalled:
     when: datetime
     project: str | None = None
     similarity: float | None = None
+    #: The team that shared it (memories/teams/); None: the user's own.
+    team: str | None = None
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,8 @@ def render(
     lines: list[str] = []
     shown: list[str] = []
     for memory in memories:
-        prefix = f"- [id {memory.id} · {memory.when:%Y-%m-%d}] "
+        team = f" · team {memory.team}" if memory.team else ""
+        prefix = f"- [id {memory.id} · {memory.when:%Y-%m-%d}{team}] "
         text = _line_text(memory.text)
         if not text:
             continue
@@ -234,7 +237,11 @@ class Recall:
         profile_lines: Callable[[uuid.UUID, int, str | None], list[str]] | None = None,
         profile_facts: int = 0,
         after_briefing: Callable[[str], None] | None = None,
+        search: Callable[..., list[Hit]] | None = None,
     ) -> None:
+        """``search``: the search a prompt's recall runs (the teams' merged one,
+        memories/teams/search.py); default the pipeline's own."""
+        self.search = search or pipeline.search_hits
         self.profile_lines = profile_lines
         self.profile_facts = profile_facts
         self.after_briefing = after_briefing
@@ -340,7 +347,7 @@ class Recall:
         user_pk, app_pk = self.owners.own_app(user_id, app, "read memories")
         # One search over all the user's memories, deep enough for both scopes, then the
         # project's memories first: two searches (project, then the rest) cost twice the time.
-        hits = self.pipeline.search_hits(
+        hits = self.search(
             user_id=user_id,
             app_name=app,
             query=query,
@@ -355,7 +362,10 @@ class Recall:
             for hit in hits
             if hit.similarity is not None and hit.similarity >= floor and str(hit.memory.id) not in already
         ]
-        eligible.sort(key=lambda hit: project is None or hit.memory.project != project)  # stable
+        # Stable: the user's own first, then the teams' (each part with the project's first).
+        eligible.sort(
+            key=lambda hit: (hit.team is not None, project is not None and hit.memory.project != project)
+        )
         chosen = {
             str(hit.memory.id): Recalled(
                 str(hit.memory.id),
@@ -363,6 +373,7 @@ class Recall:
                 hit.memory.captured_at or hit.memory.created_at,
                 hit.memory.project,
                 hit.similarity,
+                hit.team,
             )
             for hit in eligible
         }
