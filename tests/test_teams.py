@@ -5,6 +5,7 @@ app in process on SQLite, and one flow against the real server on real PostgreSQ
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 from typing import Any
@@ -206,6 +207,38 @@ def test_quota_pending_items_and_captures_never_reach_a_team(server: ApiServer, 
 
 def test_teams_on_postgresql(start_server: StartServer, postgres_url: str) -> None:
     team_flow(start_server(env={"DATABASE_URL": postgres_url}))
+
+
+# -- the CLI, against the real server ------------------------------------------------------------
+
+
+def test_cli_team_commands(start_server: StartServer) -> None:
+    server = start_server()
+    owner, reader = Member(server, "olga"), Member(server, "rita")
+    owner_token, reader_token = server.make_token(owner.id), server.make_token(reader.id)
+    team = unique("docs", 6).lower()
+
+    def ccmem(token: str, *args: str, check: bool = True) -> Any:
+        return server.ccmem("team", *args, "--url", server.base_url, "--token", token, check=check)  # type: ignore[attr-defined]
+
+    assert "created team" in ccmem(owner_token, "create", team).stdout
+    code = json.loads(ccmem(owner_token, "invite", team, reader.id, "--role", "reader", "--json").stdout)[
+        "code"
+    ]
+    assert "as reader" in ccmem(reader_token, "accept", code).stdout
+    memory = owner.remember("The docs site builds with the kestrel generator on every merge")
+    shared = json.loads(ccmem(owner_token, "share", team, memory, "--json").stdout)["results"]
+    listed = json.loads(ccmem(reader_token, "memories", team, "--json").stdout)
+    assert [item["id"] for item in listed["items"]] == [shared[0]["id"]]
+    refused = ccmem(reader_token, "share", team, memory, check=False)
+    assert refused.returncode == 1 and "reader cannot share" in refused.stderr
+    assert ccmem(reader_token, "audit", team, check=False).returncode == 1
+    audit = json.loads(ccmem(owner_token, "audit", team, "--json").stdout)["entries"]
+    assert {(e["actor"], e["action"]) for e in audit} >= {(owner.id, "share"), (reader.id, "read")}
+    assert "left" in ccmem(reader_token, "leave", team).stdout
+    assert ccmem(reader_token, "memories", team, check=False).returncode == 1
+    members = json.loads(ccmem(owner_token, "members", team, "--json").stdout)["members"]
+    assert [m["user_id"] for m in members] == [owner.id]
 
 
 # -- the merge rule ----------------------------------------------------------------------------

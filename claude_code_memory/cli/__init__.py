@@ -36,6 +36,7 @@ from . import (
     server,
     setup,
     stack,
+    teams,
     tokens,
     ui,
 )
@@ -60,6 +61,7 @@ app.add_typer(imports.app, name="import")
 app.command()(retention.purge)
 app.command()(retention.forget)
 app.add_typer(consent.app, name="consent")
+app.add_typer(teams.app, name="team")
 app.add_typer(hygiene.app, name="hygiene")
 app.command("mcp-config")(connect.mcp_config)
 app.add_typer(connect_claude_code.app, name="connect")
