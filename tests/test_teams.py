@@ -5,12 +5,16 @@ app in process on SQLite, and one flow against the real server on real PostgreSQ
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from claude_code_memory.memories.teams.search import merge
 from claude_code_memory.search.pipeline import Hit
@@ -199,6 +203,20 @@ def test_quota_pending_items_and_captures_never_reach_a_team(server: ApiServer, 
     )
     block = answer["hookSpecificOutput"]["additionalContext"]
     assert f"team {team}]" in block and "zebrafinch pipeline" in block
+    # The SessionStart briefing of a new session in the project: the team's memories, labelled.
+    briefing = carol.call(
+        "POST",
+        "/api/v1/hooks/claude-code",
+        json={
+            "session_id": str(uuid.uuid4()),
+            "cwd": str(carol_repo),
+            "transcript_path": "/dev/null",
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        },
+    )["hookSpecificOutput"]["additionalContext"]
+    assert f"team {team}]" in briefing and "zebrafinch pipeline" in briefing, briefing
+    assert "ops.lead@zebracorp.net" not in briefing
     assert "ops.lead@zebracorp.net" not in block
 
 
@@ -235,10 +253,28 @@ def test_cli_team_commands(start_server: StartServer) -> None:
     assert ccmem(reader_token, "audit", team, check=False).returncode == 1
     audit = json.loads(ccmem(owner_token, "audit", team, "--json").stdout)["entries"]
     assert {(e["actor"], e["action"]) for e in audit} >= {(owner.id, "share"), (reader.id, "read")}
+    # MCP search_memory (the official SDK over Streamable HTTP): the team's memory, labelled.
+    found = asyncio.run(mcp_search(server, reader.id, reader_token, "how is the docs site built"))
+    items = found["results"] if isinstance(found, dict) else found
+    labelled = [item for item in items if item["id"] == shared[0]["id"]]
+    assert labelled and labelled[0]["team"] == team, found
     assert "left" in ccmem(reader_token, "leave", team).stdout
     assert ccmem(reader_token, "memories", team, check=False).returncode == 1
     members = json.loads(ccmem(owner_token, "members", team, "--json").stdout)["members"]
     assert [m["user_id"] for m in members] == [owner.id]
+
+
+async def mcp_search(server: ApiServer, user: str, token: str, query: str) -> Any:
+    url = f"{server.base_url}/mcp/claude-code/http/{user}"
+    async with (
+        httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
+        streamable_http_client(url, http_client=http) as streams,
+        ClientSession(streams[0], streams[1]) as session,
+    ):
+        await session.initialize()
+        result = await session.call_tool("search_memory", {"query": query})
+        assert not result.is_error, result
+        return json.loads(result.content[0].text)  # type: ignore[union-attr]
 
 
 # -- the merge rule ----------------------------------------------------------------------------

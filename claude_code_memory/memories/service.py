@@ -126,6 +126,8 @@ class MemoryService:
             profile_facts=settings.profile.briefing_facts,
             after_briefing=self.tiers.schedule_refresh if settings.profile.enabled else None,
             search=self.team_search.search_hits,
+            team_briefing=self.team_search.recent,
+            team_places=settings.teams.search_slots,
         )
         self.hooks = ClaudeCodeHooks(
             self.recall, self.writes.add_memory, capture=settings.claude_code.capture_on_stop

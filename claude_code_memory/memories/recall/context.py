@@ -238,10 +238,15 @@ class Recall:
         profile_facts: int = 0,
         after_briefing: Callable[[str], None] | None = None,
         search: Callable[..., list[Hit]] | None = None,
+        team_briefing: Callable[[str, str | None, int], list[tuple[str, str, datetime, str]]] | None = None,
+        team_places: int = 0,
     ) -> None:
         """``search``: the search a prompt's recall runs (the teams' merged one,
         memories/teams/search.py); default the pipeline's own."""
         self.search = search or pipeline.search_hits
+        #: The teams' newest memories for a briefing (memories/teams/search.py), after the user's own.
+        self.team_briefing = team_briefing
+        self.team_places = team_places
         self.profile_lines = profile_lines
         self.profile_facts = profile_facts
         self.after_briefing = after_briefing
@@ -295,7 +300,17 @@ class Recall:
             ordered = [rows[i] for i in recalled_ids if i in rows]
             ordered += [row for row in recent if row.id not in rows]
         fresh = [row for row in ordered if str(row.id) not in already]
-        memories = [Recalled(str(r.id), r.content, r.captured_at or r.created_at) for r in fresh[:limit]]
+        shared: list[Recalled] = []
+        if self.team_briefing is not None:
+            shared = [
+                Recalled(memory_id, text, when, team=team)
+                for memory_id, text, when, team in self.team_briefing(user_id, project, limit + len(already))
+                if memory_id not in already
+            ]
+        # The user's own first; the teams' keep up to ``team_places`` places (teams.search_slots).
+        own = fresh[: limit - min(len(shared), self.team_places, limit)]
+        memories = [Recalled(str(r.id), r.content, r.captured_at or r.created_at) for r in own]
+        memories += shared[: limit - len(memories)]
         profile = self.profile_lines(user_pk, self.profile_facts, project) if self.profile_lines else []
         block = self._give(user_id, session_id, app_pk, "briefing", memories, budget, profile).block
         if self.after_briefing is not None:

@@ -11,10 +11,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
+from sqlalchemy import or_, select
+
 from ...db.database import Database
-from ...db.models import TeamAudit
+from ...db.models import Memory, MemoryState, TeamAudit
 from ...search.pipeline import Hit, Search
 from .membership import TEAM_APP, Membership, Teams
 
@@ -55,6 +58,38 @@ class TeamSearch:
         team_search = {key: value for key, value in search.items() if key not in ("reader", "app_name")}
         hits = self.pipeline.search_hits(user_id=membership.owner_user_id, app_name=TEAM_APP, **team_search)
         return [replace(hit, team=membership.name) for hit in hits]
+
+    def recent(self, user_id: str, project: str | None, limit: int) -> list[tuple[str, str, datetime, str]]:
+        """The newest memories of the user's teams for a SessionStart briefing: the project's and
+        those of no project, at most ``limit`` (id, text, when, team), each read audited."""
+        memberships = self.teams.memberships(user_id)
+        if not memberships or limit <= 0:
+            return []
+        by_owner = {membership.owner_pk: membership for membership in memberships}
+        scope = (
+            or_(Memory.project == project, Memory.project.is_(None)) if project else Memory.project.is_(None)
+        )
+        with self.database.session() as session:
+            rows = session.execute(
+                select(Memory.id, Memory.content, Memory.captured_at, Memory.created_at, Memory.user_id)
+                .where(Memory.user_id.in_(list(by_owner)), Memory.state == MemoryState.active, scope)
+                .order_by(Memory.created_at.desc())
+                .limit(limit)
+            ).all()
+            session.add_all(
+                TeamAudit(
+                    team_id=by_owner[row.user_id].team_id,
+                    actor=user_id,
+                    action="read",
+                    memory_id=row.id,
+                    detail="briefing",
+                )
+                for row in rows
+            )
+        return [
+            (str(row.id), row.content, row.captured_at or row.created_at, by_owner[row.user_id].name)
+            for row in rows
+        ]
 
     def record_reads(
         self, user_id: str, memberships: Sequence[Membership], hits: Sequence[Hit], how: str
