@@ -13,7 +13,7 @@ import pytest
 
 from tests.support.server import MemoryServer
 from tests.support.web_ui import UiServer
-from tests.test_ui_browser import User, browser, flash, page, shoot, sign_in
+from tests.test_ui_browser import UNLABELLED, User, browser, flash, page, shoot, sign_in
 
 __all__ = ["browser", "page"]  # the shared fixtures, used by name
 
@@ -69,6 +69,12 @@ def test_create_invite_join_share_and_remove(
     code = re.search(r"cct_[A-Za-z0-9_-]+", flash(page))
     assert code is not None, flash(page)
     shoot(page, "team")
+    for path in ("/teams", f"/teams/{team}"):  # labelled controls, nothing wider than a phone
+        page.goto(path)
+        assert page.evaluate(UNLABELLED) == [], f"unlabelled controls on {path}"
+        page.set_viewport_size({"width": 390, "height": 844})
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
+        page.set_viewport_size({"width": 1280, "height": 900})
 
     other = browser.new_context(base_url=ui.base_url, viewport={"width": 1280, "height": 900})
     tab = other.new_page()
