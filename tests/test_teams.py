@@ -220,6 +220,18 @@ def test_quota_pending_items_and_captures_never_reach_a_team(server: ApiServer, 
     assert "ops.lead@zebracorp.net" not in block
 
 
+def test_no_token_and_no_request_acts_for_a_teams_own_user(server: ApiServer) -> None:
+    owner_name = "team." + uuid.uuid4().hex  # the form of a team's own user
+    refused = server.client(server.admin_token).post("/api/v1/tokens", json={"user_id": owner_name})  # type: ignore[attr-defined]
+    assert refused.status_code == 403 and "/api/v1/teams" in refused.text, refused.text
+    admin = server.client(server.admin_token).post(  # type: ignore[attr-defined]
+        "/api/v1/memories/search", json={"query": "anything", "user_id": owner_name}
+    )
+    assert admin.status_code == 403, admin.text
+    alice = Member(server, "alice")
+    alice.call("POST", "/api/v1/memories/search", 403, json={"query": "anything", "user_id": owner_name})
+
+
 # -- real server, real PostgreSQL --------------------------------------------------------------
 
 
