@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from ...auth.identity import validate_user_id
 from ...config import TeamsSettings
@@ -80,10 +80,11 @@ def audit(
     session.add(TeamAudit(team_id=team_id, actor=actor, action=action, memory_id=memory_key, detail=detail))
 
 
+_TEAM_USER = aliased(User, name="team_user")
 _MEMBERSHIPS = (
-    select(Team.id, Team.name, TeamMember.role, Team.owner_user_id, User.user_id)
+    select(Team.id, Team.name, TeamMember.role, Team.owner_user_id, _TEAM_USER.user_id)
     .join(TeamMember, TeamMember.team_id == Team.id)
-    .join(User, User.id == Team.owner_user_id)
+    .join(_TEAM_USER, _TEAM_USER.id == Team.owner_user_id)
 )
 
 
@@ -97,10 +98,11 @@ class Teams:
         self.clock = clock
 
     # -- reading membership (every request: no cache) -------------------------------------
-    def memberships(self, user_id: str) -> list[Membership]:
-        """The user's teams, read now: one indexed query."""
+    def memberships(self, user_id: str, user_pk: uuid.UUID | None = None) -> list[Membership]:
+        """The user's teams, read now: one indexed query (by the user's key when the caller
+        has it: a hook's recall looked it up already)."""
         validate_user_id(user_id)
-        member = select(User.id).where(User.user_id == user_id).scalar_subquery()
+        member = user_pk or select(User.id).where(User.user_id == user_id).scalar_subquery()
         with self.database.engine.connect() as connection:
             rows = connection.execute(_MEMBERSHIPS.where(TeamMember.user_id == member).order_by(Team.name))
             return [Membership(*row) for row in rows]

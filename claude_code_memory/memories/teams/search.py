@@ -42,7 +42,12 @@ class TeamSearch:
         """:meth:`Search.search_hits` over the user's memories and their teams'. ``teams_only``:
         the teams' alone (the ``team`` scope). A search through one app of the user
         (``app_filter``) stays personal."""
-        memberships = [] if search.get("app_filter") is not None else self.teams.memberships(user_id)
+        reader = search.get("reader")
+        memberships = (
+            []
+            if search.get("app_filter") is not None
+            else self.teams.memberships(user_id, reader[0] if reader else None)
+        )
         if not memberships:
             return [] if teams_only else self.pipeline.search_hits(user_id=user_id, **search)
         personal = [] if teams_only else self.pipeline.search_hits(user_id=user_id, **search)
