@@ -186,6 +186,7 @@ class MemoryService:
         self.reclaim.close()
         self.tiers.close()
         self.pipeline.close()
+        self.teams.close()
         self.access_log.close()
 
     def health(self) -> dict[str, str]:

@@ -7,10 +7,12 @@ Roles: ``owner`` (invites, removes, reads the audit log, shares), ``member`` (sh
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import secrets
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -26,6 +28,8 @@ from ...db.models import Team, TeamAudit, TeamInvitation, TeamMember, User
 from ...errors import BadInput, Conflict, Forbidden, NotFound
 from ...store.owners import Owners
 from ...store.values import iso
+
+log = logging.getLogger(__name__)
 
 ROLES = ("owner", "member", "reader")
 #: Roles that may share into the team and remove what they shared.
@@ -96,6 +100,27 @@ class Teams:
         self.owners = owners
         self.settings = settings
         self.clock = clock
+        # Reads are audited off the read's path by one writer, as the access log is; the audit
+        # log's listing waits for what is queued (:meth:`flush`).
+        self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="team-audit")
+
+    def audit_later(self, rows: list[TeamAudit]) -> None:
+        """Write these audit rows in the background (a search does not wait for a write)."""
+        if rows:
+            self.writer.submit(self._write, rows)
+
+    def _write(self, rows: list[TeamAudit]) -> None:
+        try:
+            with self.database.session() as session:
+                session.add_all(rows)
+        except Exception:  # noqa: BLE001 - logged: a failed audit write must not stop the writer
+            log.exception("could not write %d team audit rows", len(rows))
+
+    def flush(self) -> None:
+        self.writer.submit(lambda: None).result()
+
+    def close(self) -> None:
+        self.writer.shutdown(wait=True)
 
     # -- reading membership (every request: no cache) -------------------------------------
     def memberships(self, user_id: str, user_pk: uuid.UUID | None = None) -> list[Membership]:
@@ -264,6 +289,7 @@ class Teams:
     def audit_log(self, user_id: str, name: str, limit: int = 200) -> list[dict[str, Any]]:
         membership = self.membership(user_id, name)
         membership.require(("owner",), "read the audit log")
+        self.flush()
         if not 1 <= limit <= 10_000:
             raise BadInput("limit must be from 1 to 10000")
         with self.database.session() as session:

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import or_, select
 
 from ...db.database import Database
-from ...db.models import Memory, MemoryState, TeamAudit
+from ...db.models import Memory, MemoryState, TeamAudit, utcnow
 from ...search.pipeline import Hit, Search
 from .membership import TEAM_APP, Membership, Teams
 
@@ -81,16 +81,20 @@ class TeamSearch:
                 .order_by(Memory.created_at.desc())
                 .limit(limit)
             ).all()
-            session.add_all(
+        self.teams.audit_later(
+            [
                 TeamAudit(
+                    id=uuid.uuid4(),
                     team_id=by_owner[row.user_id].team_id,
                     actor=user_id,
                     action="read",
                     memory_id=row.id,
                     detail="briefing",
+                    at=utcnow(),
                 )
                 for row in rows
-            )
+            ]
+        )
         return [
             (str(row.id), row.content, row.captured_at or row.created_at, by_owner[row.user_id].name)
             for row in rows
@@ -113,6 +117,4 @@ class TeamSearch:
             for hit in hits
             if hit.team is not None
         ]
-        if rows:
-            with self.database.session() as session:
-                session.add_all(rows)
+        self.teams.audit_later(rows)
