@@ -114,6 +114,16 @@ def team_flow(server: ApiServer) -> dict[str, Any]:
     )
     bob.call("GET", f"/api/v1/teams/{team}/audit", 403)
 
+    # Roles change by an owner only; the last owner cannot step down.
+    bob.call("PUT", f"/api/v1/teams/{team}/members/{carol.id}", 403, json={"role": "member"})
+    alice.call("PUT", f"/api/v1/teams/{team}/members/{alice.id}", 409, json={"role": "member"})
+    assert (
+        alice.call("PUT", f"/api/v1/teams/{team}/members/{carol.id}", json={"role": "member"})["role"]
+        == "member"
+    )
+    alice.call("PUT", f"/api/v1/teams/{team}/members/{carol.id}", json={"role": "reader"})
+    carol.call("POST", f"/api/v1/teams/{team}/share", 403, json={"memory_ids": [carol_own]})
+
     # Removed: Bob's same token reads nothing of the team from the next request on.
     alice.call("DELETE", f"/api/v1/teams/{team}/members/{bob.id}", 204)
     bob.call("GET", f"/api/v1/teams/{team}/memories", 404)
