@@ -433,6 +433,19 @@ class OAuthSettings(_Section):
         return value.rstrip("/") if value else value
 
 
+class TeamsSettings(_Section):
+    """Teams (docs/teams.md): shared memories, members and roles."""
+
+    #: Memories one team may hold (its shares); a share past it is refused with 413.
+    max_memories: int = Field(5000, ge=1, le=10_000_000)
+    #: Places of a search's ``limit`` kept for team memories when they match (personal first).
+    search_slots: int = Field(3, ge=0, le=100)
+    #: Days an invitation code stays valid.
+    invitation_days: int = Field(7, ge=1, le=365)
+    #: A share masks personal data too, whatever ``privacy.mask_pii`` says for personal memories.
+    mask_pii: bool = True
+
+
 class AuthSettings(_Section):
     local_mode: LocalModeSettings = Field(default_factory=LocalModeSettings)
     oauth: OAuthSettings = Field(default_factory=OAuthSettings)
@@ -457,6 +470,7 @@ class Settings(_Section):
     ui: UiSettings = Field(default_factory=UiSettings)
     hygiene: HygieneSettings = Field(default_factory=HygieneSettings)
     reflection: ReflectionSettings = Field(default_factory=ReflectionSettings)
+    teams: TeamsSettings = Field(default_factory=TeamsSettings)
 
     # -- derived values -------------------------------------------------------------------
     @property

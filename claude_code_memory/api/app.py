@@ -39,6 +39,7 @@ from .routes import (
     scopes,
     stats,
     storage,
+    teams,
     tiers,
     tokens,
     trash,
@@ -156,6 +157,7 @@ def create_app(settings: Settings, components: ServerParts | None = None) -> Fas
         storage,
         profile,
         tiers,
+        teams,
     ):
         app.include_router(module.router)
     app.include_router(retention_routes.router)

@@ -37,6 +37,7 @@ from . import (
     setup,
     stack,
     sync,
+    teams,
     tokens,
     ui,
 )
@@ -80,6 +81,7 @@ app.add_typer(sync.app, name="sync")
 app.command()(retention.purge)
 app.command()(retention.forget)
 app.add_typer(consent.app, name="consent")
+app.add_typer(teams.app, name="team")
 app.add_typer(hygiene.app, name="hygiene")
 app.command("mcp-config")(connect.mcp_config)
 app.add_typer(connect_claude_code.app, name="connect")

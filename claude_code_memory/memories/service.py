@@ -65,6 +65,9 @@ from .recall.hook_events import ClaudeCodeHooks
 from .recall.shared_sessions import SharedSessions
 from .reflection.analysis import Reflection
 from .saved_config import SavedConfig
+from .teams.membership import Teams
+from .teams.search import TeamSearch
+from .teams.sharing import TeamMemories
 from .write.capture_filter import CaptureFilter
 from .write.usage import Usage
 from .write.writes import Writes
@@ -110,7 +113,12 @@ class MemoryService:
         self.links = Links(database, self.owners)
         self.entities = Entities(database, self.owners)
         self.pipeline = Search(database, settings, self.owners, self.vectors, self.access_log, self.now)
-        self.reads = Reads(database, self.owners, self.access_log, self.pipeline)
+        self.teams = Teams(database, self.owners, settings.teams, self.now)
+        self.team_memories = TeamMemories(database, self.teams, self.writes, self.states, settings.teams)
+        self.team_search = TeamSearch(database, self.teams, self.pipeline, settings.teams.search_slots)
+        self.reads = Reads(
+            database, self.owners, self.access_log, self.pipeline, self.team_search.search_hits
+        )
         self.tiers = Tiers(database, settings, self.owners, self.states, self.profile, self.now)
         self.memoryos = MemoryOS(self.tiers, self.profile, self.pipeline, self.writes.add_memory, self.now)
         self.recall = Recall(
@@ -123,6 +131,9 @@ class MemoryService:
             profile_lines=self.profile.briefing_lines if settings.profile.enabled else None,
             profile_facts=settings.profile.briefing_facts,
             after_briefing=self.tiers.schedule_refresh if settings.profile.enabled else None,
+            search=self.team_search.search_hits,
+            team_briefing=self.team_search.recent,
+            team_places=settings.teams.search_slots,
         )
         self.hooks = ClaudeCodeHooks(
             self.recall, self.writes.add_memory, capture=settings.claude_code.capture_on_stop
@@ -181,6 +192,7 @@ class MemoryService:
         self.reclaim.close()
         self.tiers.close()
         self.pipeline.close()
+        self.teams.close()
         self.access_log.close()
 
     def health(self) -> dict[str, str]:

@@ -13,7 +13,7 @@ from fastapi.staticfiles import StaticFiles
 
 from .. import __version__
 from ..config import UiSettings
-from . import account, curation, entities, hygiene, insights, links, memories, profile, scopes, trash
+from . import account, curation, entities, hygiene, insights, links, memories, profile, scopes, teams, trash
 from .api import Api
 from .session import Sealer
 from .signouts import SignedOut
@@ -94,6 +94,18 @@ def create_app(settings: UiSettings, signed_out_path: Path | None = None) -> Fas
         return Response(icon, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
 
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-    for module in (account, curation, insights, memories, profile, scopes, links, entities, hygiene, trash):
+    for module in (
+        account,
+        curation,
+        insights,
+        memories,
+        profile,
+        scopes,
+        links,
+        entities,
+        hygiene,
+        trash,
+        teams,
+    ):
         app.include_router(module.router)
     return app

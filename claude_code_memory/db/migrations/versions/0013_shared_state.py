@@ -2,14 +2,14 @@
 counters) and the leases under which one replica runs each background job
 
 Revision ID: 0013
-Revises: 0010
+Revises: 0012
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0013"
-down_revision = "0010"
+down_revision = "0012"
 branch_labels = None
 depends_on = None
 
