@@ -311,9 +311,12 @@ class Recall:
         ]
         return given[::-1]
 
-    def for_prompt(self, user_id: str, *, session_id: str, project: str | None, prompt: str) -> str:
+    def for_prompt(
+        self, user_id: str, *, session_id: str, project: str | None, prompt: str, now: datetime | None = None
+    ) -> str:
         """The UserPromptSubmit block (:meth:`recall_prompt`'s)."""
-        return self.recall_prompt(user_id, session_id=session_id, project=project, prompt=prompt).block
+        given = self.recall_prompt(user_id, session_id=session_id, project=project, prompt=prompt, now=now)
+        return given.block
 
     def recall_prompt(
         self,
@@ -324,11 +327,13 @@ class Recall:
         prompt: str,
         app: str = HOOK_APP,
         limit: int | None = None,
+        now: datetime | None = None,
     ) -> Recollection:
         """Memories similar to the prompt (at least ``recall_min_similarity``), the project's
         first, none given to this session before, at most ``limit`` (default
         ``prompt_memories``), and their block within ``prompt_budget``. The memories are those
-        the block holds: a memory the budget left out is not counted as given."""
+        the block holds: a memory the budget left out is not counted as given. ``now``: when
+        the prompt was made (the search's as-of: its relative dates count back from it)."""
         budget = self.settings.prompt_budget
         if not budget or not prompt.strip():
             return Recollection()
@@ -349,6 +354,7 @@ class Recall:
             with_categories=False,
             current_project=project,  # another project's memories stay out (scopes.py)
             reader=(user_pk, app_pk),
+            now=now,
         )
         eligible = [
             hit
