@@ -38,7 +38,7 @@ from ...config import ClaudeCodeSettings
 from ...db.database import Database
 from ...db.models import Memory, MemoryAccessLog, MemoryState
 from ...policy.redact import redact
-from ...search.pipeline import MAX_QUERY_CHARS, Search
+from ...search.pipeline import MAX_QUERY_CHARS, SCOPE_CANDIDATES, Search
 from ...store.access_log import AccessLog
 from ...store.owners import Owners
 
@@ -345,11 +345,15 @@ class Recall:
         user_pk, app_pk = self.owners.own_app(user_id, app, "read memories")
         # One search over all the user's memories, deep enough for both scopes, then the
         # project's memories first: two searches (project, then the rest) cost twice the time.
+        # Deeper for a session given many memories already (they are skipped), but no deeper
+        # than a scoped search looks anyway: past that, each retriever's depth grows with the
+        # limit and the ranking with it (limit 100: a third more time than 60, at 10k memories;
+        # docs/performance.md), for memories ranked below the 60th.
         hits = self.pipeline.search_hits(
             user_id=user_id,
             app_name=app,
             query=query,
-            limit=min(100, 2 * (wanted + len(already)) + 10),
+            limit=min(SCOPE_CANDIDATES, 2 * (wanted + len(already)) + 10),
             access_type=HOOK_SEARCH,
             with_categories=False,
             current_project=project,  # another project's memories stay out (scopes.py)
