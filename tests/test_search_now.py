@@ -7,12 +7,16 @@ Runs the app in process with the real stores (SQLite, embedded Qdrant, the ONNX 
 
 from __future__ import annotations
 
+import importlib.util
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from claude_code_memory.client import hook_command
 from tests.support.in_process import InProcessServer
 from tests.support.servers import StartServer
 
@@ -89,3 +93,32 @@ def test_a_now_that_is_not_a_datetime_is_refused(server: InProcessServer, token:
     ):
         assert response.status_code == 422, response.text
         assert "now" in response.text, response.text
+
+
+def _plugin_script() -> Any:
+    path = Path(__file__).resolve().parent.parent / "plugin" / "scripts" / "memory_hook.py"
+    spec = importlib.util.spec_from_file_location("memory_hook_now", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("stamped", [hook_command.stamped, _plugin_script().stamped])
+def test_the_hook_commands_stamp_the_time_they_ran(
+    server: InProcessServer, token: str, stamped: Any, tmp_path: Path
+) -> None:
+    """Claude Code's hook input carries no time: the command hooks add it, as a ``now`` the
+    server takes."""
+    url = stamped("http://127.0.0.1:8765/api/v1/hooks/claude-code")
+    (now,) = parse_qs(urlsplit(url).query)["now"]
+    assert abs((datetime.fromisoformat(now) - datetime.now(UTC)).total_seconds()) < 5, url
+    assert "?" not in stamped("http://h/p?user_id=u").split("?", 1)[1]  # joined with &
+    hook_input = {
+        "hook_event_name": "UserPromptSubmit",
+        "session_id": "s",
+        "cwd": str(tmp_path),
+        "prompt": QUERY,
+    }
+    response = server.client(token).post(urlsplit(url).path + "?" + urlsplit(url).query, json=hook_input)
+    assert response.status_code == 200, response.text
