@@ -15,7 +15,8 @@ checkout's server. Both checkouts are byte-compiled first, as install.sh leaves 
 servers run at once; searches alternate between them (the order flips every query), every
 query asked once, so neither side's embedding cache answers. With
 ``--restarts``, each side is stopped (SIGTERM) and started again that many times, alternately:
-seconds until ``/health`` answers. Not a test: numbers depend on the machine.
+seconds until ``/health`` answers. With ``--hooks N``, N UserPromptSubmit hooks a side, alternating,
+each side one session throughout. Not a test: numbers depend on the machine.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -58,6 +61,28 @@ def build_data(size: int, into: Path) -> None:
         server.stop()
 
 
+def hooks(clients: dict[str, httpx.Client], queries: Iterator[str], count: int) -> dict[str, object]:
+    """``count`` UserPromptSubmit hooks a side, alternating, each side one session throughout
+    (a session given more memories with each prompt, as a long one is); p50/p95 per side."""
+    sessions = {name: uuid.uuid4().hex for name in clients}
+    samples: dict[str, list[float]] = {name: [] for name in clients}
+    order = list(clients)
+    for i, query in enumerate(itertools.islice(queries, count + WARMUP)):
+        for name in order if i % 2 == 0 else order[::-1]:
+            body = {
+                "hook_event_name": "UserPromptSubmit",
+                "session_id": sessions[name],
+                "cwd": "/tmp/bench-ab/project",
+                "prompt": query,
+            }
+            started = time.perf_counter()
+            response = clients[name].post("/api/v1/hooks/claude-code", json=body)
+            if i >= WARMUP:
+                samples[name].append(time.perf_counter() - started)
+            response.raise_for_status()
+    return {name: percentiles(v) for name, v in samples.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -67,6 +92,12 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=10_000, help="synthetic memories without --data-dir")
     parser.add_argument("--queries", type=int, default=400)
     parser.add_argument("--restarts", type=int, default=0)
+    parser.add_argument(
+        "--hooks",
+        type=int,
+        default=0,
+        help="also time this many UserPromptSubmit hooks, one session a side (as bench_hooks.py)",
+    )
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="ccmem-ab-"))
@@ -119,6 +150,8 @@ def main() -> None:
                 response.raise_for_status()
                 assert response.json()["results"], "search returned nothing"
         report["rest_search"] = {name: percentiles(v) for name, v in samples.items()}
+        if args.hooks:
+            report["user_prompt_submit"] = hooks(clients, queries, args.hooks)
         report["rss_mb"] = {name: round(rss_mb(server.process.pid), 1) for name, server in servers.items()}
         print(json.dumps(report, indent=2))
     finally:

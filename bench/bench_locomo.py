@@ -18,6 +18,13 @@ is measured against the default on the same data in one run. ``--plain`` stores 
 without conversation id and time in every server (the default and each variant): how a
 ranking change does on memories that belong to no conversation.
 
+LoCoMo's questions carry no date of their own; they were written about the whole conversation,
+so each is asked as it ends: the search's ``now`` is the time of the conversation's last turn
+(``--asked-at end``, the default; relative dates such as "recently" or "4 years ago" count back
+from there). ``--asked-at clock`` sends no ``now``: the server's clock, as for a caller that
+passes none (before search took a ``now``, the server read relative dates against the newest
+memory, which here is the same last turn).
+
 The data (LoCoMo, Maharana et al., ACL 2024; CC BY-NC 4.0) is test data and is not part of this
 repository; see ../shared/bench/README.md.
 """
@@ -143,6 +150,12 @@ def main() -> None:
         help="store the turns without conversation id and time in every server",
     )
     parser.add_argument(
+        "--asked-at",
+        choices=["end", "clock"],
+        default="end",
+        help="each question's now: its conversation's last turn (end) or the server's clock",
+    )
+    parser.add_argument(
         "--variant",
         action="append",
         default=[],
@@ -153,15 +166,16 @@ def main() -> None:
     args = parser.parse_args()
     data = json.loads(args.data.read_text())
     provenance = not args.plain
-    report = run(data, args.data.name, args.limit, provenance)
+    asked_at_end = args.asked_at == "end"
+    report = run(data, args.data.name, args.limit, provenance, asked_at_end=asked_at_end)
     if args.compare_plain or args.variant:
         report = {"with_provenance" if provenance else "plain_defaults": report}
         if args.compare_plain and provenance:
-            report["plain"] = run(data, args.data.name, args.limit, False)
+            report["plain"] = run(data, args.data.name, args.limit, False, asked_at_end=asked_at_end)
         for label, settings in args.variant:
             report[label] = {
                 "settings": settings,
-                **run(data, args.data.name, args.limit, provenance, settings),
+                **run(data, args.data.name, args.limit, provenance, settings, asked_at_end=asked_at_end),
             }
     print(json.dumps(report, indent=2))
 
@@ -181,6 +195,8 @@ def run(
     limit: int,
     provenance: bool,
     settings: dict[str, str] | None = None,
+    *,
+    asked_at_end: bool = True,
 ) -> dict[str, Any]:
     server = Server(settings=settings)
     try:
@@ -205,12 +221,12 @@ def run(
                 started = time.perf_counter()
                 by_memory = ingest(c, user, items, provenance)
                 ingest_seconds += time.perf_counter() - started
+                times = [t["at"] for t in items if t["at"]]
+                asked = {"now": max(times)} if asked_at_end and provenance and times else {}
                 for qa in questions(conversation, {t["dia_id"] for t in items}):
                     started = time.perf_counter()
-                    response = c.post(
-                        "/api/v1/memories/search",
-                        json={"user_id": user, "query": qa["question"], "limit": limit, "app": "locomo"},
-                    )
+                    body = {"user_id": user, "query": qa["question"], "limit": limit, "app": "locomo"}
+                    response = c.post("/api/v1/memories/search", json=body | asked)
                     latencies.append(time.perf_counter() - started)
                     response.raise_for_status()
                     ranked = [by_memory.get(r["id"]) for r in response.json()["results"]]
@@ -227,6 +243,7 @@ def run(
         return {
             "data": name,
             "provenance": provenance,
+            "asked_at": "end" if asked and asked_at_end else "clock",
             "conversations": len(data),
             "turns": total_turns,
             "questions": n_questions,

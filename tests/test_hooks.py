@@ -10,6 +10,7 @@ a secret, captures the turn at Stop into the consent queue as the proxy would, a
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 from datetime import datetime
@@ -18,10 +19,20 @@ from typing import Any
 
 import pytest
 from sqlalchemy import event as sql_event
+from sqlalchemy import select
 
 from claude_code_memory.api.app import ServerParts
 from claude_code_memory.config import ConfigError, load_settings
-from claude_code_memory.memories.recall.context import NOTICE, TAG, Recalled, Sessions, render
+from claude_code_memory.db.models import MemoryAccessLog
+from claude_code_memory.memories.recall.context import (
+    HOOK_SEARCH,
+    INJECTED,
+    NOTICE,
+    TAG,
+    Recalled,
+    Sessions,
+    render,
+)
 from claude_code_memory.memories.recall.hook_events import context_output, project_of, turn_text
 from tests.support.in_process import InProcessServer
 from tests.support.server import add_memory as add
@@ -429,3 +440,40 @@ def test_a_prompt_recall_looks_the_user_and_app_up_once(service: Any, tmp_path: 
     finally:
         sql_event.remove(service.database.engine, "before_cursor_execute", count)
     assert len(lookups) == 1, lookups
+
+
+def test_a_prompt_s_search_and_injection_are_logged_in_one_transaction(service: Any) -> None:
+    """What queues up while the access log's writer is busy goes in one INSERT: a prompt's
+    search hits and its injection, two records, are one write, and both are in the log."""
+    user = f"u{uuid.uuid4().hex[:8]}"
+    service.writes.add_memory(user_id=user, app_name="notes", text="The lighthouse runs on tidal power")
+    service.recall.recall_prompt(user, session_id="warm", project=None, prompt="what powers the lighthouse")
+    service.access_log.flush()
+    inserts: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if statement.lstrip().upper().startswith("INSERT INTO MEMORY_ACCESS_LOGS"):
+            inserts.append(statement)
+
+    busy = threading.Event()
+    service.access_log.writer.submit(busy.wait, 30)  # the writer is busy with something else
+    sql_event.listen(service.database.engine, "before_cursor_execute", count)
+    try:
+        given = service.recall.recall_prompt(
+            user, session_id="next", project=None, prompt="what powers the lighthouse"
+        )
+        busy.set()
+        service.access_log.flush()
+    finally:
+        sql_event.remove(service.database.engine, "before_cursor_execute", count)
+    assert given.memories, "nothing was recalled"
+    assert len(inserts) == 1, inserts
+    with service.database.session() as session:
+        kinds = set(
+            session.scalars(
+                select(MemoryAccessLog.access_type).where(
+                    MemoryAccessLog.memory_id == uuid.UUID(given.memories[0].id)
+                )
+            )
+        )
+    assert {HOOK_SEARCH, INJECTED} <= kinds, kinds

@@ -141,3 +141,43 @@ def test_the_token_is_never_on_a_command_line() -> None:
     uses = [line for line in script.splitlines() if "$token" in line and not line.lstrip().startswith("#")]
     assert all("printf" in line or line.lstrip().startswith("case") for line in uses), uses
     assert "curl -K /dev/fd/3 " in script
+
+
+@pytest.mark.integration  # a listener of its own, to see the request line
+def test_it_stamps_the_time_it_ran_as_now(home: Path) -> None:
+    """Claude Code's hook input carries no time, so the script sends the time it ran (``?now=``):
+    the server reads "yesterday" in the prompt against it (tests/test_search_now.py)."""
+    import http.server
+    import threading
+    from datetime import UTC, datetime
+    from urllib.parse import parse_qs, urlsplit
+
+    seen: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            seen.append(self.path)
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    listener = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=listener.serve_forever, daemon=True)
+    thread.start()
+    try:
+        before = datetime.now(UTC).replace(microsecond=0)
+        run_hook(home, prompt(home), f"http://127.0.0.1:{listener.server_address[1]}", "t0ken")
+        after = datetime.now(UTC)
+    finally:
+        listener.shutdown()
+        listener.server_close()
+    [path] = seen
+    parts = urlsplit(path)
+    assert parts.path == "/api/v1/hooks/claude-code"
+    [stamp] = parse_qs(parts.query)["now"]
+    assert before <= datetime.fromisoformat(stamp) <= after

@@ -14,9 +14,16 @@ goes on without memories.
 import json
 import os
 import sys
+import time
 import urllib.request
 
 DEFAULT_TIMEOUT = 3.0
+
+
+def stamped(url: str) -> str:
+    """``url`` with ``now``: the time this hook ran, which is when the prompt was made (Claude
+    Code's hook input carries no time); the server counts a prompt's "yesterday" back from it."""
+    return url + ("&" if "?" in url else "?") + "now=" + time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def main(argv: list[str]) -> int:
@@ -35,7 +42,7 @@ def main(argv: list[str]) -> int:
             headers["Authorization"] = f"Bearer {token}"
         # No proxies: the server is on this machine, and a proxy would only add a hop.
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        request = urllib.request.Request(url, data=body or b"{}", headers=headers, method="POST")
+        request = urllib.request.Request(stamped(url), data=body or b"{}", headers=headers, method="POST")
         with opener.open(request, timeout=timeout) as response:
             answer = json.loads(response.read())
     except Exception:  # noqa: BLE001 - a hook must never stand in the session's way

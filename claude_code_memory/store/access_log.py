@@ -10,6 +10,7 @@ secret the user typed.
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +31,10 @@ class AccessLog:
         self.database = database
         # One writer, so batches land in order.
         self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="access-log")
+        #: Rows recorded and not yet taken by the writer: whatever queues up while it is busy
+        #: (a hook's search and its injection, concurrent searches) goes in one transaction.
+        self._pending: list[dict[str, Any]] = []
+        self._pending_lock = threading.Lock()
 
     def record(
         self,
@@ -53,7 +58,17 @@ class AccessLog:
             }
             for mid, meta in entries
         ]
-        self.writer.submit(self._write, rows)
+        with self._pending_lock:
+            due = not self._pending  # else a drain is queued and will take these too
+            self._pending.extend(rows)
+        if due:
+            self.writer.submit(self._drain)
+
+    def _drain(self) -> None:
+        with self._pending_lock:
+            rows, self._pending = self._pending, []
+        if rows:
+            self._write(rows)
 
     def _write(self, rows: list[dict[str, Any]]) -> None:
         try:

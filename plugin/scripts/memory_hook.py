@@ -19,6 +19,7 @@ prints nothing and exits 0: the session goes on without memories.
 import json
 import os
 import sys
+import time
 import urllib.request
 
 HOOK_PATH = "/api/v1/hooks/claude-code"
@@ -96,6 +97,12 @@ def post(url, body, token, timeout):
         return json.loads(response.read())
 
 
+def stamped(url):
+    """``url`` with ``now``: the time this hook ran, which is when the prompt was made (Claude
+    Code's hook input carries no time); the server counts a prompt's "yesterday" back from it."""
+    return url + ("&" if "?" in url else "?") + "now=" + time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
 def hook(environ, body):
     """Answer one hook (``body``: its input, as bytes): the server's JSON object, or nothing."""
     try:
@@ -104,7 +111,8 @@ def hook(environ, body):
         cwd = None
     if settings_hooks(environ, cwd or os.getcwd()):
         return None
-    answer = post(server_url(environ) + HOOK_PATH, body, environ.get("CLAUDE_PLUGIN_OPTION_TOKEN"), TIMEOUT)
+    url = stamped(server_url(environ) + HOOK_PATH)
+    answer = post(url, body, environ.get("CLAUDE_PLUGIN_OPTION_TOKEN"), TIMEOUT)
     return answer if isinstance(answer, dict) and answer else None
 
 

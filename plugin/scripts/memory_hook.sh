@@ -33,6 +33,9 @@ case $token in
 esac
 url=${CLAUDE_PLUGIN_OPTION_SERVER_URL:-http://127.0.0.1:8765}
 url=${url%/}
+# Claude Code's hook input carries no time: the time this hook ran is when the prompt was made,
+# and the server reads "yesterday" against it (?now=, docs/search.md).
+now=$(date -u +%Y-%m-%dT%H:%M:%SZ 2>/dev/null) && hook_path="$hook_path?now=$now"
 # The hook input stays on curl's standard input (@-: read, never opened by name, since Claude Code
 # hands it over on a socket, which /dev/fd cannot open); the config with the token comes on a
 # pipe as fd 3. -f: an error status prints nothing; --noproxy: the server is normally local.

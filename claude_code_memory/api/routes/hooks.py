@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
@@ -22,7 +23,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from ...memories.read_model.shapes import iso
+from ...memories.read_model.shapes import iso, naive_utc
 from ...memories.recall.context import HOOK_APP
 from ...memories.recall.hook_events import MAX_PROJECT, MAX_SESSION_ID
 from ...memories.service import MemoryService
@@ -42,6 +43,11 @@ async def claude_code_hook(
     service: ServiceDep,
     _: BearerDep,
     user_id: str | None = Query(None, description="whose memory (only with the admin token)"),
+    now: datetime | None = Query(
+        None,
+        description="when the prompt was made (ISO-8601; the plugin's hook command stamps it): relative "
+        "dates in the prompt count back from it; default: the server's clock",
+    ),
 ) -> JSONResponse:
     raw = await request.body()
     try:
@@ -49,12 +55,16 @@ async def claude_code_hook(
     except (ValueError, RecursionError):  # nested too deep: a body JsonDepthLimit did not read
         log.warning("hook input is not JSON (%d bytes): answered nothing", len(raw))
         hook_input = {}
-    return JSONResponse(await run_in_threadpool(_answer, request, service, user_id, hook_input))
+    return JSONResponse(
+        await run_in_threadpool(_answer, request, service, user_id, hook_input, naive_utc(now))
+    )
 
 
-def _answer(request: Request, service: MemoryService, user_id: str | None, hook_input: Any) -> dict[str, Any]:
+def _answer(
+    request: Request, service: MemoryService, user_id: str | None, hook_input: Any, now: datetime | None
+) -> dict[str, Any]:
     uid = acting_user(authenticate(request), user_id)
-    return service.hooks.handle(uid, hook_input)
+    return service.hooks.handle(uid, hook_input, now=now or service.now())
 
 
 class RecallRequest(BaseModel):
@@ -67,6 +77,9 @@ class RecallRequest(BaseModel):
     app: str = Field(HOOK_APP, pattern=r"^[A-Za-z0-9._-]{1,64}$")
     limit: int | None = Field(None, ge=1, le=50)
     user_id: str | None = None
+    now: datetime | None = Field(
+        None, description="when the prompt was made (ISO-8601; as-of); default: the server's clock"
+    )
 
 
 @router.post(
@@ -82,6 +95,7 @@ def recall(body: RecallRequest, service: ServiceDep, principal: PrincipalDep) ->
         prompt=body.query,
         app=body.app,
         limit=body.limit,
+        now=naive_utc(body.now) or service.now(),
     )
     return {
         "context": given.block,

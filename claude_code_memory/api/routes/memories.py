@@ -96,6 +96,16 @@ class SearchRequest(_Body):
     )
     from_date: int | None = Field(None, description="only memories created at or after (epoch seconds)")
     to_date: int | None = Field(None, description="only memories created at or before (epoch seconds)")
+    now: datetime | None = Field(
+        None,
+        description="when the search is asked (ISO-8601; as-of): relative dates in the query "
+        '("yesterday", "last Saturday", "two weeks ago") count back from it; default: the server\'s clock',
+    )
+
+    @field_validator("now")
+    @classmethod
+    def _naive_utc(cls, value: datetime | None) -> datetime | None:
+        return naive_utc(value)
 
 
 class DeleteRequest(_Body):
@@ -243,8 +253,16 @@ def create_memories(
 
 @router.post("/search", summary="Semantic search over the user's active memories")
 async def search_memories(
-    body: SearchRequest, request: Request, service: ServiceDep, _: BearerDep
+    body: SearchRequest,
+    request: Request,
+    service: ServiceDep,
+    _: BearerDep,
+    now: datetime | None = Query(
+        None, description="when the search is asked (ISO-8601), as the body's `now`; the body's wins"
+    ),
 ) -> JSONResponse:
+    if body.now is None and now is not None:
+        body.now = naive_utc(now)
     # The hot path, in one worker-thread hop: FastAPI would run a sync route's authentication
     # (a database lookup for user tokens), the route and its JSON encoding in three.
     return JSONResponse(await run_in_threadpool(_search, body, request, service))
@@ -261,6 +279,7 @@ def _search(body: SearchRequest, request: Request, service: MemoryService) -> di
         context=body.context,
         created_from=from_epoch(body.from_date),
         created_to=from_epoch(body.to_date),
+        now=body.now or service.now(),
         **_scope(body),
     )
     results = []

@@ -40,7 +40,7 @@ from ...config import ClaudeCodeSettings
 from ...db.database import Database
 from ...db.models import Memory, MemoryAccessLog, MemoryState
 from ...policy.redact import redact
-from ...search.pipeline import MAX_QUERY_CHARS, Hit, Search
+from ...search.pipeline import MAX_QUERY_CHARS, SCOPE_CANDIDATES, Hit, Search
 from ...store.access_log import AccessLog
 from ...store.owners import Owners
 from .shared_sessions import SharedSessions
@@ -336,9 +336,12 @@ class Recall:
         ]
         return given[::-1]
 
-    def for_prompt(self, user_id: str, *, session_id: str, project: str | None, prompt: str) -> str:
+    def for_prompt(
+        self, user_id: str, *, session_id: str, project: str | None, prompt: str, now: datetime | None = None
+    ) -> str:
         """The UserPromptSubmit block (:meth:`recall_prompt`'s)."""
-        return self.recall_prompt(user_id, session_id=session_id, project=project, prompt=prompt).block
+        given = self.recall_prompt(user_id, session_id=session_id, project=project, prompt=prompt, now=now)
+        return given.block
 
     def recall_prompt(
         self,
@@ -349,11 +352,13 @@ class Recall:
         prompt: str,
         app: str = HOOK_APP,
         limit: int | None = None,
+        now: datetime | None = None,
     ) -> Recollection:
         """Memories similar to the prompt (at least ``recall_min_similarity``), the project's
         first, none given to this session before, at most ``limit`` (default
         ``prompt_memories``), and their block within ``prompt_budget``. The memories are those
-        the block holds: a memory the budget left out is not counted as given."""
+        the block holds: a memory the budget left out is not counted as given. ``now``: when
+        the prompt was made (the search's as-of: its relative dates count back from it)."""
         budget = self.settings.prompt_budget
         if not budget or not prompt.strip():
             return Recollection()
@@ -365,15 +370,20 @@ class Recall:
         user_pk, app_pk = self.owners.own_app(user_id, app, "read memories")
         # One search over all the user's memories, deep enough for both scopes, then the
         # project's memories first: two searches (project, then the rest) cost twice the time.
+        # Deeper for a session given many memories already (they are skipped), but no deeper
+        # than a scoped search looks anyway: past that, each retriever's depth grows with the
+        # limit and the ranking with it (limit 100: a third more time than 60, at 10k memories;
+        # docs/performance.md), for memories ranked below the 60th.
         hits = self.search(
             user_id=user_id,
             app_name=app,
             query=query,
-            limit=min(100, 2 * (wanted + len(already)) + 10),
+            limit=min(SCOPE_CANDIDATES, 2 * (wanted + len(already)) + 10),
             access_type=HOOK_SEARCH,
             with_categories=False,
             current_project=project,  # another project's memories stay out (scopes.py)
             reader=(user_pk, app_pk),
+            now=now,
         )
         eligible = [
             hit

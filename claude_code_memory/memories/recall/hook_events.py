@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -92,12 +93,14 @@ class ClaudeCodeHooks:
         self.add_memory = add_memory
         self.capture = capture
 
-    def handle(self, user_id: str, hook_input: Any) -> dict[str, Any]:
-        """The output for one hook input; ``{}`` when there is nothing to add or anything fails."""
+    def handle(self, user_id: str, hook_input: Any, now: datetime | None = None) -> dict[str, Any]:
+        """The output for one hook input; ``{}`` when there is nothing to add or anything fails.
+        ``now``: when the prompt was made (naive UTC); a prompt's relative dates count back from
+        it (None: from the newest memory, as a search without ``now``)."""
         try:
             if not isinstance(hook_input, dict):
                 return {}
-            return self._dispatch(user_id, hook_input)
+            return self._dispatch(user_id, hook_input, now)
         except MemoryStackError as exc:
             log.warning(
                 "hook %s for %s answered nothing: %s", hook_input.get("hook_event_name"), user_id, exc
@@ -106,7 +109,7 @@ class ClaudeCodeHooks:
             log.exception("hook %s for %s failed", hook_input.get("hook_event_name"), user_id)
         return {}
 
-    def _dispatch(self, user_id: str, hook: dict[str, Any]) -> dict[str, Any]:
+    def _dispatch(self, user_id: str, hook: dict[str, Any], now: datetime | None) -> dict[str, Any]:
         event = _text(hook.get("hook_event_name"))
         session_id = _text(hook.get("session_id"), MAX_SESSION_ID)
         project = project_of(_text(hook.get("cwd")))
@@ -122,7 +125,9 @@ class ClaudeCodeHooks:
         if event == "UserPromptSubmit":
             prompt = _text(hook.get("prompt"))
             self.sessions.keep_prompt(user_id, session_id, prompt)
-            block = self.recall.for_prompt(user_id, session_id=session_id, project=project, prompt=prompt)
+            block = self.recall.for_prompt(
+                user_id, session_id=session_id, project=project, prompt=prompt, now=now
+            )
             return context_output(event, block)
         if event == "Stop":
             self.capture_turn(user_id, hook, session_id=session_id, project=project)
