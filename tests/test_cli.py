@@ -788,6 +788,8 @@ SERVICE_COMMANDS = {
     ("plugin", "status"): ("tests/test_e2e_plugin.py", '"plugin", "status"'),
     # Reads a transcripts folder and posts to a server: the import's integration tests run it.
     ("import", "claude-code"): ("tests/test_claude_import.py", '"import", "claude-code"'),
+    # Reads and writes Claude Code's auto-memory folders against a server (its own test file).
+    ("sync", "claude-code"): ("tests/test_claude_automem.py", 'command, "claude-code"'),
     # The package route: a wheel installed outside the checkout (tests/test_package.py).
     ("setup",): ("tests/test_package.py", '"setup"'),
     ("up",): ("tests/test_package.py", '"up"'),
