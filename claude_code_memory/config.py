@@ -26,6 +26,7 @@ from dotenv import dotenv_values
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
+from .config_server import RateLimitSettings, TlsSettings
 from .errors import ConfigError
 from .user_dirs import default_config_path, user_dirs  # noqa: F401 - where callers look for them
 
@@ -69,6 +70,9 @@ class ServerSettings(_Section):
     admin_token: str | None = None
     max_body_bytes: int = Field(2_000_000, ge=1024)
     cors_origins: list[str] = Field(default_factory=list)
+    tls: TlsSettings = Field(default_factory=TlsSettings)
+    insecure_bind: bool = False
+    rate_limit: RateLimitSettings = Field(default_factory=RateLimitSettings)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
 
