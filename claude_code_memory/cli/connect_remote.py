@@ -42,7 +42,9 @@ class Remote:
 
     @property
     def verify(self) -> Any:
-        return str(self.ca_file) if self.ca_file else True
+        import ssl
+
+        return ssl.create_default_context(cafile=str(self.ca_file)) if self.ca_file else True
 
     @classmethod
     def prepare(

@@ -109,8 +109,10 @@ def serve(
     )
     if certificate is not None:
         # What `ccmem connect claude-code --fingerprint` checks on another machine.
-        err.print(f"TLS certificate {certificate.cert_file}", highlight=False)
-        err.print(f"TLS certificate SHA-256 fingerprint: {certificate.fingerprint}", highlight=False)
+        err.print(f"TLS certificate {certificate.cert_file}", highlight=False, soft_wrap=True)
+        err.print(
+            f"TLS certificate SHA-256 fingerprint: {certificate.fingerprint}", highlight=False, soft_wrap=True
+        )
     uvicorn.run(
         application,
         host=settings.server.host,

@@ -14,7 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from .. import __version__
 from ..config import UiSettings
 from ..limiter import LoginThrottle, MemoryCounters
-from . import account, curation, entities, hygiene, insights, links, memories, profile, scopes, trash
+from . import account, curation, devices, entities, hygiene, insights, links, memories, profile, scopes, trash
 from .api import Api
 from .session import Sealer
 from .signouts import SignedOut
@@ -99,6 +99,18 @@ def create_app(
         return Response(icon, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
 
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-    for module in (account, curation, insights, memories, profile, scopes, links, entities, hygiene, trash):
+    for module in (
+        account,
+        curation,
+        devices,
+        insights,
+        memories,
+        profile,
+        scopes,
+        links,
+        entities,
+        hygiene,
+        trash,
+    ):
         app.include_router(module.router)
     return app
