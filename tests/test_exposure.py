@@ -9,7 +9,6 @@ import re
 import ssl
 import stat
 import subprocess
-import time
 from pathlib import Path
 
 import httpx
@@ -18,9 +17,10 @@ import pytest
 from claude_code_memory.auth.exposure import check_bind
 from claude_code_memory.errors import ConfigError
 from claude_code_memory.tls import fingerprint, make_self_signed, same_fingerprint
-from tests.support.processes import ChildProcess, free_port, port_open
+from tests.support.processes import free_port
 from tests.support.server import MemoryServer, ccmem_bin
 from tests.support.servers import StartServer
+from tests.support.tls_server import TlsServer
 from tests.support.web_ui import UiServer
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.integration]
@@ -57,50 +57,22 @@ def test_serve_refuses_a_non_loopback_address_without_tls(tmp_path: Path) -> Non
 
 
 # -- TLS ------------------------------------------------------------------------------------------
-class TlsServer(ChildProcess):
-    """``ccmem serve --tls-self-signed`` on a free loopback port."""
-
-    def __init__(self, work_dir: Path) -> None:
-        self.work_dir = work_dir
-        self.log_path = work_dir / "tls-server.log"
-        self.port = free_port()
-        self.memory_server = MemoryServer(work_dir)  # for its scrubbed environment and data dir
-
-    def start(self) -> TlsServer:
-        command = [str(ccmem_bin()), "serve", "--tls-self-signed", "--port", str(self.port)]
-        command += ["--data-dir", str(self.memory_server.data_dir)]
-        self.launch(command, self.memory_server.env, port_open(self.port), "ccmem serve (TLS)", 120)
-        return self
-
-
 def test_self_signed_tls_serves_https_to_a_client_trusting_its_certificate(tmp_path: Path) -> None:
-    server = TlsServer(tmp_path).start()
-    try:
-        cert = server.memory_server.data_dir / "tls" / "cert.pem"
-        key = server.memory_server.data_dir / "tls" / "key.pem"
+    with TlsServer(tmp_path) as server:
+        key = server.plain.data_dir / "tls" / "key.pem"
         assert stat.S_IMODE(key.stat().st_mode) == 0o600
-        printed = re.search(r"SHA-256 fingerprint: ([0-9A-F:]{95})", server.log_path.read_text())
-        assert printed, server.log_path.read_text()
+        printed = server.printed_fingerprint()
         served = ssl.get_server_certificate(("127.0.0.1", server.port)).encode()
-        assert same_fingerprint(printed.group(1), fingerprint(served))
-        assert printed.group(1) == fingerprint(cert.read_bytes())
-        base = f"https://127.0.0.1:{server.port}"
-        trusting = ssl.create_default_context(cafile=str(cert))
-        deadline = time.monotonic() + 60
-        while True:  # the port opens before the stores answer /health
-            health = httpx.get(f"{base}/health", verify=trusting, timeout=10)
-            if health.status_code == 200 or time.monotonic() > deadline:
-                break
-            time.sleep(0.5)
+        assert same_fingerprint(printed, fingerprint(served))
+        assert printed == fingerprint(server.cert_file.read_bytes())
+        health = httpx.get(f"{server.base_url}/health", verify=server.trusting(), timeout=10)
         assert health.status_code == 200 and health.json()["service"], health.text
-        localhost = httpx.get(f"https://localhost:{server.port}/health", verify=trusting, timeout=10)
+        localhost = httpx.get(f"https://localhost:{server.port}/health", verify=server.trusting(), timeout=10)
         assert localhost.status_code == 200  # the certificate names localhost too
         with pytest.raises(httpx.ConnectError):  # the system's CAs do not know it
-            httpx.get(f"{base}/health", timeout=10)
+            httpx.get(f"{server.base_url}/health", timeout=10)
         with pytest.raises(httpx.RemoteProtocolError):  # no plain HTTP on the port
             httpx.get(f"http://127.0.0.1:{server.port}/health", timeout=10)
-    finally:
-        server.stop()
 
 
 def test_a_made_certificate_is_kept_and_reused(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import DateTime, String, Text, Uuid, column, select, table, update
+from sqlalchemy import JSON, DateTime, String, Text, Uuid, column, select, table, update
 
 from ..db.database import Database
 from ..db.models import utcnow
@@ -38,7 +38,7 @@ _grants = table(
     column("last_used_at", DateTime),
     column("revoked_at", DateTime),
 )
-_clients = table("oauth_clients", column("client_id", String), column("metadata"))
+_clients = table("oauth_clients", column("client_id", String), column("metadata", JSON))
 
 
 @dataclass(frozen=True)
