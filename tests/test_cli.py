@@ -780,6 +780,9 @@ SERVICE_COMMANDS = {
     ("setup",): ("tests/test_package.py", '"setup"'),
     ("up",): ("tests/test_package.py", '"up"'),
     ("connect", "claude-code"): ("tests/test_e2e_connect.py", '"connect", "claude-code"'),
+    # The metadata database beside a running server: the devices' integration tests run them.
+    ("devices", "list"): ("tests/test_devices.py", '"devices", "list"'),
+    ("devices", "revoke"): ("tests/test_devices.py", '"devices", "revoke"'),
 }
 
 
