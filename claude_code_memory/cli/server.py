@@ -98,7 +98,9 @@ def serve(
             f"as user {local.user!r} (auth.local_mode; see docs/openmemory.md)",
             highlight=False,
         )
-    if settings.server.insecure_bind and certificate is None:
+    from ..auth.local_mode import is_loopback
+
+    if settings.server.insecure_bind and certificate is None and not is_loopback(settings.server.host):
         err.print(
             f"[bold red]warning: INSECURE BIND[/]: {settings.server.host} without TLS (--insecure-bind)"
         )
