@@ -56,7 +56,11 @@ def device_token(requests: int, tokens: int) -> dict[str, Any]:
             identity.authenticate(chosen)
             samples.append(time.perf_counter() - started)
         identity.database.engine.dispose()
-    return {"tokens_in_database": tokens, "first_use_with_write_us": round(first * 1e6, 1), **_percentiles(samples)}
+    return {
+        "tokens_in_database": tokens,
+        "first_use_with_write_us": round(first * 1e6, 1),
+        **_percentiles(samples),
+    }
 
 
 async def _answer(scope: Any, receive: Any, send: Any) -> None:

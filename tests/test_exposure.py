@@ -4,6 +4,7 @@ only, 429 past the limit per token and per address, and the sign-in throttle of 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import ssl
@@ -159,3 +160,22 @@ def test_the_ui_sign_in_slows_an_address_after_repeated_failures(tmp_path: Path)
             waited = _sign_in(ui, token)
             assert waited.status_code == 429, waited.text
             assert "Too many failed sign-ins" in waited.text and int(waited.headers["retry-after"]) >= 1
+
+
+def test_doctor_fails_a_non_loopback_address_without_tls_and_passes_it_with_tls(tmp_path: Path) -> None:
+    server = MemoryServer(tmp_path)
+    for flags, status in ((["--host", "0.0.0.0"], "fail"), (["--port", str(free_port())], "ok")):
+        done = server.ccmem("doctor", "--json", *flags, check=False)
+        exposure = next(c for c in json.loads(done.stdout)["checks"] if c["name"] == "exposure")
+        assert exposure["status"] == status, exposure
+    env = {**server.env, "CCMEM_SERVER__TLS__SELF_SIGNED": "true", "CCMEM_SERVER__HOST": "0.0.0.0"}
+    done = subprocess.run(
+        [str(ccmem_bin()), "doctor", "--json"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    exposure = next(c for c in json.loads(done.stdout)["checks"] if c["name"] == "exposure")
+    assert exposure["status"] == "ok" and "HTTPS" in exposure["detail"]

@@ -359,6 +359,21 @@ def _check_local_mode(settings: Settings) -> Check:
     )
 
 
+def _check_exposure(settings: Settings) -> Check:
+    """Whether ``serve`` would take this address (auth/exposure.py), and over what."""
+    from ..auth.exposure import check_bind
+
+    server = settings.server
+    tls = server.tls.self_signed or bool(server.tls.cert_file)
+    try:
+        warning = check_bind(server.host, tls=tls, insecure_bind=server.insecure_bind)
+    except ConfigError as exc:
+        return Check("exposure", "fail", exc.message, "see docs/remote.md")
+    if warning:
+        return Check("exposure", "warn", warning, "only with TLS in front of the server (docs/remote.md)")
+    return Check("exposure", "ok", f"{server.host} over {'HTTPS' if tls else 'HTTP'}")
+
+
 def _check_proxy_ca(settings: Settings) -> Check:
     path = settings.data_path / PROXY_CA
     if path.is_file():
@@ -505,6 +520,7 @@ def doctor(
         *_check_secrets(settings, config),
         _check_user_tokens(settings),
         _check_local_mode(settings),
+        _check_exposure(settings),
         _check_proxy_ca(settings),
         _check_reconciliation(settings, reconcile),
         _check_storage(settings),
