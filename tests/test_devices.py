@@ -90,6 +90,9 @@ def test_an_authorised_oauth_client_is_a_device_and_revoking_it_ends_its_access(
     assert len(oauth) == 1, oauth
     assert oauth[0]["name"] == "raw test client" and oauth[0]["scopes"] == ["memory:read"]
     assert oauth[0]["client_id"] == tokens.client_id and oauth[0]["last_used_at"] is not None
+    # An application cannot see or revoke the user's other devices: that takes ``admin``.
+    listing = httpx.get(f"{server.base_url}/api/v1/devices", headers=bearer, timeout=30)
+    assert listing.status_code == 403 and "insufficient_scope" in listing.headers["www-authenticate"]
     with server.client(user_token) as http:
         assert http.delete(f"/api/v1/devices/{oauth[0]['id']}").status_code == 200
     refused = httpx.get(f"{server.base_url}/api/v1/me", headers=bearer, timeout=30)
