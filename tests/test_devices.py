@@ -257,3 +257,12 @@ def test_connect_server_pins_the_fingerprint_and_writes_hooks_that_reach_it(tmp_
             timeout=60,
         )
         assert "fay-7" in ran.stdout, ran.stdout + ran.stderr
+
+        # --undo takes the hooks and the settings back out; --ca-file trusts a given certificate.
+        assert connect("--undo").returncode == 0
+        assert "NODE_EXTRA_CA_CERTS" not in (settings_file.read_text() if settings_file.exists() else "")
+        again = connect("--ca-file", str(remote.cert_file))
+        assert again.returncode == 0 and "round trip ok" in again.stdout, again.stdout + again.stderr
+        assert json.loads(settings_file.read_text())["env"]["NODE_EXTRA_CA_CERTS"] == str(pinned)
+        with httpx.Client(verify=remote.trusting(), headers={"Authorization": f"Bearer {token}"}) as http:
+            assert http.get(f"{remote.base_url}/api/v1/me").status_code == 200  # the token still works
