@@ -103,13 +103,17 @@ def test_429_past_the_limit_per_token_with_retry_after(start_server: StartServer
         "CCMEM_SERVER__RATE_LIMIT__LOOPBACK": "true",
         "CCMEM_SERVER__RATE_LIMIT__PER_TOKEN": "3/minute",
         "CCMEM_SERVER__RATE_LIMIT__PER_ADDRESS": "1000/minute",
+        "CCMEM_SERVER__CORS_ORIGINS": "[https://app.example]",
     }
     server = start_server(in_process=True, env=env)
     first, second = server.make_token("rl-alice"), server.make_token("rl-bob")
     with server.client(first) as http:
-        answers = [http.get("/api/v1/me") for _ in range(4)]
+        answers = [http.get("/api/v1/me", headers={"Origin": "https://app.example"}) for _ in range(4)]
     assert [a.status_code for a in answers] == [200, 200, 200, 429]
     assert int(answers[-1].headers["retry-after"]) >= 1
+    # An allowed page sees the refusal and may read when to try again.
+    assert answers[-1].headers["access-control-allow-origin"] == "https://app.example"
+    assert "retry-after" in answers[-1].headers["access-control-expose-headers"].lower()
     assert answers[-1].json()["error"] == "rate_limited" and "token" in answers[-1].json()["detail"]
     with server.client(second) as http:  # another token is counted apart
         assert http.get("/api/v1/me").status_code == 200

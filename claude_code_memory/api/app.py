@@ -179,6 +179,9 @@ def create_app(
 
         app.router.routes.extend(oauth_routes.routes(oauth, parts.identity))
 
+    # Inside CORS: a 429 carries the allowed origin's headers, so a page can read Retry-After.
+    limits = RequestLimits(counters, server.rate_limit.per_token, server.rate_limit.per_address)
+    app.add_middleware(RateLimit, limits=limits, count_loopback=server.rate_limit.loopback)
     if settings.server.cors_origins or local_mode is not None:
         app.add_middleware(
             CORSMiddleware,
@@ -186,10 +189,9 @@ def create_app(
             allow_origin_regex=LOOPBACK_ORIGIN if local_mode is not None else None,
             allow_methods=["*"],
             allow_headers=["Authorization", "Content-Type", "Accept", "Mcp-Session-Id"],
+            expose_headers=["Retry-After"],
         )
     app.add_middleware(StripTrailingSlash)
-    limits = RequestLimits(counters, server.rate_limit.per_token, server.rate_limit.per_address)
-    app.add_middleware(RateLimit, limits=limits, count_loopback=server.rate_limit.loopback)
     # The hook route answers a body it cannot take with 200 {}: a hook never stops a session.
     quiet = (f"{hooks.router.prefix}/claude-code",)
     # Inside BodyLimit: a body is capped before these read it whole.
