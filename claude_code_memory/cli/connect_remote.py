@@ -110,8 +110,7 @@ class Remote:
     def summary(self, user: str) -> str:
         trust = (
             f"the server's certificate {self.fingerprint} is trusted from {self.ca_file} (the hooks "
-            "read it, Claude Code gets NODE_EXTRA_CA_CERTS in its settings; export it too in a "
-            "shell that starts Claude Code before the settings apply)"
+            "read it; Claude Code gets it as NODE_EXTRA_CA_CERTS in its settings)"
             if self.ca_file
             else "the server's certificate is checked against the system's CAs"
         )
