@@ -8,7 +8,9 @@ A fresh server gets ``--memories`` synthetic memories (half in the project), the
 each of three HOMEs, interleaved and in rotating order so a slow spell of the machine falls on
 all: ``settings`` (``ccmem hooks install``: a SessionStart command hook, UserPromptSubmit and
 Stop http hooks, ``$CCMEM_TOKEN`` in the environment), ``plugin`` (``ccmem plugin install``:
-three exec-form command hooks, no ``CCMEM_*`` variable) and ``none``. Each prompt is new to the
+three exec-form command hooks running ``scripts/memory_hook.sh``, sh and curl, no ``CCMEM_*``
+variable), ``plugin-python`` (the same installed plugin with its hooks as they were before,
+``python3 -I -S scripts/memory_hook.py hook``) and ``none``. Each prompt is new to the
 server. Reported per arm: the wall time of the run, and each hook's duration as Claude Code's
 debug log (``--debug-file``) states it — a command hook's "finished … (N ms)", an http hook's
 time from its POST to its response. Not a test: numbers depend on the machine.
@@ -20,6 +22,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -54,7 +57,7 @@ def hook_durations(debug_log: str) -> dict[str, float]:
     answered: float | None = None
     for line in debug_log.splitlines():
         if match := _COMMAND_DONE.match(line):
-            ours = "memory_hook.py" in line or "hook_command.py" in line
+            ours = any(name in line for name in ("memory_hook.py", "memory_hook.sh", "hook_command.py"))
             if match.group(2) in EVENTS and ours:
                 found[match.group(2)] = int(match.group(3)) / 1000
         elif match := _HTTP_POST.match(line):
@@ -77,6 +80,41 @@ def install(home: Path, server: Server, token: str) -> None:
         timeout=120,
         capture_output=True,
     )
+
+
+def install_python_hooks(home: Path, server: Server, token: str) -> None:
+    """The plugin as it was before, one Python interpreter per hook (``python3 -I -S
+    memory_hook.py hook``): a copy of the marketplace with those hooks, installed and configured
+    with the pinned CLI as ``ccmem plugin install`` does (Claude Code runs a directory
+    marketplace's plugin from that directory, so the copy is what runs)."""
+    repo = Path(__file__).resolve().parent.parent
+    copy = Path(tempfile.mkdtemp(prefix="bench-plugin-python-marketplace-"))
+    shutil.copytree(repo / ".claude-plugin", copy / ".claude-plugin")
+    shutil.copytree(repo / "plugin", copy / "plugin")
+    hooks_file = copy / "plugin" / "hooks" / "hooks.json"
+    document = json.loads(hooks_file.read_text(encoding="utf-8"))
+    script = "${CLAUDE_PLUGIN_ROOT}/scripts/memory_hook.py"
+    hook = {"type": "command", "command": "python3", "args": ["-I", "-S", script, "hook"], "timeout": 5}
+    for groups in document["hooks"].values():
+        groups[0]["hooks"] = [hook]
+    hooks_file.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
+    values = json.dumps({"server_url": server.base, "user_id": "bench", "token": token})
+    for args, stdin in (
+        (["marketplace", "add", str(copy)], None),
+        (["install", "ccmem@claude-code-memory"], None),
+        (["configure", "ccmem@claude-code-memory", "--values-stdin"], values),
+    ):
+        subprocess.run(
+            [str(claude_bin()), "plugin", *args],
+            env=env,
+            cwd=home,
+            input=stdin,
+            text=True,
+            check=True,
+            timeout=120,
+            capture_output=True,
+        )
 
 
 def run(home: Path, upstream: str, prompt: str, extra_env: dict[str, str]) -> tuple[float, dict[str, float]]:
@@ -112,9 +150,13 @@ def main() -> None:
         plugin_home = Path(tempfile.mkdtemp(prefix="bench-plugin-"))
         (plugin_home / "project" / ".git").mkdir(parents=True)
         install(plugin_home, server, token)
+        python_home = Path(tempfile.mkdtemp(prefix="bench-plugin-python-"))
+        (python_home / "project" / ".git").mkdir(parents=True)
+        install_python_hooks(python_home, server, token)
         arms = {
             "settings": (claude_home(server), {"CCMEM_TOKEN": token}),
             "plugin": (plugin_home, {}),
+            "plugin-python": (python_home, {}),
             "none": (claude_home(None), {}),
         }
         walls: dict[str, list[float]] = {name: [] for name in arms}

@@ -16,35 +16,18 @@ its PID at the end.
 from __future__ import annotations
 
 import json
-import os
-import secrets
-import shutil
-import socket
-import subprocess
 import sys
-import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scratch_server import MCP_ACCEPT, scratch_server  # noqa: E402
+
 HUGE_PAGES = [99999999999999999999, 9223372036854775808, 92233720368547759]
 LONE = "lone \\ud800 x"  # JSON text of a string with a lone surrogate escape
-MCP_ACCEPT = {"Accept": "application/json, text/event-stream"}
-
-
-def ccmem() -> str:
-    beside = Path(sys.executable).parent / "ccmem"
-    return str(beside if beside.exists() else ROOT / ".venv" / "bin" / "ccmem")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def raw(text: str, **headers: str) -> dict[str, Any]:
@@ -126,45 +109,8 @@ def cases(memory_id: str, app_id: str) -> list[tuple[str, str, str, dict[str, An
 
 
 def main() -> None:
-    work = Path(tempfile.mkdtemp(prefix="ccmem-fuzz-"))
-    port, admin = free_port(), secrets.token_urlsafe(32)
-    (work / "home").mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CCMEM_") and k != "DATABASE_URL"}
-    env |= {"HOME": str(work / "home"), "CCMEM_ADMIN_TOKEN": admin, "NO_PROXY": "127.0.0.1,localhost"}
-    data = work / "data"
-    command = [ccmem(), "serve", "--host", "127.0.0.1", "--port", str(port), "--data-dir", str(data)]
-    with open(work / "server.log", "wb") as log:
-        process = subprocess.Popen(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise SystemExit(f"server did not start; see {work / 'server.log'}")
-            time.sleep(0.3)
-        created = subprocess.run(
-            [ccmem(), "token", "create", "--user", "fuzz", "--data-dir", str(data)],
-            cwd=work,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        token = created.stdout.strip().splitlines()[-1]
+    with scratch_server("ccmem-fuzz-", "fuzz") as (base, token):
         report = fire(base, token)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-    shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(report, indent=2))
 
 

@@ -23,15 +23,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import queue
-import secrets
-import shutil
-import subprocess
 import sys
-import tempfile
 import threading
-import time
 import timeit
 from collections import Counter
 from pathlib import Path
@@ -41,25 +35,14 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from scratch_server import MCP_ACCEPT, scratch_server  # noqa: E402
 
 from claude_code_memory.api.json_guard import MAX_JSON_DEPTH, nesting_exceeds  # noqa: E402
 from claude_code_memory.config import load_settings  # noqa: E402
 
 HOOK_PATH = "/api/v1/hooks/claude-code"
-MCP_ACCEPT = {"Accept": "application/json, text/event-stream"}
-
-
-def ccmem() -> str:
-    beside = Path(sys.executable).parent / "ccmem"
-    return str(beside if beside.exists() else ROOT / ".venv" / "bin" / "ccmem")
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def bodies(depth: int, max_body: int) -> dict[str, bytes]:
@@ -227,46 +210,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--depth", type=int, default=50_000)
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="ccmem-nested-"))
-    port, admin = free_port(), secrets.token_urlsafe(32)
-    (work / "home").mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CCMEM_") and k != "DATABASE_URL"}
-    env |= {"HOME": str(work / "home"), "CCMEM_ADMIN_TOKEN": admin, "NO_PROXY": "127.0.0.1,localhost"}
-    data = work / "data"
-    command = [ccmem(), "serve", "--host", "127.0.0.1", "--port", str(port), "--data-dir", str(data)]
-    with open(work / "server.log", "wb") as log:
-        process = subprocess.Popen(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise SystemExit(f"server did not start; see {work / 'server.log'}")
-            time.sleep(0.3)
-        created = subprocess.run(
-            [ccmem(), "token", "create", "--user", "fuzz", "--data-dir", str(data)],
-            cwd=work,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        token = created.stdout.strip().splitlines()[-1]
-        max_body = load_settings(environ={}).server.max_body_bytes
+    max_body = load_settings(environ={}).server.max_body_bytes
+    with scratch_server("ccmem-nested-", "fuzz") as (base, token):
         report = fire(base, token, args.depth, max_body)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-    shutil.rmtree(work, ignore_errors=True)
     report["check_cost"] = check_cost()
     print(json.dumps(report, indent=2))
 

@@ -26,7 +26,7 @@ from dotenv import dotenv_values
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
-from .config_server import RateLimitSettings, TlsSettings
+from .config_server import RateLimitSettings, ServerSettings, TlsSettings  # noqa: F401 - re-exported
 from .errors import ConfigError
 from .user_dirs import default_config_path, user_dirs  # noqa: F401 - where callers look for them
 
@@ -59,21 +59,6 @@ SECRET_KEYS = {
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-
-class ServerSettings(_Section):
-    host: str = "127.0.0.1"
-    port: int = Field(8765, ge=1, le=65535)
-    data_dir: str = "data"
-    #: The stack's run files and logs (``ccmem stack``); None: under data_dir.
-    state_dir: str | None = None
-    admin_token: str | None = None
-    max_body_bytes: int = Field(2_000_000, ge=1024)
-    cors_origins: list[str] = Field(default_factory=list)
-    tls: TlsSettings = Field(default_factory=TlsSettings)
-    insecure_bind: bool = False
-    rate_limit: RateLimitSettings = Field(default_factory=RateLimitSettings)
-    log_level: Literal["debug", "info", "warning", "error"] = "info"
 
 
 class StorageSettings(_Section):
@@ -434,6 +419,19 @@ class OAuthSettings(_Section):
         return value.rstrip("/") if value else value
 
 
+class TeamsSettings(_Section):
+    """Teams (docs/teams.md): shared memories, members and roles."""
+
+    #: Memories one team may hold (its shares); a share past it is refused with 413.
+    max_memories: int = Field(5000, ge=1, le=10_000_000)
+    #: Places of a search's ``limit`` kept for team memories when they match (personal first).
+    search_slots: int = Field(3, ge=0, le=100)
+    #: Days an invitation code stays valid.
+    invitation_days: int = Field(7, ge=1, le=365)
+    #: A share masks personal data too, whatever ``privacy.mask_pii`` says for personal memories.
+    mask_pii: bool = True
+
+
 class AuthSettings(_Section):
     local_mode: LocalModeSettings = Field(default_factory=LocalModeSettings)
     oauth: OAuthSettings = Field(default_factory=OAuthSettings)
@@ -458,6 +456,7 @@ class Settings(_Section):
     ui: UiSettings = Field(default_factory=UiSettings)
     hygiene: HygieneSettings = Field(default_factory=HygieneSettings)
     reflection: ReflectionSettings = Field(default_factory=ReflectionSettings)
+    teams: TeamsSettings = Field(default_factory=TeamsSettings)
 
     # -- derived values -------------------------------------------------------------------
     @property

@@ -1,8 +1,10 @@
-"""The server's exposure settings (``server.tls``, ``server.rate_limit``): part of
-:mod:`.config`'s ``Settings``, kept in their own module so that config.py stays readable.
-See docs/remote.md."""
+"""The ``server`` section, with its exposure settings (``server.tls``, ``server.rate_limit``,
+docs/remote.md): part of :mod:`.config`'s ``Settings`` (which loads and validates it), kept in
+a module of its own so that config.py stays readable."""
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -37,3 +39,21 @@ class RateLimitSettings(_Section):
     per_address: str = Field("1200/minute", pattern=_RATE)
     loopback: bool = False
     login_failures: str = Field("5/15 minutes", pattern=_RATE)
+
+
+class ServerSettings(_Section):
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=1, le=65535)
+    data_dir: str = "data"
+    #: The stack's run files and logs (``ccmem stack``); None: under data_dir.
+    state_dir: str | None = None
+    admin_token: str | None = None
+    max_body_bytes: int = Field(2_000_000, ge=1024)
+    cors_origins: list[str] = Field(default_factory=list)
+    tls: TlsSettings = Field(default_factory=TlsSettings)
+    insecure_bind: bool = False
+    rate_limit: RateLimitSettings = Field(default_factory=RateLimitSettings)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    #: API processes sharing one PostgreSQL and one Qdrant server (docs/team.md); jobs' leases.
+    replicas: int = Field(1, ge=1, le=64)
+    lease_seconds: float = Field(60, ge=1)

@@ -73,13 +73,11 @@ def test_the_hooks_are_exec_form_command_hooks_for_the_events_ccmem_hooks_instal
         [group] = groups
         [hook] = group["hooks"]
         # Exec form, and no option on the command line: the script reads them from its environment.
-        assert (
-            hook["type"] == "command"
-            and hook["command"] == "python3"
-            and "user_config" not in json.dumps(hook)
-        )
-        assert hook["args"][-2] == "${CLAUDE_PLUGIN_ROOT}/scripts/memory_hook.py"
+        assert hook["type"] == "command" and hook["command"] == "sh" and "user_config" not in json.dumps(hook)
+        assert hook["args"] == ["${CLAUDE_PLUGIN_ROOT}/scripts/memory_hook.sh"]
         assert hook["timeout"] > memory_hook.TIMEOUT
+    script = (PLUGIN_DIR / "scripts" / "memory_hook.sh").read_text(encoding="utf-8")
+    assert f"hook_path={cs.HOOK_PATH}\n" in script and f"-m {int(memory_hook.TIMEOUT)} " in script
     assert memory_hook.HOOK_PATH == cs.HOOK_PATH
 
 

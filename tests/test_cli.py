@@ -204,6 +204,18 @@ NEEDS_THE_SERVER = [
     ("hygiene", "approve", str(uuid.UUID(int=1))),
     ("hygiene", "reject", str(uuid.UUID(int=1))),
     ("hygiene", "undo", str(uuid.UUID(int=1))),
+    ("team", "create", "shop"),
+    ("team", "list"),
+    ("team", "invite", "shop", "bob"),
+    ("team", "accept", "cct_x"),
+    ("team", "members", "shop"),
+    ("team", "role", "shop", "bob", "reader"),
+    ("team", "remove", "shop", "bob"),
+    ("team", "leave", "shop"),
+    ("team", "share", "shop", str(uuid.UUID(int=1))),
+    ("team", "memories", "shop"),
+    ("team", "unshare", "shop", str(uuid.UUID(int=1))),
+    ("team", "audit", "shop"),
 ]
 
 

@@ -112,3 +112,12 @@ def test_settings_from_the_config_file_reach_mitmdump_verbatim(tmp_path: Path) -
     assert "ccmem_upstream_hosts=api.anthropic.com,llm-gateway.internal" in sets
     allowed = [argv[i + 1] for i, arg in enumerate(argv) if arg == "--allow-hosts"]
     assert allowed == [r"^api\.anthropic\.com:\d+$", r"^llm\-gateway\.internal:\d+$"]
+
+
+def test_the_package_s_mitmproxy_pin_is_proxy_requirements_txt_s() -> None:
+    from claude_code_memory.cli.proxy import MITMPROXY_REQUIREMENT, PACKAGED_ADDON, PROXY_DIR
+
+    pins = [line.strip() for line in (PROXY_DIR / "requirements.txt").read_text().splitlines()]
+    assert MITMPROXY_REQUIREMENT in pins
+    # The addon the package ships is the checkout's own package, not a copy.
+    assert PACKAGED_ADDON.parent.resolve() == (PROXY_DIR / "ccmem_capture").resolve()

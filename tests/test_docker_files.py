@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.support.edge import for_debian_caddy
 from tests.support.processes import require_tool
 from tests.support.server import REPO_ROOT, ccmem_bin
 
@@ -31,7 +32,8 @@ def project(tmp_path: Path, env_lines: str = "CCMEM_ADMIN_TOKEN=not-a-real-token
     checkout's: it holds a real admin token)."""
     where = tmp_path / "project"
     where.mkdir()
-    for name in (*COMPOSE_FILES, "Dockerfile"):
+    for name in (*COMPOSE_FILES, "Dockerfile", "deploy/Caddyfile"):
+        (where / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(REPO_ROOT / name, where / name)
     (where / ".env").write_text(env_lines)
     return where
@@ -100,7 +102,8 @@ def test_compose_rejects_a_broken_file(tmp_path: Path) -> None:
 @pytest.mark.e2e
 def test_the_stack_as_resolved(tmp_path: Path) -> None:
     config = resolved(project(tmp_path), "docker-compose.yml")
-    services = config["services"]
+    # The team profile's services are test_the_team_profile's (they start only with --profile team).
+    services = {name: s for name, s in config["services"].items() if not s.get("profiles")}
     assert set(services) == {"qdrant", "api", "ui", "proxy"}
 
     qdrant = services["qdrant"]
@@ -135,7 +138,85 @@ def test_the_stack_as_resolved(tmp_path: Path) -> None:
     for name in OUR_SERVICES:
         assert services[name]["build"]["args"]["BASE_IMAGE"] == "python:3.11-slim-bookworm"
     # Named volumes, which `docker-compose down` keeps.
-    assert set(config["volumes"]) == {"qdrant-data", "api-data", "proxy-data"}
+    assert {"qdrant-data", "api-data", "proxy-data"} <= set(config["volumes"])
+
+
+TEAM = ("postgres", "api-1", "api-2", "edge")
+
+
+@pytest.mark.e2e
+def test_the_team_profile(tmp_path: Path) -> None:
+    """PostgreSQL, Qdrant, two API replicas on them and Caddy with TLS in front (docs/team.md)."""
+    where = project(tmp_path, "CCMEM_ADMIN_TOKEN=admin-secret\nCCMEM_POSTGRES_PASSWORD=pg-secret\n")
+    completed = compose(where, "--profile", "team", "config", "-q")
+    assert completed.returncode == 0, completed.stderr
+    services = resolved(where, "docker-compose.yml")["services"]
+    for name in TEAM:
+        assert services[name]["profiles"] == ["team"], name
+        assert services[name].get("init") is True, name
+    assert services["postgres"]["image"].startswith("postgres:")
+    assert "ports" not in services["postgres"], "PostgreSQL is for the replicas only"
+    assert volume_targets(services["postgres"]) == {"/var/lib/postgresql/data": "postgres-data"}
+    replicas = [services["api-1"], services["api-2"]]
+    for replica in replicas:
+        environment = replica["environment"]
+        assert environment["CCMEM_SERVER__REPLICAS"] == "2"
+        assert environment["DATABASE_URL"] == "postgresql://ccmem:pg-secret@postgres:5432/ccmem"
+        assert environment["QDRANT_URL"] == "http://qdrant:6333"
+        assert "ports" not in replica, "the replicas are reached through the edge only"
+        assert replica["depends_on"]["postgres"]["condition"] == "service_healthy"
+        assert replica["depends_on"]["qdrant"]["condition"] == "service_healthy"
+    # Each replica keeps its own local files; the memories are in PostgreSQL and Qdrant.
+    assert volume_targets(replicas[0]) == {"/data": "api-1-data"}
+    assert volume_targets(replicas[1]) == {"/data": "api-2-data"}
+
+    edge = services["edge"]
+    assert re.fullmatch(r"caddy:\d+\.\d+[\w.-]*", edge["image"]), edge["image"]
+    assert [port_of(entry) for entry in edge["ports"]] == [("127.0.0.1", "8443", 443)]
+    assert {"api-1", "api-2"} <= set(edge["depends_on"])
+    mounts = volume_targets(edge)
+    assert mounts["/data"] == "caddy-data", "the local CA must outlive the container"
+    assert mounts["/etc/caddy/Caddyfile"].endswith("deploy/Caddyfile")
+    # The PostgreSQL password reaches PostgreSQL and the replicas' DATABASE_URL, nothing else.
+    holders = {
+        name
+        for name, service in services.items()
+        for value in (service.get("environment") or {}).values()
+        if "pg-secret" in str(value)
+    }
+    assert holders == {"postgres", "api-1", "api-2"}
+
+
+def caddy_bin() -> Path:
+    return require_tool("caddy", "validates deploy/Caddyfile (apt-get install caddy)")
+
+
+def validate_caddyfile(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
+    """``caddy validate`` of ``text`` with the replicas' names pointed at a closed loopback port
+    (validating starts the health checks: they must not look names up)."""
+    path = tmp_path / "Caddyfile"
+    text = for_debian_caddy(text)
+    path.write_text(text.replace("api-1:8765", "127.0.0.1:9").replace("api-2:8765", "127.0.0.1:9"))
+    home = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}
+    return subprocess.run(
+        [str(caddy_bin()), "validate", "--config", str(path), "--adapter", "caddyfile"],
+        env={"PATH": "/usr/bin:/bin", **home},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.e2e
+def test_the_edge_caddyfile_is_valid(tmp_path: Path) -> None:
+    text = (REPO_ROOT / "deploy" / "Caddyfile").read_text()
+    completed = validate_caddyfile(tmp_path, text)
+    assert completed.returncode == 0, completed.stderr
+    assert "tls internal" in text and "api-1:8765 api-2:8765" in text
+    # The validation can fail: an unknown load-balancing policy is an error.
+    broken = validate_caddyfile(tmp_path, text.replace("lb_policy round_robin", "lb_policy round_robinn"))
+    assert broken.returncode != 0 and "round_robinn" in broken.stderr
 
 
 @pytest.mark.e2e

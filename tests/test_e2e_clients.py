@@ -76,6 +76,30 @@ def test_inspector_lists_the_memory_tools(
     assert "memory_ids" in tools["delete_memories"]["inputSchema"]["properties"]
 
 
+@pytest.mark.parametrize("transport", ["sse", "http"])
+def test_inspector_lists_a_dialect(memory_server: MemoryServer, tmp_path: Path, transport: str) -> None:
+    # ?tools=mitm-mem0: mcp-mitm-mem0's six tools with its argument names, nothing else.
+    user, token = new_user(memory_server)
+    result = run_inspector(
+        mcp_url(memory_server, transport, user) + "?tools=mitm-mem0",
+        transport=transport,
+        token=token,
+        method="tools/list",
+        home=tmp_path,
+    )
+    tools = {tool["name"]: tool for tool in result.payload["tools"]}
+    assert list(tools) == [
+        "search_memories",
+        "list_memories",
+        "add_memory",
+        "delete_memory",
+        "analyze_conversations",
+        "suggest_next_actions",
+    ]
+    assert set(tools["add_memory"]["inputSchema"]["properties"]) == {"messages", "user_id", "metadata"}
+    assert all("outputSchema" in tool for tool in tools.values())
+
+
 def call_tool(
     server: MemoryServer, transport: str, user: str, token: str, home: Path, tool: str, arguments: dict
 ) -> str:

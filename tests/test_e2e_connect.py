@@ -98,7 +98,9 @@ def test_connect_hooks_then_plugin_recall_in_a_new_shell(start_server: object, t
         timeout=60,
         check=False,
     )
-    assert mcp.returncode == 0 and "/mcp/claude-code/http/newcomer" in mcp.stdout, mcp.stdout
+    assert mcp.returncode == 0 and "/mcp/claude-code/http/newcomer?tools=claude-code" in mcp.stdout, (
+        mcp.stdout
+    )
 
     # Session one stores the fact with the MCP server connect added (no CCMEM_* anywhere).
     script = ToolThenAnswer("mcp__memory__add_memories", {"text": fact}, REPLY)
@@ -111,6 +113,19 @@ def test_connect_hooks_then_plugin_recall_in_a_new_shell(start_server: object, t
             env={"ENABLE_TOOL_SEARCH": "false"},
         )
         assert stored.event("result").get("result") == REPLY, stored.describe()
+        # The claude-code tool set (docs/mcp.md), not the 23 tools of the default list.
+        offered = {
+            tool.get("name")
+            for request in upstream.message_requests
+            for tool in request.body.get("tools", [])
+            if str(tool.get("name", "")).startswith("mcp__memory__")
+        }
+        assert offered == {
+            "mcp__memory__search_memory",
+            "mcp__memory__add_memories",
+            "mcp__memory__delete_memories",
+            "mcp__memory__memory_20250818",
+        }, offered
     [result] = [block for block in stored.tool_results() if block.get("tool_use_id") == script.tool_use_id]
     assert not result.get("is_error"), result
 

@@ -136,14 +136,23 @@ def test_the_plugin_recalls_and_captures_without_any_ccmem_variable(
         prompt = "Which build tool do I like best?"
         # No CCMEM_* at all. Tool search off: the MCP tools are sent in ``tools``, so the request
         # shows the plugin's MCP server answered tools/list, which it does only for a good token.
-        session = run_claude(
-            prompt, home=home, upstream_url=upstream.base_url, env={"ENABLE_TOOL_SEARCH": "false"}
-        )
+        # A plugin's MCP server connects in the background; with hooks as quick as the plugin's
+        # (sh and curl) the first request can leave before it has, so the CLI is told to wait
+        # for it (CLAUDE_CODE_MCP_STARTUP_WAIT_MS, the pinned CLI's own setting).
+        wait = {"ENABLE_TOOL_SEARCH": "false", "CLAUDE_CODE_MCP_STARTUP_WAIT_MS": "15000"}
+        session = run_claude(prompt, home=home, upstream_url=upstream.base_url, env=wait)
         final = session.event("result")
         assert final.get("subtype") == "success" and final.get("result") == REPLY, session.describe()
         turn = request_with(upstream, prompt)
         offered = {name for request in upstream.message_requests for name in tool_names(request.body)}
         assert {f"{MCP_PREFIX}search_memory", f"{MCP_PREFIX}add_memories"} <= offered, sorted(offered)
+        # The plugin's URL asks for the claude-code tool set (docs/mcp.md): these four, no more.
+        assert {name.removeprefix(MCP_PREFIX) for name in offered if name.startswith(MCP_PREFIX)} == {
+            "search_memory",
+            "add_memories",
+            "delete_memories",
+            "memory_20250818",
+        }, sorted(offered)
         assert briefing_fact in turn, f"no SessionStart briefing upstream\n{turn[:3000]}"
         assert tool_fact in turn and 'kind=\\"recall\\"' in turn, turn[:3000]
 

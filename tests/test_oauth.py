@@ -60,8 +60,8 @@ def new_user(server: MemoryServer) -> tuple[str, str]:
     return user, server.make_token(user)
 
 
-def mcp_url(server: MemoryServer, user: str) -> str:
-    return f"{server.base_url}/mcp/claude-code/http/{user}"
+def mcp_url(server: MemoryServer, user: str, tools: str | None = None) -> str:
+    return f"{server.base_url}/mcp/claude-code/http/{user}" + (f"?tools={tools}" if tools else "")
 
 
 def challenge(response: httpx.Response) -> dict[str, str]:
@@ -75,7 +75,12 @@ def challenge(response: httpx.Response) -> dict[str, str]:
 
 
 def call_tool_raw(
-    server: MemoryServer, user: str, token: str, tool: str, arguments: dict[str, Any]
+    server: MemoryServer,
+    user: str,
+    token: str,
+    tool: str,
+    arguments: dict[str, Any],
+    tools: str | None = None,
 ) -> httpx.Response:
     """One Streamable HTTP POST of tools/call (stateless server: no initialize needed first)."""
     message = {
@@ -85,7 +90,7 @@ def call_tool_raw(
         "params": {"name": tool, "arguments": arguments},
     }
     return httpx.post(
-        mcp_url(server, user),
+        mcp_url(server, user, tools),
         json=message,
         headers={
             "Authorization": f"Bearer {token}",
@@ -308,6 +313,18 @@ def test_a_read_only_token_reads_but_cannot_write(oauth_server: MemoryServer) ->
     # The token acts for its own user only, as a bearer token does.
     other = call_tool_raw(oauth_server, "someone-else", tokens.access_token, "search_memory", {"query": "x"})
     assert other.status_code == 403
+
+    # Each tool set (docs/mcp.md) is judged by its own tools' hints: mcp-mitm-mem0's search reads,
+    # its add_memory and delete_memory write.
+    mitm = "mitm-mem0"
+    searched = call_tool_raw(oauth_server, user, tokens.access_token, "search_memories", {"query": "x"}, mitm)
+    assert searched.status_code == 200, searched.text
+    for tool, arguments in (
+        ("add_memory", {"messages": [{"role": "user", "content": "nope"}]}),
+        ("delete_memory", {"memory_id": str(uuid.uuid4())}),
+    ):
+        refused = call_tool_raw(oauth_server, user, tokens.access_token, tool, arguments, mitm)
+        assert refused.status_code == 403 and challenge(refused)["scope"] == "memory:write", tool
 
 
 def test_wrong_audience_expired_and_reused_refresh_tokens_are_refused(oauth_server: MemoryServer) -> None:

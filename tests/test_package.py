@@ -14,11 +14,13 @@ import signal
 import subprocess
 import sys
 import tarfile
+import time
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 import yaml
 
@@ -27,6 +29,7 @@ from claude_code_memory.config import default_config_path, load_settings, user_d
 from claude_code_memory.stack import user_setup
 from claude_code_memory.stack.services import read_state
 from claude_code_memory.stack.supervisor import alive
+from tests.support.fake_anthropic import FakeAnthropic, always_text
 from tests.support.processes import free_port
 from tests.support.server import REPO_ROOT
 
@@ -41,7 +44,11 @@ PACKAGE_DATA = (
     "claude_code_memory/marketplace/plugin/.mcp.json",
     "claude_code_memory/marketplace/plugin/hooks/hooks.json",
     "claude_code_memory/marketplace/plugin/scripts/memory_hook.py",
+    "claude_code_memory/marketplace/plugin/scripts/memory_hook.sh",
     "claude_code_memory/marketplace/plugin/skills/remember/SKILL.md",
+    # The capture proxy's addon, for `ccmem proxy` without a checkout.
+    "claude_code_memory/capture_addon/addon.py",
+    "claude_code_memory/capture_addon/mitmdump_addon.py",
 )
 
 
@@ -149,9 +156,29 @@ def test_wheel_and_sdist_carry_the_package_data(built: Built) -> None:
     assert not missing, missing
 
 
+def proxy_venv_from_the_checkout(installed: Installed) -> None:
+    """The proxy's virtualenv where ``ccmem proxy --install`` makes it, standing in for that
+    command: a link to the checkout's proxy/.venv (./install.sh makes it the same way: a plain
+    venv with proxy/requirements.txt), since installing mitmproxy again takes ~100 s here. What
+    runs from it is the addon inside the installed package."""
+    venv = REPO_ROOT / "proxy" / ".venv"
+    assert (venv / "bin" / "mitmdump").exists(), "the capture proxy's virtualenv: run ./install.sh --dev"
+    target = installed.home / ".local" / "share" / "ccmem" / "proxy-venv"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.symlink_to(venv)
+
+
 @pytest.mark.integration
 @pytest.mark.timeout(1800)
 def test_wheel_installs_and_runs_outside_the_checkout(installed: Installed) -> None:
+    # Without the proxy's virtualenv the stack leaves the proxy out and says how to get it.
+    left_out = installed.ccmem("stack", "up", "--service", "proxy", "--timeout", "30")
+    assert left_out.returncode != 0 and "ccmem proxy --install" in left_out.stdout + left_out.stderr, said(
+        left_out
+    )
+    proxy_venv_from_the_checkout(installed)
+    upstream = FakeAnthropic(always_text("Noted: wrenfinch.")).start()
+    installed.env |= {"CCMEM_PROXY__MODE": "reverse", "CCMEM_PROXY__REVERSE_UPSTREAM": upstream.base_url}
     upped = installed.ccmem("up", "--timeout", "240")
     assert upped.returncode == 0, said(upped)
     config_dir = installed.home / ".config" / "ccmem"
@@ -166,10 +193,32 @@ def test_wheel_installs_and_runs_outside_the_checkout(installed: Installed) -> N
     # The model was built beside the installed packages, and it is the pinned one.
     [model] = (installed.venv / "share" / "claude-code-memory").glob("*.onnx")
     assert model.stat().st_size > 1_000_000
-    # No checkout: the capture proxy is left out and the user is told why.
-    assert "capture proxy runs from a checkout only" in upped.stderr
-
+    # No checkout: the capture proxy runs the addon the package ships, and captures a turn.
+    assert "proxy left out" not in upped.stderr, said(upped)
     api = f"http://127.0.0.1:{installed.ports['api']}"
+    said_by_user = "Remember that the kestrel deploy uses the wrenfinch tool."
+    turn = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": said_by_user}],
+    }
+    answer = httpx.post(
+        f"http://127.0.0.1:{installed.ports['proxy']}/v1/messages",
+        json=turn,
+        headers={"x-api-key": "dummy", "anthropic-version": "2023-06-01"},
+        timeout=60,
+    )
+    upstream.stop()
+    assert answer.status_code == 200 and "wrenfinch" in answer.text, answer.text
+    admin_headers = {"Authorization": f"Bearer {admin}"}
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # the addon delivers from its outbox, in the background
+        waiting = httpx.get(f"{api}/api/v1/consent/pending/count", headers=admin_headers, timeout=30).json()
+        if waiting.get("total"):
+            break
+        time.sleep(0.5)
+    assert waiting.get("total") == 1, (waiting, (installed.state / "logs" / "proxy.log").read_text()[-3000:])
+
     smoke = run(
         [shutil.which("python3") or sys.executable, str(REPO_ROOT / "test_integration.py"), "--url", api],
         cwd=installed.workdir,

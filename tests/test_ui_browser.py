@@ -504,7 +504,7 @@ def test_connect_shows_commands_with_this_users_token(page: Any, alice: User) ->
     export, install, mcp_add = command.splitlines()
     assert export == f"export CCMEM_TOKEN={alice.token}" and install.startswith("ccmem hooks install --url ")
     assert mcp_add.startswith("claude mcp add --transport http memory ")
-    assert f"/mcp/claude-code/http/{alice.name}" in mcp_add and alice.token not in mcp_add
+    assert f"/mcp/claude-code/http/{alice.name}?tools=claude-code" in mcp_add and alice.token not in mcp_add
     sse = page.get_by_label(re.compile(r"\(SSE\)")).input_value()
     assert f"/mcp/claude-code/sse/{alice.name}" in sse and "$CCMEM_TOKEN" in sse
     assert alice.token in page.get_by_label(re.compile("claude_desktop_config.json")).input_value()

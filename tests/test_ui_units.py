@@ -119,7 +119,8 @@ def test_connect_snippets_carry_the_users_url_and_token_and_survive_the_shell() 
     for key, transport in (("claude_code", "sse"), ("claude_code_http", "http")):
         words = shlex.split(snippets[key])
         assert words[:6] == ["claude", "mcp", "add", "--transport", transport, "memory"]
-        assert words[6] == f"http://127.0.0.1:8765/mcp/claude-code/{transport}/alice"
+        # The claude-code tool set (docs/mcp.md): the four tools a model needs beside the hooks.
+        assert words[6] == f"http://127.0.0.1:8765/mcp/claude-code/{transport}/alice?tools=claude-code"
         # The shell fills the token in from the export: it is not in the command itself.
         assert words[7:] == ["--header", "Authorization: Bearer $CCMEM_TOKEN"]
         assert "ccm_tok" not in snippets[key]

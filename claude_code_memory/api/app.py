@@ -44,6 +44,7 @@ from .routes import (
     scopes,
     stats,
     storage,
+    teams,
     tiers,
     tokens,
     trash,
@@ -101,7 +102,13 @@ def create_app(
     async def lifespan(application: FastAPI) -> AsyncIterator[None]:
         try:
             # The start-up reconciliation runs while the server answers: it never delays start-up.
-            async with parts.reconciler.running(), parts.sweeper.running(), parts.hygiene_scheduler.running():
+            async with (
+                parts.reconciler.running(),
+                parts.sweeper.running(),
+                parts.hygiene_scheduler.running(),
+                parts.pruner.running(),
+                parts.history_purge.running(),
+            ):
                 if mcp is None:
                     yield
                 else:
@@ -142,6 +149,8 @@ def create_app(
         )  # the last pass (memories/lifecycle/reconcile.py), or null
         # The web UI shows a banner and `ccmem doctor` a warning while it is on.
         body["local_mode"] = {"enabled": local_mode is not None, "user": local_mode and local_mode.user}
+        if parts.replicated:  # which jobs this replica runs (docs/team.md)
+            body["jobs"] = parts.jobs_status()
         return JSONResponse(body, status_code=200 if healthy else 503)
 
     # browse, insights, me and tokens serve the web UI (and anyone else): see docs/ui.md.
@@ -168,6 +177,7 @@ def create_app(
         storage,
         profile,
         tiers,
+        teams,
     ):
         app.include_router(module.router)
     app.include_router(retention_routes.router)

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .middleware import quiet, refuse, replay
+from .middleware import BODY_METHODS, quiet, read_whole, refuse, replay
 
 #: Deepest nesting of arrays and objects a request body may have.
 MAX_JSON_DEPTH = 100
@@ -27,7 +27,6 @@ MAX_JSON_DEPTH = 100
 #: Every byte but brackets and quotes: what is left of a body once its text is gone.
 _NOT_STRUCTURE = bytes(byte for byte in range(256) if byte not in b'[]{}"')
 _SQUARE = bytes.maketrans(b"{}", b"[]")
-_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 #: Bodies that are not JSON text, whatever else they are (a backup is a zip upload).
 _NOT_JSON = (b"multipart/", b"application/zip", b"application/octet-stream")
 
@@ -70,23 +69,14 @@ class JsonDepthLimit:
         self.quiet_paths = quiet(quiet_paths)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] not in _BODY_METHODS or _not_json(scope):
+        if scope["type"] != "http" or scope["method"] not in BODY_METHODS or _not_json(scope):
             await self.app(scope, receive, send)
             return
-        chunks: list[bytes] = []
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":  # the client went away: let the app see it
-                await self.app(scope, replay(b"".join(chunks), message, receive), send)
-                return
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body"):
-                break
-        body = b"".join(chunks)
-        if nesting_exceeds(body, self.max_depth):
+        body, gone = await read_whole(receive)
+        if gone is None and nesting_exceeds(body, self.max_depth):
             await self._refuse(scope, send)
             return
-        await self.app(scope, replay(body, None, receive), send)
+        await self.app(scope, replay(body, gone, receive), send)
 
     async def _refuse(self, scope: Scope, send: Send) -> None:
         reason = f"JSON nested deeper than {self.max_depth} levels of arrays and objects"

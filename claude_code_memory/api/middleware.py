@@ -141,7 +141,8 @@ class StripTrailingSlash:
 #: ``surrogatepass``, so they reach a route as the same lone surrogate).
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}|\xed[\xa0-\xbf]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+#: The methods whose requests carry a body the guards read.
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 def lone_surrogates(value: Any, path: str = "") -> list[str]:
@@ -196,20 +197,11 @@ class RejectLoneSurrogates:
         self.per_item = {path.rstrip("/"): field for path, field in (per_item or {}).items()}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] not in _BODY_METHODS or not _may_be_json(scope):
+        if scope["type"] != "http" or scope["method"] not in BODY_METHODS or not _may_be_json(scope):
             await self.app(scope, receive, send)
             return
-        chunks: list[bytes] = []
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":  # the client went away: let the app see it
-                await self.app(scope, replay(b"".join(chunks), message, receive), send)
-                return
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body"):
-                break
-        body = b"".join(chunks)
-        if _SURROGATE_ESCAPE.search(body):
+        body, gone = await read_whole(receive)
+        if gone is None and _SURROGATE_ESCAPE.search(body):
             fields = _lone_surrogate_fields(body)
             items = self.per_item.get(scope["path"].rstrip("/"))
             if items is not None:
@@ -219,7 +211,7 @@ class RejectLoneSurrogates:
                 detail, problems = error["error"], error["problems"]
                 await refuse(scope, send, self.quiet_paths, 422, "bad_input", detail, problems=problems)
                 return
-        await self.app(scope, replay(body, None, receive), send)
+        await self.app(scope, replay(body, gone, receive), send)
 
 
 def _may_be_json(scope: Scope) -> bool:
@@ -236,6 +228,20 @@ def _lone_surrogate_fields(body: bytes) -> list[str]:
     except ValueError:
         return []  # not JSON: the route answers that itself
     return lone_surrogates(parsed)
+
+
+async def read_whole(receive: Receive) -> tuple[bytes, Message | None]:
+    """The request's body read whole, and the message that ended it early when the client went
+    away (``None`` when the body came whole). Pass both to :func:`replay` to let the app see
+    them: a body that ended early is the app's to answer, not a middleware's to refuse."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks), message
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(chunks), None
 
 
 def replay(body: bytes, pending: Message | None, receive: Receive) -> Receive:

@@ -27,6 +27,9 @@ T = TypeVar("T")
 
 USER_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 TOKEN_PREFIX = "ccm_"
+#: The user row that owns a team's shared memories (memories/teams/): no token is issued for it
+#: and no request acts for it, the admin's included; the team's routes are the only door.
+TEAM_OWNER_PATTERN = re.compile(r"^team\.[0-9a-f]{32}$")
 # Writing last_used_at on every request would turn each read into a write.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -78,7 +81,14 @@ def acting_user(principal: Principal, user_id: str | None) -> str:
             raise BadInput("user_id is required with the admin token")
         return principal.user_id
     validate_user_id(user_id)
+    refuse_team_owner(user_id)
     return principal.resolve(user_id)
+
+
+def refuse_team_owner(user_id: str) -> None:
+    """Forbidden for the name of a team's own user (:data:`TEAM_OWNER_PATTERN`)."""
+    if TEAM_OWNER_PATTERN.match(user_id):
+        raise Forbidden(f"{user_id!r} holds a team's memories: reach them through /api/v1/teams")
 
 
 def validate_user_id(user_id: object) -> str:
@@ -142,6 +152,7 @@ class Identity:
         return cls(database, admin_token)
 
     def create_token(self, user_id: str, name: str | None = None) -> str:
+        refuse_team_owner(user_id)
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         with self.database.session() as session:
             user = get_or_create_user(session, user_id)

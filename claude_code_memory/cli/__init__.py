@@ -37,6 +37,8 @@ from . import (
     server,
     setup,
     stack,
+    sync,
+    teams,
     tokens,
     ui,
 )
@@ -47,6 +49,24 @@ from .common import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_UNREACHABLE, err, unreach
 # consent, hygiene, connect (mcp-config); common holds the shared options, settings loading, the
 # Remote and the output helpers.
 app = typer.Typer(help="claude-code-memory: a self-hosted memory server for Claude Code and MCP clients.")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        typer.echo(f"ccmem {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", help="print the version and exit", is_eager=True, callback=_print_version
+    ),
+) -> None:
+    """claude-code-memory: a self-hosted memory server for Claude Code and MCP clients."""
+
 
 app.command()(server.serve)
 app.command()(server.status)
@@ -59,9 +79,11 @@ app.command("list")(memories.list_memories)
 app.command()(memories.get)
 app.command()(memories.export)
 app.add_typer(imports.app, name="import")
+app.add_typer(sync.app, name="sync")
 app.command()(retention.purge)
 app.command()(retention.forget)
 app.add_typer(consent.app, name="consent")
+app.add_typer(teams.app, name="team")
 app.add_typer(hygiene.app, name="hygiene")
 app.command("mcp-config")(connect.mcp_config)
 app.add_typer(connect_claude_code.app, name="connect")

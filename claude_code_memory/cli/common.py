@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -119,6 +119,22 @@ def unreachable(exc: BaseException) -> bool:
     return isinstance(exc, Unavailable) and isinstance(
         exc.__cause__, httpx.ConnectError | httpx.ConnectTimeout
     )
+
+
+#: Ids a bulk consent decision takes in one request: the size of a page of the pending list.
+APPROVE_PAGE = 100
+
+
+def approve_pages(client: Remote, pages: Iterable[list[str]]) -> dict[str, Any]:
+    """Approve pending items a page of ids at a time (``pages`` may list each page only once
+    the one before is approved); every item's result and how many failed."""
+    results: list[dict[str, Any]] = []
+    failed = 0
+    for ids in pages:
+        body = client.post("/api/v1/consent/approve", json={"ids": ids})
+        results += body["results"]
+        failed += body["failed"]
+    return {"results": results, "failed": failed}
 
 
 def without_none(values: dict[str, Any]) -> dict[str, Any]:

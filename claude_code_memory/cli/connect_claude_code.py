@@ -218,7 +218,7 @@ def _install_hooks(settings: Settings, base_url: str, record: Record, ca_file: P
 
 
 def _add_mcp(claude: str | None, base_url: str, token: str, user: str, record: Record) -> str:
-    url = f"{base_url}/mcp/claude-code/http/{user}"
+    url = f"{base_url}/mcp/claude-code/http/{user}?tools=claude-code"  # the small tool set (docs/mcp.md)
     if claude is None:
         return "no claude CLI on PATH: the MCP server was not added (`ccmem mcp-config --transport http`)"
     if _mcp(claude, "get", MCP_NAME).returncode == 0:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import quote
 
 import typer
@@ -11,6 +12,9 @@ import typer
 from ..errors import BadInput
 from . import common
 from .common import ConfigOpt, JsonOpt, TokenOpt, UrlOpt, err, out
+
+if TYPE_CHECKING:
+    from ..client.remote import Remote
 
 app = typer.Typer(help="Review captured items waiting for consent; manage standing consent rules.")
 rules_app = typer.Typer(
@@ -98,19 +102,20 @@ def _approve_project(
     config: Path | None, url: str | None, token: str | None, project: str, as_json: bool
 ) -> None:
     """Approve the project's pending items a page at a time until none is left."""
-    results: list[dict[str, Any]] = []
-    failed = 0
-    seen: set[str] = set()
-    while True:
-        listing = _call(config, url, token, "GET", "/pending", params={"project": project, "size": 100})
-        ids = [item["id"] for item in listing["items"] if item["id"] not in seen]
-        if not ids:
-            break
-        seen.update(ids)
-        body = _call(config, url, token, "POST", "/approve", json={"ids": ids})
-        results += body["results"]
-        failed += body["failed"]
-    _bulk({"results": results, "failed": failed}, "approved", as_json)
+
+    def pages(client: Remote) -> Iterator[list[str]]:
+        seen: set[str] = set()
+        while True:
+            params = {"project": project, "size": common.APPROVE_PAGE}
+            listing = client.get("/api/v1/consent/pending", params=params)
+            ids = [item["id"] for item in listing["items"] if item["id"] not in seen]
+            if not ids:
+                return
+            seen.update(ids)
+            yield ids
+
+    with common.remote(config, url, token) as client:
+        _bulk(common.approve_pages(client, pages(client)), "approved", as_json)
 
 
 @app.command("approve")

@@ -235,6 +235,13 @@ def claude_code(
     state_dir: Annotated[
         Path | None, typer.Option("--state-dir", help="where the per-transcript resume state is kept")
     ] = None,
+    auto_memory: Annotated[
+        bool,
+        typer.Option(
+            "--auto-memory/--no-auto-memory",
+            help="also sync Claude Code's auto-memory files (memory/*.md), as `ccmem sync claude-code`",
+        ),
+    ] = True,
     url: UrlOpt = None,
     token: TokenOpt = None,
     as_json: JsonOpt = False,
@@ -244,8 +251,10 @@ def claude_code(
 
     Every turn passes the policy gate (redaction, caps, dedup) and waits in the consent queue
     unless --approve. Turns the Stop hook or the proxy stored already are duplicates. Running
-    it again imports nothing new; a killed run goes on where it stopped.
+    it again imports nothing new; a killed run goes on where it stopped. Claude Code's
+    auto-memory files (memory/*.md) are synced too, as `ccmem sync claude-code` does.
     """
+    from ..client.claude_automem import SyncReport, sync_all
     from ..client.claude_import import default_root, default_state_dir, run_import, tty_progress
 
     options = {
@@ -255,19 +264,24 @@ def claude_code(
         "since": _since(since),
         "progress": tty_progress,
     }
+    where: dict[str, Any] = {"root": options["root"], "state_dir": options["state_dir"], "project": project}
+    memory_report = SyncReport()
     if dry_run:
         report = run_import(None, **options)
+        if auto_memory:
+            memory_report = sync_all(None, **where)
     else:
         with common.remote(config, url, token) as client:
             report = run_import(lambda body: client.post("/api/v1/capture", json=body), **options)
-            if approve and report.pending_ids:
-                for start in range(0, len(report.pending_ids), 100):
-                    client.post(
-                        "/api/v1/consent/approve", json={"ids": report.pending_ids[start : start + 100]}
-                    )
+            if auto_memory:
+                memory_report = sync_all(client, **where)
+            if approve:
+                ids, page = report.pending_ids, common.APPROVE_PAGE
+                common.approve_pages(client, (ids[i : i + page] for i in range(0, len(ids), page)))
     summary = report.as_dict()
     summary["dry_run"] = dry_run
     summary["approved"] = len(report.pending_ids) if approve and not dry_run else 0
+    summary["auto_memory"] = memory_report.as_dict() if auto_memory else None
     if as_json:
         common.print_json(summary)
         return
@@ -284,3 +298,7 @@ def claude_code(
         )
     for reason, count in summary["skipped_reasons"].items():
         out.print(common.text(f"skipped {count} lines: {reason}"))
+    if auto_memory and not dry_run:
+        from .sync import print_report
+
+        print_report(summary["auto_memory"])

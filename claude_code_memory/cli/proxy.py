@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -19,15 +20,24 @@ from urllib.parse import urlsplit
 
 import typer
 
-from ..config import Settings
+from ..config import Settings, user_dirs
 from ..errors import ConfigError
 from . import common
 from .common import ConfigOpt, DataDirOpt, err
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROXY_DIR = REPO_ROOT / "proxy"
-ADDON_SCRIPT = PROXY_DIR / "ccmem_proxy.py"
-MITMDUMP = PROXY_DIR / ".venv" / "bin" / "mitmdump"
+#: A checkout runs proxy/ccmem_proxy.py from proxy/.venv (./install.sh makes it); an installed
+#: package runs the addon it ships (capture_addon) from a virtualenv in the user's data
+#: directory, which ``ccmem proxy --install`` makes.
+CHECKOUT = (PROXY_DIR / "ccmem_proxy.py").is_file()
+PACKAGED_ADDON = Path(__file__).resolve().parents[1] / "capture_addon" / "mitmdump_addon.py"
+ADDON_SCRIPT = PROXY_DIR / "ccmem_proxy.py" if CHECKOUT else PACKAGED_ADDON
+USER_VENV = user_dirs()[1] / "proxy-venv"
+VENV = PROXY_DIR / ".venv" if CHECKOUT else USER_VENV
+MITMDUMP = VENV / "bin" / "mitmdump"
+#: What the proxy's virtualenv holds (proxy/requirements.txt says the same; a test checks).
+MITMPROXY_REQUIREMENT = "mitmproxy==11.0.2"
 CA_FILE = "mitmproxy-ca-cert.pem"
 TOKEN_ENV = "CCMEM_PROXY_TOKEN"
 
@@ -39,6 +49,14 @@ ModeOpt = Annotated[
 ]
 PortOpt = Annotated[int | None, typer.Option("--port", help="listen port (default proxy.port, 8080)")]
 HostOpt = Annotated[str | None, typer.Option("--host", help="listen address (default proxy.host, 127.0.0.1)")]
+InstallOpt = Annotated[
+    bool,
+    typer.Option(
+        "--install",
+        help="make the proxy's own virtualenv with mitmproxy (an installed package; a checkout has "
+        "./install.sh) and exit",
+    ),
+]
 PrintOpt = Annotated[
     bool,
     typer.Option("--print-command", help="print the mitmdump command line and exit, without starting it"),
@@ -124,8 +142,9 @@ def client_env(settings: Settings) -> dict[str, str]:
 
 def child_env(settings: Settings) -> dict[str, str]:
     env = dict(os.environ)
-    # The addon imports claude_code_memory's standard-library modules from the repository.
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    if CHECKOUT:
+        # The addon imports claude_code_memory's standard-library modules from the repository.
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     if settings.proxy.token:
         env[TOKEN_ENV] = settings.proxy.token
     # mitmdump must not send upstream traffic through a proxy the user set for their clients.
@@ -142,11 +161,17 @@ def proxy(
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
     print_command: PrintOpt = False,
+    install: InstallOpt = False,
 ) -> None:
     """Run the capture proxy: Claude conversations through it are stored as memories.
 
     Extra arguments after `--` go to mitmdump unchanged (e.g. `-- --set ssl_insecure=true`).
+    An installed package (no checkout) first needs `ccmem proxy --install`: mitmproxy in a
+    virtualenv of its own, apart from the server's packages.
     """
+    if install:
+        install_venv()
+        return
     if mode is not None and mode not in ("forward", "reverse"):
         raise typer.BadParameter(f"{mode!r} is not one of 'forward', 'reverse'", param_hint="--mode")
     overrides = {
@@ -161,9 +186,8 @@ def proxy(
         common.out.print(shlex.join(command), highlight=False, soft_wrap=True, markup=False)
         return
     if not MITMDUMP.exists():
-        raise ConfigError(
-            f"{MITMDUMP} is missing: the proxy has its own virtualenv; run ./install.sh to create it"
-        )
+        how = "run ./install.sh to create it" if CHECKOUT else "run `ccmem proxy --install` to create it"
+        raise ConfigError(f"{MITMDUMP} is missing: the proxy has its own virtualenv; {how}")
     directory = confdir(settings)
     directory.mkdir(parents=True, exist_ok=True)
     directory.chmod(0o700)
@@ -173,6 +197,26 @@ def proxy(
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(command[0], command, child_env(settings))
+
+
+def install_venv() -> None:
+    """The proxy's own virtualenv with mitmproxy (mitmproxy pins h11 and h2 versions the
+    server's packages outgrew, so it never shares their environment)."""
+    if CHECKOUT:
+        raise ConfigError("a checkout's proxy has proxy/.venv: run ./install.sh")
+    if not MITMDUMP.exists():
+        err.print(f"making {VENV} with {MITMPROXY_REQUIREMENT}", highlight=False, soft_wrap=True)
+        steps = (
+            [sys.executable, "-m", "venv", "--clear", str(VENV)],
+            [str(VENV / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+             MITMPROXY_REQUIREMENT],
+        )  # fmt: skip
+        for step in steps:
+            completed = subprocess.run(step, capture_output=True, text=True, check=False)
+            if completed.returncode != 0:
+                said = (completed.stderr.strip() or completed.stdout.strip()).splitlines()
+                raise ConfigError(f"{' '.join(step[:4])} failed: {said[-1] if said else 'no output'}")
+    common.out.print(f"capture proxy ready: {MITMDUMP}", highlight=False, soft_wrap=True)
 
 
 def _announce(settings: Settings) -> None:

@@ -66,12 +66,26 @@ def serve(
     tls_key: TlsKeyOpt = None,
     tls_self_signed: SelfSignedOpt = False,
     insecure_bind: InsecureBindOpt = False,
+    replicas: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=64,
+            help="run this many API processes on ports PORT, PORT+1, ... sharing one PostgreSQL "
+            "(DATABASE_URL) and one Qdrant server (QDRANT_URL); see docs/team.md",
+        ),
+    ] = 1,
 ) -> None:
     """Run the memory server (REST API, MCP endpoint, OpenAPI docs at /docs)."""
     overrides = _overrides(host, port, data_dir) | exposure_overrides(
         tls_cert, tls_key, tls_self_signed, insecure_bind
     )
     settings = common.settings(config, overrides)
+    if replicas > 1:
+        from .replicas import run_replicas
+
+        run_replicas(settings, replicas, config)
+        return
     from ..tls import server_certificate
 
     tls = settings.server.tls

@@ -54,14 +54,15 @@ def _not_ready() -> dict[str, str]:
     """Services whose command exists but cannot run yet, and why."""
     problems: dict[str, str] = {}
     try:
-        from .proxy import ADDON_SCRIPT, MITMDUMP
+        from .proxy import CHECKOUT, MITMDUMP
     except ImportError:
         return problems
     if not MITMDUMP.exists():
         problems["proxy"] = (
             f"{MITMDUMP} is missing (the proxy's own virtualenv): run ./install.sh"
-            if ADDON_SCRIPT.exists()
-            else "the capture proxy runs from a checkout only (docs/install.md); the hooks capture without it"
+            if CHECKOUT
+            else "the capture proxy needs its own virtualenv: `ccmem proxy --install` makes it "
+            "(docs/install.md); the hooks capture without it"
         )
     return problems
 

@@ -13,6 +13,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from ..errors import ConfigError, Unavailable
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+#: PostgreSQL advisory lock key held while migrating: replicas starting together take turns.
+MIGRATION_LOCK = 0x63636D656D
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
@@ -66,6 +68,10 @@ def migrate(engine: Engine) -> None:
     config.set_main_option("script_location", str(MIGRATIONS))
     try:
         with engine.begin() as connection:
+            if connection.dialect.name == "postgresql":
+                # Several replicas start at once: one migrates, the others wait here, then
+                # find nothing left to do (the lock ends with the transaction).
+                connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
             config.attributes["connection"] = connection
             command.upgrade(config, "head")
     except SQLAlchemyError as exc:

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Enum,
@@ -399,3 +400,88 @@ class ProfileMark(Base):
     extracted_until: Mapped[datetime] = mapped_column(DateTime)
     #: The memories created at exactly ``extracted_until`` that were read (a clock may repeat).
     extracted_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
+
+
+class SharedValue(Base):
+    """State that every API replica must see alike (store/shared_state.py): the hooks' sessions,
+    the MCP callers' current project; ``count`` is for counters. A row past ``expires_at`` is
+    gone for readers and pruned by a job."""
+
+    __tablename__ = "shared_state"
+
+    scope: Mapped[str] = mapped_column(String(255), primary_key=True)
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    value: Mapped[Any] = mapped_column(JSON, nullable=True)
+    count: Mapped[int] = mapped_column(BigInteger, default=0)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime, index=True)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class JobLease(Base):
+    """Which replica runs a background job (store/leases.py): ``holder`` until ``expires_at``,
+    renewed while it runs; ``last_run_at`` spaces the runs out across replicas."""
+
+    __tablename__ = "job_leases"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(255))
+    expires_at: Mapped[datetime] = mapped_column(DateTime)
+    last_run_at: Mapped[datetime | None] = mapped_column(DateTime)
+    runs: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class Team(Base):
+    """A team (memories/teams/): its shared memories are owned by ``owner_user_id``, a user row
+    of its own that no token names (``team.<hex>``), so the store treats them as any user's."""
+
+    __tablename__ = "teams"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    owner_user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), unique=True)
+    created_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class TeamMember(Base):
+    """A user's role in a team: owner, member or reader."""
+
+    __tablename__ = "team_members"
+    __table_args__ = (UniqueConstraint("team_id", "user_id", name="uq_team_member"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    team_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    role: Mapped[str] = mapped_column(String(16))
+    added_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class TeamInvitation(Base):
+    """An invitation of one user into a team; accepted once, by that user, with its code (only
+    its SHA-256 digest is stored)."""
+
+    __tablename__ = "team_invitations"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    team_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"), index=True)
+    invitee: Mapped[str] = mapped_column(String(64))
+    role: Mapped[str] = mapped_column(String(16))
+    code_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    invited_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime)
+    accepted_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+class TeamAudit(Base):
+    """Who read or wrote which team memory, and membership changes (``memory_id`` None)."""
+
+    __tablename__ = "team_audit"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    team_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"), index=True)
+    actor: Mapped[str] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(16))
+    memory_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    detail: Mapped[str | None] = mapped_column(String(200))
+    at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, index=True)

@@ -67,7 +67,9 @@ def create_mcp_endpoint(
         from .server import build_server
         from .transport import McpEndpoint
 
-        return McpEndpoint(build_server(get_service), authenticate, max_body_bytes=max_body_bytes)
+        return McpEndpoint(
+            lambda dialect: build_server(get_service, dialect), authenticate, max_body_bytes=max_body_bytes
+        )
 
     return LazyMcpEndpoint(build)
 

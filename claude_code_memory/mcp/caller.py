@@ -16,12 +16,14 @@ blocks. Our typed errors are translated here, once: ``ToolError`` (the client se
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -43,6 +45,7 @@ DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_
 
 P = ParamSpec("P")
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
@@ -97,3 +100,44 @@ async def read(function: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -
 def require_text(value: str, name: str) -> None:
     if not value.strip():
         raise ToolError(f"{name} must be a non-empty string")
+
+
+NOW_DESCRIPTION = (
+    "When the question is asked, ISO 8601 (e.g. 2026-07-28T09:30:00Z): 'yesterday' or 'last "
+    "week' in the query are read against it (default: the server's clock)"
+)
+
+
+def hiding(function: F, *names: str) -> F:
+    """``function`` as a tool that does not declare ``names`` (they keep their defaults): how a
+    list frozen byte for byte (the default one, :mod:`.dialects`) keeps a tool's old schema while
+    the same tool in another dialect takes an argument more."""
+    if names:
+        signature = inspect.signature(function, eval_str=True)
+        kept = [parameter for parameter in signature.parameters.values() if parameter.name not in names]
+        function.__signature__ = signature.replace(parameters=kept)  # type: ignore[attr-defined]
+    return function
+
+
+def parse_now(value: str | None) -> datetime | None:
+    """A tool's ``now`` argument (ISO 8601; no zone: UTC) as an aware datetime; None: the clock."""
+    if value is None or not value.strip():
+        return None
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ToolError(
+            f"now must be an ISO 8601 date-time such as 2026-07-28T09:30:00Z, got {value!r}"
+        ) from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def not_another_user(user_id: str | None) -> None:
+    """A tool's ``user_id`` argument (mcp-mitm-mem0's) may only name the connection's own user:
+    the token decides whose memories a call reaches, never an argument."""
+    caller = current_caller()
+    if user_id is not None and user_id not in ("", caller.user_id):
+        raise ToolError(
+            f"user_id {user_id!r} is not the user of this connection ({caller.user_id!r}): omit "
+            "user_id, or connect with that user's token and URL to reach their memories"
+        )

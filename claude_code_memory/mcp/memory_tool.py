@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from .caller import GetService, current_caller, run
 
@@ -33,11 +33,17 @@ Command = Literal["view", "create", "str_replace", "insert", "delete", "rename",
 EDITS = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 
 
-def register(server: MCPServer, get_service: GetService) -> None:
-    """Add the tool to ``server``; :func:`.caller.run` raises our typed errors as ``ToolError``,
-    which this tool answers as an error result."""
+class Output(BaseModel):
+    """The command's result text, as the native tool answers it."""
 
-    @server.tool(name=TOOL_NAME, description=DESCRIPTION, annotations=EDITS)
+    result: str
+
+
+def register(server: MCPServer, get_service: GetService, *, structured: bool = False) -> None:
+    """Add the tool to ``server``; :func:`.caller.run` raises our typed errors as ``ToolError``,
+    which this tool answers as an error result. ``structured``: declare an ``outputSchema`` and
+    answer ``structuredContent`` too (the dialects; the default list keeps the tool as it was)."""
+
     async def memory_20250818(
         command: Annotated[Command, Field(description="The memory command to run")],
         path: Annotated[str | None, Field(description="A path under /memories")] = None,
@@ -76,4 +82,13 @@ def register(server: MCPServer, get_service: GetService) -> None:
             )
         except ToolError as error:
             return CallToolResult(content=[TextContent(text=str(error))], is_error=True)
-        return CallToolResult(content=[TextContent(text=text)])
+        return CallToolResult(
+            content=[TextContent(text=text)], structured_content={"result": text} if structured else None
+        )
+
+    hints = EDITS
+    if structured:
+        memory_20250818.__annotations__["return"] = Annotated[CallToolResult, Output]
+        # str_replace and insert change the file again on a second call: not idempotent.
+        hints = EDITS.model_copy(update={"idempotent_hint": False})
+    server.tool(name=TOOL_NAME, description=DESCRIPTION, annotations=hints)(memory_20250818)

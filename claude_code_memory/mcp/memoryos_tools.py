@@ -21,15 +21,26 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from .caller import ADDITIVE, CHANNEL, READ_ONLY, GetService, current_caller, run
+from .caller import (
+    ADDITIVE,
+    CHANNEL,
+    NOW_DESCRIPTION,
+    READ_ONLY,
+    GetService,
+    current_caller,
+    hiding,
+    parse_now,
+    run,
+)
 
 MemoryType = Literal["core_identity", "project_context", "task_instruction", "episodic"]
 Scope = Literal["global", "project", "task"]
 MAX_RESULTS = 50
 
 
-def register(server: MCPServer, get_service: GetService) -> None:
-    """Add the MemoryOS and min-memory tools to ``server``."""
+def register(server: MCPServer, get_service: GetService, *, as_of: bool = False) -> None:
+    """Add the MemoryOS and min-memory tools to ``server``; with ``as_of``, ``retrieve_context``
+    takes ``now`` (the default list keeps it without)."""
 
     # -- MemoryOS -------------------------------------------------------------------------
     @server.tool(
@@ -164,7 +175,6 @@ def register(server: MCPServer, get_service: GetService) -> None:
         )
         return json.dumps({"memory_id": result.get("id"), "status": status_word})
 
-    @server.tool(description="Retrieve context relevant to a query, scoped", annotations=READ_ONLY)
     async def retrieve_context(
         query: Annotated[str, Field(description="What to look for")],
         scope: Scope | None = None,
@@ -178,6 +188,7 @@ def register(server: MCPServer, get_service: GetService) -> None:
         score_threshold: float = 0.0,
         recency_weight: Annotated[float, Field(description="Accepted for compatibility")] = 0.3,
         status_filter: Annotated[list[str] | None, Field(description="Accepted for compatibility")] = None,
+        now: Annotated[str | None, Field(description=NOW_DESCRIPTION)] = None,
     ) -> str:
         caller = current_caller()
         if not query.strip():
@@ -191,6 +202,7 @@ def register(server: MCPServer, get_service: GetService) -> None:
             query=query,
             limit=min(100, limit * 3),
             with_categories=False,
+            now=parse_now(now),
         )
         context = []
         for hit in hits:
@@ -223,6 +235,10 @@ def register(server: MCPServer, get_service: GetService) -> None:
             if len(context) == limit:
                 break
         return json.dumps(context, indent=2)
+
+    server.tool(description="Retrieve context relevant to a query, scoped", annotations=READ_ONLY)(
+        hiding(retrieve_context, *(() if as_of else ("now",)))
+    )
 
     @server.tool(description="Fetch a specific memory by its ID", annotations=READ_ONLY)
     async def fetch(id: Annotated[str, Field(description="The memory's id")]) -> str:  # noqa: A002 - min-memory's name

@@ -15,14 +15,22 @@ session and only the caller's entry carries over. A session's own ``set_project`
 its caller's. Nothing is stored: after a restart no project is set until ``set_project`` (or
 an explicit ``project``) names one. Two clients connected under one client name share the
 caller's entry; a client that works in several projects at once passes ``project`` per call.
+
+API replicas (``server.replicas`` > 1): a Streamable HTTP request may reach any replica, so the
+caller's entry is kept in the database (``service.shared``, store/shared_state.py) for
+:data:`CALLER_TTL` and every replica reads the same one. A session's entry stays in the process:
+an SSE session is one connection, held by one replica (docs/team.md).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import weakref
-from typing import Annotated, Any
+from collections.abc import Callable
+from datetime import timedelta
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -32,6 +40,16 @@ from ..errors import MemoryStackError
 from ..memories.organise.scopes import MAX_PROJECT, clean_name
 from .caller import ADDITIVE, DESTRUCTIVE, READ_ONLY, GetService, current_caller, run
 
+if TYPE_CHECKING:
+    from ..store.shared_state import SharedState
+
+#: How long a caller's current project is kept in the shared state after it was set.
+CALLER_TTL = timedelta(days=30)
+
+
+def _caller_scope(user_id: str, client_name: str) -> str:
+    return "mcp-project:" + hashlib.sha256(f"{user_id}\x1f{client_name}".encode()).hexdigest()
+
 
 class CurrentProjects:
     """The current project of each MCP session and each caller (see the module docstring)."""
@@ -40,10 +58,15 @@ class CurrentProjects:
         self._sessions: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
         self._callers: dict[tuple[str, str], str | None] = {}
         self._lock = threading.Lock()
+        self.shared: Callable[[], SharedState | None] = lambda: None
 
     def set(self, ctx: Context | None, user_id: str, client_name: str, project: str | None) -> None:
+        shared = self.shared()
+        if shared is not None:
+            shared.put(_caller_scope(user_id, client_name), "project", project, ttl=CALLER_TTL)
         with self._lock:
-            self._callers[(user_id, client_name)] = project
+            if shared is None:
+                self._callers[(user_id, client_name)] = project
             session = _session(ctx)
             if session is not None:
                 self._sessions[session] = project
@@ -53,6 +76,11 @@ class CurrentProjects:
             session = _session(ctx)
             if session is not None and session in self._sessions:
                 return self._sessions[session]
+        shared = self.shared()
+        if shared is not None:
+            project = shared.get(_caller_scope(user_id, client_name), "project")
+            return project if isinstance(project, str) else None
+        with self._lock:
             return self._callers.get((user_id, client_name))
 
 
@@ -77,6 +105,8 @@ def resolve_project(ctx: Context | None, project: str | None) -> str | None:
 
 
 def register(server: MCPServer, get_service: GetService) -> None:
+    CURRENT.shared = lambda: get_service().shared
+
     @server.tool(
         description="Set the current project: later add_memories and search_memory calls without an "
         "explicit project use it (search shows its memories first, with global ones). Pass an empty "

@@ -1,4 +1,5 @@
-"""The MCP server: OpenMemory's five memory tools and two resources over the memory service.
+"""The MCP server: OpenMemory's five memory tools and two resources over the memory service,
+and the server of each tool set by dialect (``?tools=``, :mod:`.dialects`, docs/mcp.md).
 
 Who a request acts for, and how a tool calls the service, is ``caller.py``'s; the other tools
 are registered from their own modules (scopes, the memory tool, MemoryOS and min-memory,
@@ -20,17 +21,28 @@ from pydantic import Field
 from .. import __version__
 from ..errors import MemoryStackError
 from ..memories.organise.scopes import search_scope
-from . import memory_tool, memoryos_tools, reflection_tools, scope_tools
+from . import (
+    claude_code_tools,
+    dialects,
+    memory_tool,
+    memoryos_tools,
+    mitm_tools,
+    reflection_tools,
+    scope_tools,
+)
 from .caller import (
     ADDITIVE,
     CHANNEL,
     DESTRUCTIVE,
+    NOW_DESCRIPTION,
     READ_ONLY,
     Caller,
     GetService,
     bind_caller,
     bound_caller,
     current_caller,
+    hiding,
+    parse_now,
     read,
     require_text,
     run,
@@ -59,14 +71,48 @@ INSTRUCTIONS = (
     "Long-term memory for this user. Call search_memory with the user's question before answering, "
     "and add_memories when the user shares something worth remembering."
 )
+#: What a dialect's own tools are called, where its instructions must name others.
+DIALECT_INSTRUCTIONS = {
+    "mitm-mem0": "Long-term memory for this user. Call search_memories with the user's question before "
+    "answering, and add_memory when the user shares something worth remembering.",
+    "memoryos": "Long-term memory for this user. Call retrieve_memory with the user's question before "
+    "answering, and add_memory with each exchange worth keeping.",
+    "min-memory": "Long-term memory for this user. Call retrieve_context with the user's question before "
+    "answering, and store_memory when the user shares something worth remembering.",
+    "memory-tool": "Long-term memory for this user, as the /memories directory of memory_20250818: view "
+    "it before starting a task, and record what you learn as you go.",
+}
 
 
-def build_server(get_service: GetService) -> MCPServer:
-    """Build the MCP server once; every connection and request shares it. ``get_service()`` is
-    called on every tool call."""
+def build_server(get_service: GetService, dialect: str = dialects.DEFAULT) -> MCPServer:
+    """Build the MCP server of one dialect (:mod:`.dialects`) once; every connection and request
+    of that dialect shares it. ``get_service()`` is called on every tool call."""
+    instructions = DIALECT_INSTRUCTIONS.get(dialect, INSTRUCTIONS)
     server = _quiet(
-        lambda: MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+        lambda: MCPServer(SERVER_NAME, version=__version__, instructions=instructions, log_level="WARNING")
     )
+    if dialect == "mitm-mem0":
+        mitm_tools.register(server, get_service)
+        return server
+    if dialect in ("claude-code", "memory-tool"):
+        if dialect == "claude-code":
+            claude_code_tools.register(server, get_service)
+        memory_tool.register(server, get_service, structured=True)
+        _json_resources(server, get_service)
+        return server
+    _register_all(server, get_service, as_of=dialect not in (dialects.DEFAULT, "openmemory"))
+    if dialect == "all":
+        mitm_tools.register(server, get_service, names=frozenset({"search_memories", "delete_memory"}))
+    keep = set(dialects.TOOLS[dialect])
+    for name in dialects.TOOLS[dialects.DEFAULT]:
+        if name not in keep:
+            server.remove_tool(name)
+    return server
+
+
+def _register_all(server: MCPServer, get_service: GetService, *, as_of: bool) -> None:
+    """Every tool of the default list, in its order, as it has always been registered; with
+    ``as_of`` the search tools also take ``now`` (not in the frozen lists)."""
 
     @server.tool(description=ADD_DESCRIPTION, annotations=ADDITIVE)
     async def add_memories(
@@ -107,7 +153,6 @@ def build_server(get_service: GetService) -> MCPServer:
             answer["quota_warning"] = warning
         return json.dumps(answer, default=str)
 
-    @server.tool(description=SEARCH_DESCRIPTION, annotations=READ_ONLY)
     async def search_memory(
         query: Annotated[str, Field(description="The search query")],
         ctx: Context,
@@ -135,6 +180,7 @@ def build_server(get_service: GetService) -> MCPServer:
         ] = "default",
         project: Annotated[str | None, Field(description="The project (default: the current one)")] = None,
         task: Annotated[str | None, Field(description="A task within the project")] = None,
+        now: Annotated[str | None, Field(description=NOW_DESCRIPTION)] = None,
     ) -> str:
         caller = current_caller()
         require_text(query, "query")
@@ -151,8 +197,13 @@ def build_server(get_service: GetService) -> MCPServer:
             channel=CHANNEL,
             context=context,
             scope=await _scope_filters(scope, scope_tools.resolve_project(ctx, project), task),
+            now=parse_now(now),
         )
         return json.dumps({"results": results}, indent=2, default=str)
+
+    # The default list's search_memory is frozen as it was (no ``now``); other dialects take it.
+    frozen = () if as_of else ("now",)
+    server.tool(description=SEARCH_DESCRIPTION, annotations=READ_ONLY)(hiding(search_memory, *frozen))
 
     @server.tool(description=LIST_DESCRIPTION, annotations=READ_ONLY)
     async def list_memories() -> str:
@@ -190,7 +241,13 @@ def build_server(get_service: GetService) -> MCPServer:
 
     scope_tools.register(server, get_service)
     memory_tool.register(server, get_service)
-    memoryos_tools.register(server, get_service)
+    memoryos_tools.register(server, get_service, as_of=as_of)
+    _json_resources(server, get_service)
+    reflection_tools.register(server, get_service)
+
+
+def _json_resources(server: MCPServer, get_service: GetService) -> None:
+    """OpenMemory's two resources, JSON."""
 
     # Registered before the template so that memory://recent is not read as a user called "recent".
     @server.resource(
@@ -220,9 +277,6 @@ def build_server(get_service: GetService) -> MCPServer:
             get_service().reads.list_memories, user_id=user_id, app_name=caller.client_name, channel=CHANNEL
         )
         return json.dumps(items, indent=2, default=str)
-
-    reflection_tools.register(server, get_service)
-    return server
 
 
 async def _scope_filters(scope: str, project: str | None, task: str | None) -> dict[str, Any]:

@@ -7,6 +7,10 @@
     POST /mcp/{client_name}/http/{user_id}                 Streamable HTTP, stateless, JSON responses
                                                            (GET and DELETE answer 405: no sessions)
 
+Either URL may name a tool set, ``?tools=<dialect>`` (:mod:`.dialects`); each dialect has a
+server of its own, built on its first request. An SSE session keeps the dialect it connected
+with. An unknown dialect is a 400 that lists the known ones.
+
 Every request carries ``Authorization: Bearer <token>``. The token must be the admin token or
 belong to the user in the path (else 403). An SSE session belongs to the token's principal
 that opened it: a message POSTed with another principal's token is refused, so a leaked
@@ -29,6 +33,10 @@ from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
+import anyio.abc
+import anyio.to_thread
+from mcp.server.lowlevel.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -41,6 +49,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..auth.identity import validate_user_id
 from ..errors import BadInput, Forbidden, MemoryStackError, NotFound, TooLarge, Unavailable
+from . import dialects
 from .caller import Caller, bind_caller
 from .paths import DEFAULT_MAX_BODY_BYTES, MESSAGE_PATH, ROUTES, SSE_PATH
 
@@ -65,20 +74,36 @@ class _SseSession:
     owner: str
     #: The user named in the GET's path (an alias of ``caller.user_id`` in the local mode).
     path_user: str
+    dialect: str = dialects.DEFAULT
+
+
+@dataclass
+class _Dialect:
+    """One dialect's server, and its Streamable HTTP manager while the endpoint runs."""
+
+    server: MCPServer
+    lowlevel: Server[Any]
+    init_options: Any
+    http: StreamableHTTPSessionManager | None = None
+    read_only: frozenset[str] | None = None
 
 
 class McpEndpoint:
     """The MCP routes for one app. Mount :attr:`routes` and enter :meth:`run` in the lifespan."""
 
     def __init__(
-        self, server: MCPServer, authenticate: Authenticate, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+        self,
+        build: Callable[[str], MCPServer],
+        authenticate: Authenticate,
+        *,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     ) -> None:
-        # MCPServer has no public handle on the low-level server the transports drive; the SDK's
-        # own in-process Client reaches it the same way.
-        self._lowlevel = server._lowlevel_server  # noqa: SLF001
-        self._server = server
-        self._read_only_tools: frozenset[str] | None = None
-        self._init_options = self._lowlevel.create_initialization_options()
+        """``build(dialect)`` makes a dialect's server, on the first request that names it."""
+        self._build = build
+        self._dialects: dict[str, _Dialect] = {}
+        logger.info("MCP endpoint built")
+        self._building = anyio.Lock()
+        self._tasks: anyio.abc.TaskGroup | None = None
         self._authenticate = authenticate
         self._authenticate_is_async = inspect.iscoroutinefunction(authenticate)
         self._max_body_bytes = max_body_bytes
@@ -86,7 +111,6 @@ class McpEndpoint:
         # page cannot send, and Host checks would break the server behind Docker port mapping.
         self._sse = SseServerTransport(MESSAGE_PATH, max_request_body_size=max_body_bytes)
         self._sse_sessions: dict[str, _SseSession] = {}
-        self._http: StreamableHTTPSessionManager | None = None
         # Stateless mode builds and ends a transport per request, and the SDK logs both at INFO.
         logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
 
@@ -107,16 +131,43 @@ class McpEndpoint:
     @asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
         """Run the Streamable HTTP machinery; enter once per app lifespan."""
-        # A session manager runs once; a fresh one per lifespan lets an app start again (tests).
-        manager = StreamableHTTPSessionManager(
-            app=self._lowlevel, stateless=True, json_response=True, max_request_body_size=self._max_body_bytes
-        )
-        async with manager.run():
-            self._http = manager
+        async with anyio.create_task_group() as tasks:
+            self._tasks = tasks
             try:
+                for dialect in self._dialects.values():  # built in an earlier lifespan (tests)
+                    await self._start_http(dialect)
                 yield
             finally:
-                self._http = None
+                self._tasks = None
+                for dialect in self._dialects.values():
+                    dialect.http = None
+                tasks.cancel_scope.cancel()
+
+    async def _start_http(self, dialect: _Dialect) -> None:
+        if self._tasks is None:
+            raise Unavailable("the MCP endpoint is not running (McpEndpoint.run() was not entered)")
+        # A session manager runs once; a fresh one per lifespan lets an app start again (tests).
+        manager = StreamableHTTPSessionManager(
+            app=dialect.lowlevel,
+            stateless=True,
+            json_response=True,
+            max_request_body_size=self._max_body_bytes,
+        )
+        await self._tasks.start(_serve_http, manager)
+        dialect.http = manager
+
+    async def _dialect(self, request: Request) -> tuple[str, _Dialect]:
+        """The dialect ``?tools=`` names, its server built and running on first use."""
+        name = dialects.dialect_of(request.query_params.get(dialects.QUERY_PARAMETER))
+        found = self._dialects.get(name)
+        if found is None:
+            async with self._building:
+                found = self._dialects.get(name)
+                if found is None:
+                    found = _served(await anyio.to_thread.run_sync(self._build, name))
+                    await self._start_http(found)
+                    self._dialects[name] = found
+        return name, found
 
     # -- admission --------------------------------------------------------------------------
     async def _principal(self, request: Request) -> Any:
@@ -140,7 +191,7 @@ class McpEndpoint:
         # An alias (the local mode's OpenMemory default names) acts as the principal's user.
         return Caller(user_id=principal.resolve(user_id), client_name=client_name), _owner(principal)
 
-    async def _require_scope(self, request: Request, body: bytes | None) -> None:
+    async def _require_scope(self, request: Request, body: bytes | None, dialect: _Dialect) -> None:
         """An OAuth access token must carry the scope the message needs (auth/oauth/scopes.py):
         a tool not marked read-only needs memory:write. Other tokens have every right."""
         principal = await self._principal(request)
@@ -150,18 +201,8 @@ class McpEndpoint:
 
         needed = scopes.READ
         if body is not None:
-            needed = scopes.for_mcp(_messages(body), await self._read_only())
+            needed = scopes.for_mcp(_messages(body), await _read_only(dialect))
         request.app.state.oauth.resource.require(principal, needed)
-
-    async def _read_only(self) -> frozenset[str]:
-        if self._read_only_tools is None:
-            tools = await self._server.list_tools()
-            self._read_only_tools = frozenset(
-                tool.name
-                for tool in tools
-                if tool.annotations is not None and tool.annotations.read_only_hint
-            )
-        return self._read_only_tools
 
     # -- SSE --------------------------------------------------------------------------------
     async def _sse_connect(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -170,7 +211,8 @@ class McpEndpoint:
             return await _method_not_allowed("GET")(scope, receive, send)
         try:
             caller, owner = await self._admit(request)
-            await self._require_scope(request, None)
+            name, dialect = await self._dialect(request)
+            await self._require_scope(request, None, dialect)
         except MemoryStackError as error:
             return await _error_response(error)(scope, receive, send)
 
@@ -191,13 +233,13 @@ class McpEndpoint:
                         session_id = found.group(1).decode()
                         session_ids.append(session_id)
                         self._sse_sessions[session_id] = _SseSession(
-                            caller, owner, request.path_params["user_id"]
+                            caller, owner, request.path_params["user_id"], name
                         )
             await send(message)
 
         try:
             async with self._sse.connect_sse(scope, receive, register_session) as (read_stream, write_stream):
-                await self._lowlevel.run(read_stream, write_stream, self._init_options)
+                await dialect.lowlevel.run(read_stream, write_stream, dialect.init_options)
             if response_open:
                 # The stream stopped because the server is shutting down: end the response
                 # properly rather than leave uvicorn to log an incomplete one.
@@ -219,7 +261,7 @@ class McpEndpoint:
             # Checked here because the SDK answers a bad message with a logged traceback.
             body = await _read_body(receive, self._max_body_bytes)
             _check_message(body)
-            await self._require_scope(request, body)
+            await self._require_scope(request, body, self._dialects[session.dialect])
         except MemoryStackError as error:
             return await _error_response(error)(scope, receive, send)
         with bind_caller(session.caller):
@@ -247,11 +289,13 @@ class McpEndpoint:
         request = Request(scope, receive)
         try:
             caller, _ = await self._admit(request)
-            if self._http is None:
+            _, dialect = await self._dialect(request)
+            http = dialect.http
+            if http is None:
                 raise Unavailable("the MCP endpoint is not running (McpEndpoint.run() was not entered)")
             if request.method == "POST" and _scoped(await self._principal(request)):
                 body = await _read_body(receive, self._max_body_bytes)
-                await self._require_scope(request, body)
+                await self._require_scope(request, body, dialect)
                 receive = _replay(body, receive)
         except MemoryStackError as error:
             return await _error_response(error)(scope, receive, send)
@@ -260,7 +304,31 @@ class McpEndpoint:
             # the answer the protocol defines for both; clients carry on with POSTs alone.
             return await _method_not_allowed("POST")(scope, receive, send)
         with bind_caller(caller):
-            await self._http.handle_request(scope, receive, send)
+            await http.handle_request(scope, receive, send)
+
+
+def _served(server: MCPServer) -> _Dialect:
+    # MCPServer has no public handle on the low-level server the transports drive; the SDK's
+    # own in-process Client reaches it the same way.
+    lowlevel = server._lowlevel_server  # noqa: SLF001
+    return _Dialect(server, lowlevel, lowlevel.create_initialization_options())
+
+
+async def _serve_http(
+    manager: StreamableHTTPSessionManager, *, task_status: Any = anyio.TASK_STATUS_IGNORED
+) -> None:
+    async with manager.run():
+        task_status.started()
+        await anyio.sleep_forever()
+
+
+async def _read_only(dialect: _Dialect) -> frozenset[str]:
+    if dialect.read_only is None:
+        tools = await dialect.server.list_tools()
+        dialect.read_only = frozenset(
+            tool.name for tool in tools if tool.annotations is not None and tool.annotations.read_only_hint
+        )
+    return dialect.read_only
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes:

@@ -38,6 +38,7 @@ from ..errors import Unavailable
 from ..search.pipeline import Search
 from ..store.access_log import AccessLog
 from ..store.owners import Owners
+from ..store.shared_state import SharedState
 from ..store.vectors import VectorEngine, Vectors
 from .consent import ConsentQueue
 from .lifecycle.erasure import Erasure
@@ -61,8 +62,12 @@ from .read_model.queries import Queries
 from .read_model.reads import Reads
 from .recall.context import Recall
 from .recall.hook_events import ClaudeCodeHooks
+from .recall.shared_sessions import SharedSessions
 from .reflection.analysis import Reflection
 from .saved_config import SavedConfig
+from .teams.membership import Teams
+from .teams.search import TeamSearch
+from .teams.sharing import TeamMemories
 from .write.capture_filter import CaptureFilter
 from .write.usage import Usage
 from .write.writes import Writes
@@ -75,14 +80,17 @@ class MemoryService:
         engine: VectorEngine,
         settings: Settings,
         clock: Callable[[], datetime] | None = None,
+        shared: SharedState | None = None,
     ) -> None:
         self.database = database
+        #: State replicas share (store/shared_state.py); None: this process is the only server.
+        self.shared = shared
         self.engine = engine
         self.settings = settings
         self.clock = clock or utcnow
         self.vectors = Vectors(engine, has_llm=settings.llm.provider != "none")
         self.owners = Owners(database)
-        self.usage = Usage()
+        self.usage = Usage(shared=shared is not None)
         self.access_log = AccessLog(database)
         self.capture_filter = CaptureFilter(settings.hygiene.filter_captures)
         self.writes = Writes(
@@ -105,7 +113,12 @@ class MemoryService:
         self.links = Links(database, self.owners)
         self.entities = Entities(database, self.owners)
         self.pipeline = Search(database, settings, self.owners, self.vectors, self.access_log, self.now)
-        self.reads = Reads(database, self.owners, self.access_log, self.pipeline)
+        self.teams = Teams(database, self.owners, settings.teams, self.now)
+        self.team_memories = TeamMemories(database, self.teams, self.writes, self.states, settings.teams)
+        self.team_search = TeamSearch(database, self.teams, self.pipeline, settings.teams.search_slots)
+        self.reads = Reads(
+            database, self.owners, self.access_log, self.pipeline, self.team_search.search_hits
+        )
         self.tiers = Tiers(database, settings, self.owners, self.states, self.profile, self.now)
         self.memoryos = MemoryOS(self.tiers, self.profile, self.pipeline, self.writes.add_memory, self.now)
         self.recall = Recall(
@@ -114,9 +127,13 @@ class MemoryService:
             self.owners,
             self.pipeline,
             self.access_log,
+            SharedSessions(shared) if shared is not None else None,
             profile_lines=self.profile.briefing_lines if settings.profile.enabled else None,
             profile_facts=settings.profile.briefing_facts,
             after_briefing=self.tiers.schedule_refresh if settings.profile.enabled else None,
+            search=self.team_search.search_hits,
+            team_briefing=self.team_search.recent,
+            team_places=settings.teams.search_slots,
         )
         self.hooks = ClaudeCodeHooks(
             self.recall, self.writes.add_memory, capture=settings.claude_code.capture_on_stop
@@ -175,6 +192,7 @@ class MemoryService:
         self.reclaim.close()
         self.tiers.close()
         self.pipeline.close()
+        self.teams.close()
         self.access_log.close()
 
     def health(self) -> dict[str, str]:

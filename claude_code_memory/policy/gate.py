@@ -25,9 +25,9 @@ from .memory_paths import memory_path
 from .redact import redact, redact_value
 
 Channel = Literal["mcp", "rest", "capture", "import", "ui", "memory_tool"]
-CHANNELS: frozenset[str] = frozenset({"mcp", "rest", "capture", "import", "ui", "memory_tool"})
+CHANNELS: frozenset[str] = frozenset({"mcp", "rest", "capture", "import", "ui", "memory_tool", "team"})
 #: Channels whose writes the user (or the model at their request) made on purpose.
-EXPLICIT_CHANNELS = frozenset({"mcp", "rest", "ui", "memory_tool"})
+EXPLICIT_CHANNELS = frozenset({"mcp", "rest", "ui", "memory_tool", "team"})
 TRUNCATION_MARKER = "\n[…truncated by claude-code-memory: over the size cap]"
 
 

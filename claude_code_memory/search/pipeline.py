@@ -72,6 +72,8 @@ class Hit:
     #: The dense retriever's cosine similarity to the query; None when only the keyword
     #: retriever (or a neighbour's share) brought the memory.
     similarity: float | None = None
+    #: The team whose shared memory this is (memories/teams/); None: the searcher's own.
+    team: str | None = None
 
 
 class Search:

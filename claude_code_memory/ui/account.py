@@ -212,6 +212,9 @@ def proxy_capture(tokens: list[dict[str, Any]]) -> dict[str, Any] | None:
     return live[-1] if live else None
 
 
+CLAUDE_CODE_TOOLS = "?tools=claude-code"
+
+
 def connect_snippets(base: str, client: str, session: Session) -> dict[str, Any]:
     """Copy-paste configuration for Claude Code, Claude Desktop and Cursor.
 
@@ -224,8 +227,13 @@ def connect_snippets(base: str, client: str, session: Session) -> dict[str, Any]
     cursor_url = f"{base}/mcp/cursor/http/{session.user_id}"
     export = f"export {TOKEN_VARIABLE}={shlex.quote(session.token)}"
     header = f'--header "Authorization: Bearer ${TOKEN_VARIABLE}"'  # the shell fills it in
-    claude_code = f"claude mcp add --transport sse {SERVER_NAME} {shlex.quote(sse)} {header}"
-    claude_code_http = f"claude mcp add --transport http {SERVER_NAME} {shlex.quote(http)} {header}"
+    # Claude Code gets the small tool set: the hooks do the rest (docs/mcp.md).
+    claude_code = (
+        f"claude mcp add --transport sse {SERVER_NAME} {shlex.quote(sse + CLAUDE_CODE_TOOLS)} {header}"
+    )
+    claude_code_http = (
+        f"claude mcp add --transport http {SERVER_NAME} {shlex.quote(http + CLAUDE_CODE_TOOLS)} {header}"
+    )
     setup = "\n".join([export, f"ccmem hooks install --url {shlex.quote(base)}", claude_code_http])
     desktop = {
         "mcpServers": {

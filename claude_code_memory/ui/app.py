@@ -14,7 +14,20 @@ from fastapi.staticfiles import StaticFiles
 from .. import __version__
 from ..config import UiSettings
 from ..limiter import LoginThrottle, MemoryCounters
-from . import account, curation, devices, entities, hygiene, insights, links, memories, profile, scopes, trash
+from . import (
+    account,
+    curation,
+    devices,
+    entities,
+    hygiene,
+    insights,
+    links,
+    memories,
+    profile,
+    scopes,
+    teams,
+    trash,
+)
 from .api import Api
 from .session import Sealer
 from .signouts import SignedOut
@@ -111,6 +124,7 @@ def create_app(
         entities,
         hygiene,
         trash,
+        teams,
     ):
         app.include_router(module.router)
     return app

@@ -88,7 +88,7 @@ class SearchRequest(_Body):
     context: int = Field(0, ge=0, le=MAX_CONTEXT, description="neighbouring turns to bring on each side")
     project: str | None = Field(None, max_length=512, description="only memories of this project")
     task: str | None = Field(None, max_length=256, description="only memories of this task (of the project)")
-    scope: Literal["default", "project", "task", "global", "all"] | None = Field(
+    scope: Literal["default", "project", "task", "global", "all", "team"] | None = Field(
         None, description="with current_project: default ranks its memories first, with global ones"
     )
     current_project: str | None = Field(
@@ -252,7 +252,7 @@ async def search_memories(
 
 def _search(body: SearchRequest, request: Request, service: MemoryService) -> dict[str, Any]:
     uid = acting_user(authenticate(request), body.user_id)
-    hits = service.pipeline.search_hits(
+    hits = service.team_search.search_hits(
         user_id=uid,
         app_name=body.app,
         query=body.query,
@@ -276,6 +276,8 @@ def _search(body: SearchRequest, request: Request, service: MemoryService) -> di
             "created_at": epoch(hit.memory.created_at),
             "provenance": provenance(hit.memory, hit.app_name),
         }
+        if hit.team is not None:  # a team's shared memory (docs/teams.md); personal ones unchanged
+            item["team"] = hit.team
         if body.context:
             item["context"] = {
                 "before": [neighbour(m) for m in hit.before],

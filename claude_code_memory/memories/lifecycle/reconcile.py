@@ -27,6 +27,13 @@ The server answers while a pass runs, so each candidate is looked at again just 
 repaired: a write in flight has stored its vector but not yet its row, so a point this process
 wrote less than :data:`IN_FLIGHT_SECONDS` ago is left for the next pass (``skipped_in_flight``);
 a point written before the process started cannot belong to a write in flight.
+
+Replicas (:meth:`Reconciler.shared`): another replica's write may be in flight at any time, so
+every point written less than :data:`IN_FLIGHT_SECONDS` ago is left alone whoever wrote it, and
+the start-up pass runs under the ``reconciliation`` lease: a replica starting while another
+one's pass runs skips its own. mem0's history file is each replica's own (under its data
+directory), so rule 3 over it runs on every replica, on a schedule of its own and without a
+lease (:meth:`Reconciler.purge_local_history`).
 """
 
 from __future__ import annotations
@@ -48,9 +55,11 @@ from sqlalchemy.orm import joinedload
 
 from ...db.database import Database
 from ...db.models import Memory, MemoryState
+from ...store.leases import Leases
 from ...store.values import iso
 from ...store.vectors import Vectors, point_payload
 from .erasure import Erasure
+from .periodic import renewing
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +70,8 @@ LIVE = frozenset({MemoryState.active, MemoryState.paused, MemoryState.archived, 
 IN_FLIGHT_SECONDS = 300.0
 
 Trigger = Literal["start-up", "admin", "doctor"]
+#: The start-up pass's lease (store/leases.py).
+LEASE = "reconciliation"
 
 
 class Stopped(Exception):
@@ -116,6 +127,30 @@ class Reconciler:
         self.last: Report | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self.leases: Leases | None = None
+        self.lease_ttl = timedelta(seconds=60)
+
+    def shared(self, leases: Leases, ttl_seconds: float) -> Reconciler:
+        """Run beside other replicas (the module's docstring)."""
+        self.leases = leases
+        self.lease_ttl = timedelta(seconds=ttl_seconds)
+        self.booted_at = datetime.min.replace(tzinfo=UTC)  # any recent point may be in flight
+        return self
+
+    async def _start_up_pass(self) -> None:
+        leases = self.leases
+        if leases is None:
+            await anyio.to_thread.run_sync(self.run, "start-up")
+            return
+        if not await anyio.to_thread.run_sync(leases.acquire, LEASE, self.lease_ttl):
+            log.info("reconciliation: another replica holds the lease; this one skips its start-up pass")
+            return
+        try:
+            async with renewing(leases, LEASE, self.lease_ttl):
+                await anyio.to_thread.run_sync(self.run, "start-up")
+            await anyio.to_thread.run_sync(leases.ran, LEASE)
+        finally:
+            await anyio.to_thread.run_sync(leases.release, LEASE)
 
     def status(self) -> dict[str, Any] | None:
         return self.last.to_dict() if self.last is not None else None
@@ -213,14 +248,30 @@ class Reconciler:
         report.missing_vectors_restored += 1
 
     def _purge_stale_history(self, memory_id: str, report: Report) -> None:
-        if self._state(memory_id) in LIVE or self.vectors.exists(memory_id):
+        state = self._state(memory_id)
+        if state in LIVE or self.vectors.exists(memory_id):
             return
-        written = self.vectors.history_written_at(memory_id)
+        # A deleted row never comes back, so its history cannot belong to a write in flight; a
+        # pending one may be under approval right now (its vector and history being written).
+        written = None if state == MemoryState.deleted else self.vectors.history_written_at(memory_id)
         if written is not None and self._in_flight(written):
             report.skipped_in_flight += 1
             return
         if self.vectors.purge_history(memory_id):
             report.stale_history_removed += 1
+
+    def purge_local_history(self) -> int:
+        """Rule 3 alone, over this process's mem0 history file: rows of memories with neither a
+        live row nor a point are purged (their text leaves the files). Answers how many."""
+        with self.database.session() as session:
+            rows = session.execute(select(Memory.id, Memory.state))
+            live = {str(memory_id) for memory_id, state in rows if state in LIVE}
+        report = Report(trigger="local history")
+        for memory_id in sorted(self.vectors.history_ids() - live):
+            self._purge_stale_history(memory_id, report)
+        if report.stale_history_removed:
+            self.erasure.erase()
+        return report.stale_history_removed
 
     # -- helpers ------------------------------------------------------------------------------
     def _state(self, memory_id: str) -> MemoryState | None:
@@ -240,7 +291,7 @@ class Reconciler:
         """A pass in a worker thread while the server answers; leaving stops it between items
         (a worker thread cannot be interrupted) so the stores are never closed under it."""
         self._stop.clear()
-        task = asyncio.create_task(anyio.to_thread.run_sync(self.run, "start-up"), name="reconciliation")
+        task = asyncio.create_task(self._start_up_pass(), name="reconciliation")
         try:
             yield self
         finally:

@@ -35,7 +35,7 @@ from ..recall.hook_events import project_of
 MAX_PROJECT = 512
 MAX_TASK = 256
 #: The ``scope`` a search or listing may ask for.
-SEARCH_SCOPES = ("default", "project", "task", "global", "all")
+SEARCH_SCOPES = ("default", "project", "task", "global", "all", "team")
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,7 @@ def search_scope(scope: object, project: object, task: object = None) -> dict[st
     ``task``               only the task's memories (of the project)
     ``global``             only memories of no project
     ``all``                every memory, no scope ranking
+    ``team``               only the memories of the caller's teams (memories/teams/search.py)
     """
     scope = "default" if scope is None else scope
     if scope not in SEARCH_SCOPES:
@@ -99,6 +100,8 @@ def search_scope(scope: object, project: object, task: object = None) -> dict[st
         return {"global_only": True}
     if scope == "all":
         return {}
+    if scope == "team":
+        return {"teams_only": True}
     if scope in ("project", "task"):
         return {"project": named.project, "task": named.task}
     return {"current_project": named.project, "task": named.task}

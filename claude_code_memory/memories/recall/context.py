@@ -18,7 +18,9 @@ session): a memory is injected at most once per session, until a ``clear`` or
 ``compact`` start empties the context it was injected into. A ``resume`` start is briefed only
 with memories the session was not given yet; when this process does not know the session (the
 server restarted since), what it was given is read back from the access log. After a restart a
-session may otherwise be given a memory once more for a prompt.
+session may otherwise be given a memory once more for a prompt. API replicas keep the same state
+in the database instead (:class:`~.shared_sessions.SharedSessions`), so "once per session" holds
+whichever replica a hook reaches.
 """
 
 from __future__ import annotations
@@ -38,9 +40,10 @@ from ...config import ClaudeCodeSettings
 from ...db.database import Database
 from ...db.models import Memory, MemoryAccessLog, MemoryState
 from ...policy.redact import redact
-from ...search.pipeline import MAX_QUERY_CHARS, Search
+from ...search.pipeline import MAX_QUERY_CHARS, Hit, Search
 from ...store.access_log import AccessLog
 from ...store.owners import Owners
+from .shared_sessions import SharedSessions
 
 #: The app hooks read and capture through (pausing it in the UI turns the hooks off).
 HOOK_APP = "claude-code"
@@ -71,6 +74,8 @@ class Recalled:
     when: datetime
     project: str | None = None
     similarity: float | None = None
+    #: The team that shared it (memories/teams/); None: the user's own.
+    team: str | None = None
 
 
 @dataclass(frozen=True)
@@ -123,7 +128,8 @@ def render(
     lines: list[str] = []
     shown: list[str] = []
     for memory in memories:
-        prefix = f"- [id {memory.id} · {memory.when:%Y-%m-%d}] "
+        team = f" · team {memory.team}" if memory.team else ""
+        prefix = f"- [id {memory.id} · {memory.when:%Y-%m-%d}{team}] "
         text = _line_text(memory.text)
         if not text:
             continue
@@ -229,12 +235,21 @@ class Recall:
         owners: Owners,
         pipeline: Search,
         access_log: AccessLog,
-        sessions: Sessions | None = None,
+        sessions: Sessions | SharedSessions | None = None,
         *,
         profile_lines: Callable[[uuid.UUID, int, str | None], list[str]] | None = None,
         profile_facts: int = 0,
         after_briefing: Callable[[str], None] | None = None,
+        search: Callable[..., list[Hit]] | None = None,
+        team_briefing: Callable[[str, str | None, int], list[tuple[str, str, datetime, str]]] | None = None,
+        team_places: int = 0,
     ) -> None:
+        """``search``: the search a prompt's recall runs (the teams' merged one,
+        memories/teams/search.py); default the pipeline's own."""
+        self.search = search or pipeline.search_hits
+        #: The teams' newest memories for a briefing (memories/teams/search.py), after the user's own.
+        self.team_briefing = team_briefing
+        self.team_places = team_places
         self.profile_lines = profile_lines
         self.profile_facts = profile_facts
         self.after_briefing = after_briefing
@@ -243,7 +258,7 @@ class Recall:
         self.owners = owners
         self.pipeline = pipeline
         self.access_log = access_log
-        self.sessions = sessions or Sessions()
+        self.sessions: Sessions | SharedSessions = sessions or Sessions()
 
     def briefing(self, user_id: str, *, session_id: str, project: str | None, resume: bool = False) -> str:
         """The SessionStart block: the project's most recalled memories, then its most recent,
@@ -288,7 +303,17 @@ class Recall:
             ordered = [rows[i] for i in recalled_ids if i in rows]
             ordered += [row for row in recent if row.id not in rows]
         fresh = [row for row in ordered if str(row.id) not in already]
-        memories = [Recalled(str(r.id), r.content, r.captured_at or r.created_at) for r in fresh[:limit]]
+        shared: list[Recalled] = []
+        if self.team_briefing is not None:
+            shared = [
+                Recalled(memory_id, text, when, team=team)
+                for memory_id, text, when, team in self.team_briefing(user_id, project, limit + len(already))
+                if memory_id not in already
+            ]
+        # The user's own first; the teams' keep up to ``team_places`` places (teams.search_slots).
+        own = fresh[: limit - min(len(shared), self.team_places, limit)]
+        memories = [Recalled(str(r.id), r.content, r.captured_at or r.created_at) for r in own]
+        memories += shared[: limit - len(memories)]
         profile = self.profile_lines(user_pk, self.profile_facts, project) if self.profile_lines else []
         block = self._give(user_id, session_id, app_pk, "briefing", memories, budget, profile).block
         if self.after_briefing is not None:
@@ -340,7 +365,7 @@ class Recall:
         user_pk, app_pk = self.owners.own_app(user_id, app, "read memories")
         # One search over all the user's memories, deep enough for both scopes, then the
         # project's memories first: two searches (project, then the rest) cost twice the time.
-        hits = self.pipeline.search_hits(
+        hits = self.search(
             user_id=user_id,
             app_name=app,
             query=query,
@@ -355,7 +380,10 @@ class Recall:
             for hit in hits
             if hit.similarity is not None and hit.similarity >= floor and str(hit.memory.id) not in already
         ]
-        eligible.sort(key=lambda hit: project is None or hit.memory.project != project)  # stable
+        # Stable: the user's own first, then the teams' (each part with the project's first).
+        eligible.sort(
+            key=lambda hit: (hit.team is not None, project is not None and hit.memory.project != project)
+        )
         chosen = {
             str(hit.memory.id): Recalled(
                 str(hit.memory.id),
@@ -363,6 +391,7 @@ class Recall:
                 hit.memory.captured_at or hit.memory.created_at,
                 hit.memory.project,
                 hit.similarity,
+                hit.team,
             )
             for hit in eligible
         }

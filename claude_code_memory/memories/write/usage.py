@@ -12,13 +12,15 @@ from ...db.models import Memory, MemoryState
 
 class Usage:
     """Bytes of memory text each user stores (the quota the gate checks): counted once, then
-    kept up to date in process."""
+    kept up to date in process. ``shared``: other processes (API replicas) write to the same
+    database, so a count kept here would go stale: every check counts again."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, shared: bool = False) -> None:
         self._bytes: dict[uuid.UUID, int] = {}
+        self.shared = shared
 
     def used(self, session: Session, user_pk: uuid.UUID) -> int:
-        used = self._bytes.get(user_pk)
+        used = None if self.shared else self._bytes.get(user_pk)
         if used is None:
             used = int(
                 session.scalar(
@@ -28,7 +30,8 @@ class Usage:
                 )
                 or 0
             )
-            self._bytes[user_pk] = used
+            if not self.shared:
+                self._bytes[user_pk] = used
         return used
 
     def known(self, user_pk: uuid.UUID) -> int | None:

@@ -116,11 +116,13 @@ class Writes:
         redacted_upstream: int = 0,
         into_paused_app: bool = False,
         task: str | None = None,
+        mask_pii: bool = False,
     ) -> Written:
         """Store ``text`` for the user through ``app_name`` after the policy gate.
 
         ``into_paused_app``: an import restores memories into an app as it was, paused or not
-        (the app is not the one writing).
+        (the app is not the one writing). ``mask_pii``: mask personal data whatever
+        ``privacy.mask_pii`` says (a team share, memories/teams/sharing.py).
 
         Returns mem0-style results: ``event`` is ``ADD`` for stored memories, ``PENDING`` for
         a capture waiting for consent, ``NONE`` with ``already_existed`` for a duplicate,
@@ -141,8 +143,9 @@ class Writes:
             redacted_upstream=redacted_upstream,
         )
         text = write.text
-        prepared = prepare(write, self.policy)
-        if not asks_consent(write, self.policy) and not (infer and self.vectors.has_llm):
+        policy = replace(self.policy, mask_pii=True) if mask_pii else self.policy
+        prepared = prepare(write, policy)
+        if not asks_consent(write, policy) and not (infer and self.vectors.has_llm):
             # The text this write will embed (unless the checks below stop it): the model runs
             # on the other core while they read the database.
             self.vectors.prefetch(prepared.text)
@@ -157,7 +160,7 @@ class Writes:
                         return Written(
                             [{"id": None, "memory": None, "event": "FILTERED", "reason": f"junk: {reason}"}]
                         )
-                admitted = admit(write, self.policy, self.facts(session, user, channel), prepared)
+                admitted = admit(write, policy, self.facts(session, user, channel), prepared)
                 user_pk, app_pk = user.id, app.id
                 existing = stored(session, user_pk, admitted.content_hash)
                 if existing is not None:
