@@ -71,9 +71,11 @@ RUN /opt/venv/bin/pip install --no-cache-dir --no-deps --editable . \
     && /opt/venv/bin/python -m claude_code_memory.engine.onnx_model
 
 # Inside the container the services listen on every interface of its own network namespace;
-# docker-compose.yml publishes them on the host's 127.0.0.1 only.
+# docker-compose.yml publishes them on the host's 127.0.0.1 only, so the API's refusal of a
+# non-loopback address without TLS (docs/remote.md) is lifted here: TLS, if any, is in front.
 ENV PATH=/opt/venv/bin:$PATH \
     CCMEM_SERVER__HOST=0.0.0.0 \
+    CCMEM_SERVER__INSECURE_BIND=true \
     CCMEM_SERVER__DATA_DIR=/data \
     CCMEM_UI__HOST=0.0.0.0
 

@@ -26,6 +26,7 @@ from dotenv import dotenv_values
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
+from .config_server import RateLimitSettings, ServerSettings, TlsSettings  # noqa: F401 - re-exported
 from .errors import ConfigError
 from .user_dirs import default_config_path, user_dirs  # noqa: F401 - where callers look for them
 
@@ -58,21 +59,6 @@ SECRET_KEYS = {
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-
-class ServerSettings(_Section):
-    host: str = "127.0.0.1"
-    port: int = Field(8765, ge=1, le=65535)
-    data_dir: str = "data"
-    #: The stack's run files and logs (``ccmem stack``); None: under data_dir.
-    state_dir: str | None = None
-    admin_token: str | None = None
-    max_body_bytes: int = Field(2_000_000, ge=1024)
-    cors_origins: list[str] = Field(default_factory=list)
-    log_level: Literal["debug", "info", "warning", "error"] = "info"
-    #: API processes sharing one PostgreSQL and one Qdrant server (docs/team.md); jobs' leases.
-    replicas: int = Field(1, ge=1, le=64)
-    lease_seconds: float = Field(60, ge=1)
 
 
 class StorageSettings(_Section):

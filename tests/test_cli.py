@@ -493,6 +493,7 @@ def test_doctor_on_a_fresh_data_dir(memory_server: MemoryServer, tmp_path: Path)
         ".env",
         "user tokens",
         "local mode",
+        "exposure",
         "proxy CA",
         "reconciliation",
         "storage",
@@ -517,7 +518,7 @@ def test_doctor_on_a_fresh_data_dir(memory_server: MemoryServer, tmp_path: Path)
     ccmem(memory_server, "token", "create", "--user", "doc", "--data-dir", str(fresh))
     healthy = ccmem(memory_server, "doctor", *where)
     lines = healthy.stdout.splitlines()
-    assert sum(line.startswith("✓") for line in lines) == 12 and any(
+    assert sum(line.startswith("✓") for line in lines) == 13 and any(
         line.startswith("! proxy CA") for line in lines
     )
     assert "→ only the capture proxy needs it" in healthy.stdout and "0 failed, 1 warning" in healthy.stdout
@@ -794,6 +795,9 @@ SERVICE_COMMANDS = {
     ("setup",): ("tests/test_package.py", '"setup"'),
     ("up",): ("tests/test_package.py", '"up"'),
     ("connect", "claude-code"): ("tests/test_e2e_connect.py", '"connect", "claude-code"'),
+    # The metadata database beside a running server: the devices' integration tests run them.
+    ("devices", "list"): ("tests/test_devices.py", '"devices", "list"'),
+    ("devices", "revoke"): ("tests/test_devices.py", '"devices", "revoke"'),
 }
 
 

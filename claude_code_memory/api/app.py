@@ -12,14 +12,18 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
 from .. import SERVICE_NAME, __version__
+from ..auth.devices import Devices
+from ..auth.exposure import check_bind
 from ..auth.local_mode import LocalMode, require_loopback
 from ..config import Settings
+from ..limiter import CounterStore, LoginThrottle, MemoryCounters, RequestLimits
 from ..mcp import create_mcp_endpoint
 from ..memories.server_parts import ServerParts
 from . import errors
 from .deps import authenticate
 from .json_guard import JsonDepthLimit
 from .middleware import BodyLimit, RejectLoneSurrogates, StripTrailingSlash
+from .rate_limit import RateLimit
 from .routes import (
     admin,
     apps,
@@ -28,6 +32,7 @@ from .routes import (
     capture,
     config,
     consent,
+    devices,
     entities,
     hooks,
     imports,
@@ -57,8 +62,20 @@ IMPORT_BODY_FACTOR = 50
 LOOPBACK_ORIGIN = r"https?://(localhost|127\.0\.0\.1|\[::1\])(:[0-9]+)?"
 
 
-def create_app(settings: Settings, components: ServerParts | None = None) -> FastAPI:
+def create_app(
+    settings: Settings, components: ServerParts | None = None, counters: CounterStore | None = None
+) -> FastAPI:
+    """``counters``: where rate limits count (default: this process's memory)."""
     local_mode = _local_mode(settings)  # before anything opens: a refusal leaves nothing behind
+    server = settings.server
+    insecure = check_bind(
+        server.host,
+        tls=server.tls.self_signed or bool(server.tls.cert_file),
+        insecure_bind=server.insecure_bind,
+    )
+    if insecure:
+        log.warning(insecure)
+    counters = counters or MemoryCounters()
     parts = components or ServerParts(settings)
 
     mcp = (
@@ -110,8 +127,10 @@ def create_app(settings: Settings, components: ServerParts | None = None) -> Fas
     app.state.parts = parts  # what api/deps.py hands the routes
     app.state.settings = settings
     app.state.identity = parts.identity
+    app.state.devices = Devices(parts.database, parts.identity)
     app.state.local_mode = local_mode
     app.state.oauth = oauth
+    app.state.login_throttle = LoginThrottle(counters, server.rate_limit.login_failures)
     errors.install(app)
 
     @app.get("/health", tags=["health"], summary="Database and vector store status (no auth)")
@@ -150,6 +169,7 @@ def create_app(settings: Settings, components: ServerParts | None = None) -> Fas
         insights,
         me,
         tokens,
+        devices,
         imports,
         scopes,
         entities,
@@ -169,6 +189,9 @@ def create_app(settings: Settings, components: ServerParts | None = None) -> Fas
 
         app.router.routes.extend(oauth_routes.routes(oauth, parts.identity))
 
+    # Inside CORS: a 429 carries the allowed origin's headers, so a page can read Retry-After.
+    limits = RequestLimits(counters, server.rate_limit.per_token, server.rate_limit.per_address)
+    app.add_middleware(RateLimit, limits=limits, count_loopback=server.rate_limit.loopback)
     if settings.server.cors_origins or local_mode is not None:
         app.add_middleware(
             CORSMiddleware,
@@ -176,6 +199,7 @@ def create_app(settings: Settings, components: ServerParts | None = None) -> Fas
             allow_origin_regex=LOOPBACK_ORIGIN if local_mode is not None else None,
             allow_methods=["*"],
             allow_headers=["Authorization", "Content-Type", "Accept", "Mcp-Session-Id"],
+            expose_headers=["Retry-After"],
         )
     app.add_middleware(StripTrailingSlash)
     # The hook route answers a body it cannot take with 200 {}: a hook never stops a session.

@@ -10,6 +10,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from ..auth.devices import Devices
 from ..auth.identity import Identity, Principal
 from ..auth.identity import acting_user as acting_user  # the routes import it from here
 from ..auth.local_mode import LocalMode
@@ -51,6 +52,10 @@ async def get_settings(request: Request) -> Settings:
 
 async def get_identity(request: Request) -> Identity:
     return request.app.state.identity
+
+
+async def get_devices(request: Request) -> Devices:
+    return request.app.state.devices
 
 
 _bearer = HTTPBearer(
@@ -95,4 +100,5 @@ RetentionDep = Annotated[Retention, Depends(get_retention)]
 ReconcilerDep = Annotated[Reconciler, Depends(get_reconciler)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 IdentityDep = Annotated[Identity, Depends(get_identity)]
+DevicesDep = Annotated[Devices, Depends(get_devices)]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]

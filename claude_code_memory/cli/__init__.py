@@ -26,6 +26,7 @@ from . import (
     connect,
     connect_claude_code,
     consent,
+    devices,
     hooks,
     hygiene,
     imports,
@@ -71,6 +72,7 @@ app.command()(server.serve)
 app.command()(server.status)
 app.command()(server.doctor)
 app.add_typer(tokens.app, name="token")
+app.add_typer(devices.app, name="devices")
 app.command()(memories.add)
 app.command()(memories.search)
 app.command("list")(memories.list_memories)

@@ -82,12 +82,13 @@ def save_record(settings: Settings, record: Record) -> None:
 
 
 # -- the server --------------------------------------------------------------------------------
-def _http(method: str, url: str, token: str, **kwargs: Any) -> Any:
+def _http(method: str, url: str, token: str, verify: Any = True, **kwargs: Any) -> Any:
+    """``verify``: True (the system's CAs) or a CA file's path (a pinned server certificate)."""
     import httpx  # where used: the CLI's start-up stays light
 
     try:
         response = httpx.request(
-            method, url, headers={"Authorization": f"Bearer {token}"}, timeout=30, **kwargs
+            method, url, headers={"Authorization": f"Bearer {token}"}, timeout=30, verify=verify, **kwargs
         )
     except httpx.HTTPError as exc:
         raise Unavailable(
@@ -99,10 +100,10 @@ def _http(method: str, url: str, token: str, **kwargs: Any) -> Any:
     return response.json() if response.content else None
 
 
-def token_user(base_url: str, token: str) -> str | None:
+def token_user(base_url: str, token: str, verify: Any = True) -> str | None:
     """The token's user when the server takes it, else None."""
     try:
-        return str(_http("GET", f"{base_url}/api/v1/me", token).get("user_id") or "") or None
+        return str(_http("GET", f"{base_url}/api/v1/me", token, verify).get("user_id") or "") or None
     except MemoryStackError as exc:
         if isinstance(exc, Unavailable):
             raise
@@ -127,7 +128,7 @@ def user_token(settings: Settings, base_url: str, user: str) -> tuple[str, str |
     return made["token"], made["id"]
 
 
-def round_trip(base_url: str, token: str, user: str) -> str:
+def round_trip(base_url: str, token: str, user: str, verify: Any = True) -> str:
     """Store a marked memory, recall it through the hook endpoint, delete it; one line on success."""
     marker = f"ccmem-connect-{uuid.uuid4().hex[:12]}"
     text = f"The connection check {marker} stores, recalls and deletes this memory."
@@ -135,6 +136,7 @@ def round_trip(base_url: str, token: str, user: str) -> str:
         "POST",
         f"{base_url}/api/v1/memories",
         token,
+        verify,
         json={"text": text, "app": "ccmem-connect", "user_id": user, "infer": False},
     )
     if not row or not row.get("id"):
@@ -146,7 +148,7 @@ def round_trip(base_url: str, token: str, user: str) -> str:
             "cwd": str(Path.cwd()),
             "prompt": f"What does the connection check {marker} do?",
         }
-        answer = _http("POST", f"{base_url}{cs.HOOK_PATH}", token, json=hook_input) or {}
+        answer = _http("POST", f"{base_url}{cs.HOOK_PATH}", token, verify, json=hook_input) or {}
         context = str(answer.get("hookSpecificOutput", {}).get("additionalContext", ""))
         if marker not in context:
             raise MemoryStackError(
@@ -154,7 +156,11 @@ def round_trip(base_url: str, token: str, user: str) -> str:
             )
     finally:
         _http(
-            "DELETE", f"{base_url}/api/v1/memories", token, json={"memory_ids": [row["id"]], "user_id": user}
+            "DELETE",
+            f"{base_url}/api/v1/memories",
+            token,
+            verify,
+            json={"memory_ids": [row["id"]], "user_id": user},
         )
     return f"round trip ok: {marker} stored, recalled through {cs.HOOK_PATH}, deleted"
 
@@ -190,7 +196,7 @@ def _mcp(claude: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _install_hooks(settings: Settings, base_url: str, record: Record) -> None:
+def _install_hooks(settings: Settings, base_url: str, record: Record, ca_file: Path | None = None) -> None:
     path = hooks_cli.settings_path(hooks_cli.Scope.user)
     before = path.read_text(encoding="utf-8") if path.exists() else None
     hooks_cli.install(
@@ -199,7 +205,12 @@ def _install_hooks(settings: Settings, base_url: str, record: Record) -> None:
         project_dir=None,
         token_file=token_file(settings),
         url=base_url,
+        ca_file=ca_file,
     )
+    if ca_file is not None:  # Claude Code's own requests (MCP) trust the same certificate
+        document, text = cs.load(path)
+        document.setdefault("env", {})["NODE_EXTRA_CA_CERTS"] = str(ca_file)
+        path.write_text(cs.dump(document, text), encoding="utf-8")
     record.settings_path = str(path)
     if record.settings_written is None:  # the first run's "before" is the one to restore
         record.settings_before = before
@@ -270,14 +281,60 @@ def claude_code(
     ] = "claude",
     url: UrlOpt = None,
     config: ConfigOpt = None,
+    server: Annotated[
+        str | None,
+        typer.Option("--server", help="another machine's server, https://host:port (docs/remote.md)"),
+    ] = None,
+    token: Annotated[
+        str | None, typer.Option("--token", help="with --server: your device token (default: $CCMEM_TOKEN)")
+    ] = None,
+    fingerprint: Annotated[
+        str | None,
+        typer.Option("--fingerprint", help="with --server: the SHA-256 fingerprint `ccmem serve` printed"),
+    ] = None,
+    ca_file: Annotated[
+        Path | None,
+        typer.Option("--ca-file", help="with --server: the CA certificate the server's is signed by"),
+    ] = None,
 ) -> None:
-    """Mint your token, install the plugin (or the hooks and the MCP server), prove the round trip."""
+    """Mint your token, install the plugin (or the hooks and the MCP server), prove the round trip.
+
+    With --server, connect this machine to a server on another one with a device token."""
     from ..auth.identity import validate_user_id
 
     settings = common.settings(config)
     executable = _claude_path(claude)
     if undo:
         _undo(settings, executable)
+        return
+    if server is not None:
+        from . import connect_remote
+
+        remote = connect_remote.Remote.prepare(
+            connect_dir(settings),
+            server,
+            token or os.environ.get(cs.TOKEN_ENV),
+            fingerprint,
+            ca_file,
+            token_user,
+        )
+        user = remote.check_user(user)
+        record = load_record(settings) or Record("hooks", user, remote.base_url, "")
+        if record.route != "hooks" or record.base_url != remote.base_url:
+            raise BadInput(
+                f"connected to {record.base_url} already: `ccmem connect claude-code --undo` first"
+            )
+        remote.keep_token(token_file(settings))
+        _install_hooks(settings, remote.base_url, record, remote.ca_file)
+        save_record(settings, record)
+        out.print(
+            _add_mcp(executable, remote.base_url, remote.token, user, record), highlight=False, soft_wrap=True
+        )
+        save_record(settings, record)
+        out.print(
+            round_trip(remote.base_url, remote.token, user, remote.verify), highlight=False, soft_wrap=True
+        )
+        out.print(remote.summary(user), highlight=False, soft_wrap=True)
         return
     base_url = common.server_url(settings, url)
     user = validate_user_id(user or os.environ.get("USER") or getpass.getuser())

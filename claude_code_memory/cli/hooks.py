@@ -113,6 +113,13 @@ def install(
     ] = None,
     url: UrlOpt = None,
     config: ConfigOpt = None,
+    ca_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--ca-file",
+            help="with --token-file: the certificate an https server is checked against (docs/remote.md)",
+        ),
+    ] = None,
 ) -> None:
     """Add our hooks to Claude Code's settings (idempotent; other hooks and keys kept as they are)."""
     base_url = common.server_url(common.settings(config), url)
@@ -127,7 +134,11 @@ def install(
     path = settings_path(scope, project_dir)
     document, text = _read(path)
     token_file = token_file.resolve() if token_file else None
-    entries = {event: cs.hook_entry(event, base_url, token_file=token_file) for event in _events(events)}
+    ca_file = ca_file.resolve() if ca_file else None
+    entries = {
+        event: cs.hook_entry(event, base_url, token_file=token_file, ca_file=ca_file)
+        for event in _events(events)
+    }
     updated = cs.with_hooks(document, entries)
     if text is not None and updated == document and cs.installed(document) == entries:
         out.print(f"already installed in {path}: {', '.join(entries)}", highlight=False)

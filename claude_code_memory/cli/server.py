@@ -29,11 +29,43 @@ def _overrides(host: str | None, port: int | None, data_dir: Path | None) -> dic
     return {"server.host": host, "server.port": port, **common.data_dir_override(data_dir)}
 
 
+TlsCertOpt = Annotated[Path | None, typer.Option("--tls-cert", help="serve HTTPS with this PEM certificate")]
+TlsKeyOpt = Annotated[Path | None, typer.Option("--tls-key", help="the certificate's PEM private key")]
+SelfSignedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--tls-self-signed", help="serve HTTPS with a self-signed certificate made once under the state dir"
+    ),
+]
+InsecureBindOpt = Annotated[
+    bool,
+    typer.Option(
+        "--insecure-bind", help="serve a non-loopback address without TLS (only behind a TLS proxy)"
+    ),
+]
+
+
+def exposure_overrides(
+    tls_cert: Path | None, tls_key: Path | None, tls_self_signed: bool, insecure_bind: bool
+) -> dict[str, Any]:
+    """The ``server.tls`` and ``server.insecure_bind`` keys the flags set (None: the config's)."""
+    return {
+        "server.tls.cert_file": str(tls_cert) if tls_cert else None,
+        "server.tls.key_file": str(tls_key) if tls_key else None,
+        "server.tls.self_signed": True if tls_self_signed else None,
+        "server.insecure_bind": True if insecure_bind else None,
+    }
+
+
 def serve(
     host: HostOpt = None,
     port: PortOpt = None,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
+    tls_cert: TlsCertOpt = None,
+    tls_key: TlsKeyOpt = None,
+    tls_self_signed: SelfSignedOpt = False,
+    insecure_bind: InsecureBindOpt = False,
     replicas: Annotated[
         int,
         typer.Option(
@@ -45,12 +77,21 @@ def serve(
     ] = 1,
 ) -> None:
     """Run the memory server (REST API, MCP endpoint, OpenAPI docs at /docs)."""
-    settings = common.settings(config, _overrides(host, port, data_dir))
+    overrides = _overrides(host, port, data_dir) | exposure_overrides(
+        tls_cert, tls_key, tls_self_signed, insecure_bind
+    )
+    settings = common.settings(config, overrides)
     if replicas > 1:
         from .replicas import run_replicas
 
         run_replicas(settings, replicas, config)
         return
+    from ..tls import server_certificate
+
+    tls = settings.server.tls
+    certificate = server_certificate(
+        tls.cert_file, tls.key_file, tls.self_signed, settings.state_path, settings.server.host
+    )
     from ..memories import embedding_model
 
     embedding_model.preload(settings)  # in the background, while the imports below run (restart time)
@@ -71,16 +112,31 @@ def serve(
             f"as user {local.user!r} (auth.local_mode; see docs/openmemory.md)",
             highlight=False,
         )
+    from ..auth.local_mode import is_loopback
+
+    if settings.server.insecure_bind and certificate is None and not is_loopback(settings.server.host):
+        err.print(
+            f"[bold red]warning: INSECURE BIND[/]: {settings.server.host} without TLS (--insecure-bind)"
+        )
+    scheme = "https" if certificate else "http"
     err.print(
-        f"claude-code-memory listening on http://{settings.server.host}:{settings.server.port} "
+        f"claude-code-memory listening on {scheme}://{settings.server.host}:{settings.server.port} "
         f"(data: {settings.data_path})"
     )
+    if certificate is not None:
+        # What `ccmem connect claude-code --fingerprint` checks on another machine.
+        err.print(f"TLS certificate {certificate.cert_file}", highlight=False, soft_wrap=True)
+        err.print(
+            f"TLS certificate SHA-256 fingerprint: {certificate.fingerprint}", highlight=False, soft_wrap=True
+        )
     uvicorn.run(
         application,
         host=settings.server.host,
         port=settings.server.port,
         log_level=settings.server.log_level,
         access_log=False,
+        ssl_certfile=str(certificate.cert_file) if certificate else None,
+        ssl_keyfile=str(certificate.key_file) if certificate else None,
     )
 
 
@@ -317,6 +373,21 @@ def _check_local_mode(settings: Settings) -> Check:
     )
 
 
+def _check_exposure(settings: Settings) -> Check:
+    """Whether ``serve`` would take this address (auth/exposure.py), and over what."""
+    from ..auth.exposure import check_bind
+
+    server = settings.server
+    tls = server.tls.self_signed or bool(server.tls.cert_file)
+    try:
+        warning = check_bind(server.host, tls=tls, insecure_bind=server.insecure_bind)
+    except ConfigError as exc:
+        return Check("exposure", "fail", exc.message, "see docs/remote.md")
+    if warning:
+        return Check("exposure", "warn", warning, "only with TLS in front of the server (docs/remote.md)")
+    return Check("exposure", "ok", f"{server.host} over {'HTTPS' if tls else 'HTTP'}")
+
+
 def _check_proxy_ca(settings: Settings) -> Check:
     path = settings.data_path / PROXY_CA
     if path.is_file():
@@ -463,6 +534,7 @@ def doctor(
         *_check_secrets(settings, config),
         _check_user_tokens(settings),
         _check_local_mode(settings),
+        _check_exposure(settings),
         _check_proxy_ca(settings),
         _check_reconciliation(settings, reconcile),
         _check_storage(settings),

@@ -40,7 +40,11 @@ def ui(
     # under the handler it found: this one, so a supervisor's stop is an exit 0, not a kill.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     uvicorn.run(
-        create_app(chosen, signed_out_path=settings.data_path / "ui" / "signed-out.json"),
+        create_app(
+            chosen,
+            signed_out_path=settings.data_path / "ui" / "signed-out.json",
+            login_failures=settings.server.rate_limit.login_failures,
+        ),
         host=chosen.host,
         port=chosen.port,
         log_level=settings.server.log_level,

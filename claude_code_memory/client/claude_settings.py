@@ -40,10 +40,15 @@ def script_path() -> Path:
 
 
 def hook_entry(
-    event: str, base_url: str, python: str | None = None, token_file: Path | None = None
+    event: str,
+    base_url: str,
+    python: str | None = None,
+    token_file: Path | None = None,
+    ca_file: Path | None = None,
 ) -> dict[str, Any]:
     """Our hook for ``event``: the token comes from ``$CCMEM_TOKEN`` when the hook runs, else
-    (with ``token_file``: a command hook for every event) from that file."""
+    (with ``token_file``: a command hook for every event) from that file; ``ca_file`` (with
+    ``token_file``): the certificate an https server is checked against."""
     url = base_url.rstrip("/") + HOOK_PATH
     if event not in ALL_EVENTS:
         raise ValueError(f"unknown hook event {event!r}: choose from {', '.join(ALL_EVENTS)}")
@@ -52,6 +57,7 @@ def hook_entry(
         parts = [interpreter, "-I", "-S", str(script_path()), url, str(HOOK_TIMEOUT - 1)]
         # The file's path, never the token itself: a command line is visible to every user.
         parts += [str(token_file)] if token_file is not None else []
+        parts += [str(ca_file)] if token_file is not None and ca_file is not None else []
         command = " ".join(shlex.quote(part) for part in parts)
         return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
     return {

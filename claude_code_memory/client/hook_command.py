@@ -1,6 +1,6 @@
 """Claude Code's command hook for events its http hooks do not reach (SessionStart).
 
-    python -I -S hook_command.py URL [TIMEOUT_SECONDS [TOKEN_FILE]] < hook-input.json
+    python -I -S hook_command.py URL [TIMEOUT_SECONDS [TOKEN_FILE [CA_FILE]]] < hook-input.json
 
 Run by path, not as part of the package: the standard library only, nothing of the package
 imported, so it starts in a few tens of milliseconds where the full CLI takes hundreds. It
@@ -8,11 +8,13 @@ posts the hook input from stdin to URL with ``Authorization: Bearer $CCMEM_TOKEN
 token in TOKEN_FILE, a 0600 file ``ccmem connect claude-code`` writes, so that a shell without
 the variable still has memory) and prints the answer when it is a JSON object. Whatever goes
 wrong (no server, a refused token, a slow answer) it prints nothing and exits 0: the session
-goes on without memories.
+goes on without memories. CA_FILE: the certificate(s) an https URL's server is checked against
+instead of the system's (a server's self-signed certificate, pinned by ``ccmem connect``).
 """
 
 import json
 import os
+import ssl
 import sys
 import time
 import urllib.request
@@ -41,7 +43,10 @@ def main(argv: list[str]) -> int:
         if token:
             headers["Authorization"] = f"Bearer {token}"
         # No proxies: the server is on this machine, and a proxy would only add a hop.
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        handlers: list[urllib.request.BaseHandler] = [urllib.request.ProxyHandler({})]
+        if len(argv) > 4 and argv[4]:
+            handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=argv[4])))
+        opener = urllib.request.build_opener(*handlers)
         request = urllib.request.Request(stamped(url), data=body or b"{}", headers=headers, method="POST")
         with opener.open(request, timeout=timeout) as response:
             answer = json.loads(response.read())

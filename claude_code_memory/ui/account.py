@@ -63,10 +63,19 @@ def signin(
     token = token.strip()
     if not token:
         return _signin_error(request, "Paste your token to sign in.")
+    address = request.client.host if request.client else ""
+    wait = ui.throttle.wait(address)
+    if wait is not None:
+        minutes = max(1, round(wait / 60))
+        problem = f"Too many failed sign-ins from your address: try again in about {minutes} min."
+        response = _signin_error(request, problem, status=429)
+        response.headers["Retry-After"] = str(max(1, int(wait + 0.999)))
+        return response
     try:
         me = ui.api.get("/api/v1/me", token)
     except ApiError as exc:
         if exc.status == 401:
+            ui.throttle.failed(address)
             return _signin_error(request, "That token was not accepted (unknown or revoked).")
         raise
     if me.get("is_admin") or not me.get("user_id"):
@@ -82,11 +91,11 @@ def signin(
     return response
 
 
-def _signin_error(request: Request, message: str) -> Response:
+def _signin_error(request: Request, message: str, status: int = 400) -> Response:
     ui = ui_of(request)
     form_token = secrets.token_urlsafe(32)
     response = render(
-        request, "signin.html", status=400, nav="signin", form_token=form_token, next="/", error=message
+        request, "signin.html", status=status, nav="signin", form_token=form_token, next="/", error=message
     )
     set_cookie(response, ui, SIGNIN_COOKIE, form_token, SIGNIN_MAX_AGE)
     return response

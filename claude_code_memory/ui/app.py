@@ -13,7 +13,21 @@ from fastapi.staticfiles import StaticFiles
 
 from .. import __version__
 from ..config import UiSettings
-from . import account, curation, entities, hygiene, insights, links, memories, profile, scopes, teams, trash
+from ..limiter import LoginThrottle, MemoryCounters
+from . import (
+    account,
+    curation,
+    devices,
+    entities,
+    hygiene,
+    insights,
+    links,
+    memories,
+    profile,
+    scopes,
+    teams,
+    trash,
+)
 from .api import Api
 from .session import Sealer
 from .signouts import SignedOut
@@ -45,13 +59,17 @@ def when(value: object) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def create_app(settings: UiSettings, signed_out_path: Path | None = None) -> FastAPI:
-    """``signed_out_path`` keeps the signed-out sessions across restarts (``None``: memory only)."""
+def create_app(
+    settings: UiSettings, signed_out_path: Path | None = None, login_failures: str = "5/15 minutes"
+) -> FastAPI:
+    """``signed_out_path`` keeps the signed-out sessions across restarts (``None``: memory only);
+    ``login_failures``: failed sign-ins one address may make before it waits."""
     ui = Ui(
         settings=settings,
         api=Api(settings.api_url),
         sealer=Sealer(settings.session_secret),
         signed_out=SignedOut(signed_out_path),
+        throttle=LoginThrottle(MemoryCounters(), login_failures),
     )
 
     @asynccontextmanager
@@ -97,6 +115,7 @@ def create_app(settings: UiSettings, signed_out_path: Path | None = None) -> Fas
     for module in (
         account,
         curation,
+        devices,
         insights,
         memories,
         profile,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote, urlsplit
@@ -16,6 +16,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from ..config import UiSettings
+from ..limiter import LoginThrottle, MemoryCounters
 from .api import Api, ApiError, ApiUnavailable
 from .session import FLASH_COOKIE, SESSION_COOKIE, Sealer, Session, same_token
 from .signouts import SignedOut
@@ -37,6 +38,8 @@ class Ui:
     api: Api
     sealer: Sealer
     signed_out: SignedOut
+    #: Failed sign-ins per address (server.rate_limit.login_failures).
+    throttle: LoginThrottle = field(default_factory=lambda: LoginThrottle(MemoryCounters(), "5/15 minutes"))
     #: The API's ``local_mode`` report when it is on (None: off or unknown), and when it was read.
     local_mode: dict[str, Any] | None = None
     local_mode_read_at: float = -LOCAL_MODE_RECHECK

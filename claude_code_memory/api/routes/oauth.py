@@ -30,6 +30,7 @@ from ...auth.oauth import OAuth, scopes
 from ...auth.oauth.provider import CONSENT_PATH, BuiltInProvider
 from ...auth.oauth.resource import WELL_KNOWN
 from ...errors import Unauthorised
+from ...limiter import LoginThrottle, seconds
 
 log = logging.getLogger(__name__)
 
@@ -181,9 +182,18 @@ goes back to <code>{html.escape(destination.scheme)}://{html.escape(destination.
         if form.get("decision") != "allow":
             return _back(pending["redirect_uri"], error="access_denied", state=state)
         token = str(form.get("token") or "").strip()
+        throttle: LoginThrottle = request.app.state.login_throttle
+        address = request.client.host if request.client else ""
+        wait = throttle.wait(address)
+        if wait is not None:
+            problem = f"Too many failed sign-ins from your address: try again in {seconds(wait)} seconds."
+            response = await self._render(pending, blob, problem, 429)
+            response.headers["Retry-After"] = str(seconds(wait))
+            return response
         try:
             principal = await anyio.to_thread.run_sync(self.identity.authenticate, f"Bearer {token}")
         except Unauthorised:
+            throttle.failed(address)
             return await self._render(pending, blob, "That token is not valid. Try again.", 401)
         granted = scopes.grantable(pending["scopes"], admin=principal.is_admin)
         if not granted:

@@ -28,7 +28,7 @@ DESCRIPTIONS = {
 }
 
 #: Paths where any method needs ``admin``: they mint credentials or move whole stores.
-_ADMIN_PATHS = ("/api/v1/admin", "/api/v1/tokens", "/api/v1/backup", "/api/v1/import")
+_ADMIN_PATHS = ("/api/v1/admin", "/api/v1/tokens", "/api/v1/devices", "/api/v1/backup", "/api/v1/import")
 #: Paths where reading needs ``memory:read`` but changing needs ``admin``.
 _ADMIN_WRITE_PATHS = ("/api/v1/config", "/api/v1/storage", "/api/v1/retention/purge")
 #: POSTs that only read (a filter or a search with a body).

@@ -57,6 +57,8 @@ grants = Table(
     Column("resource", Text, nullable=False),
     Column("created_at", DateTime, nullable=False),
     Column("revoked_at", DateTime),
+    #: When its client last got tokens (migration 0011; the Devices list shows it).
+    Column("last_used_at", DateTime),
 )
 codes = Table(
     "oauth_codes",
@@ -226,6 +228,7 @@ class OAuthStore:
                     scopes=" ".join(grant.scopes),
                     resource=grant.resource,
                     created_at=utcnow(),
+                    last_used_at=utcnow(),
                 )
             )
             connection.execute(update(codes).where(codes.c.code_hash == code_hash).values(grant_id=grant.id))
@@ -264,6 +267,9 @@ class OAuthStore:
             if claimed.rowcount != 1:
                 self._revoke(connection, row.grant_id)
                 return None
+            connection.execute(
+                update(grants).where(grants.c.id == row.grant_id).values(last_used_at=utcnow())
+            )
             return self._new_refresh(connection, row.grant_id, refresh_days)
 
     def _new_refresh(self, connection: Any, grant_id: uuid.UUID, refresh_days: int) -> str:

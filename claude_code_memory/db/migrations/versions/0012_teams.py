@@ -4,14 +4,14 @@ A team's shared memories are ordinary memories owned by the team's own user row
 (``teams.owner_user_id``), so no memory column changes.
 
 Revision ID: 0012
-Revises: 0010
+Revises: 0011
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0012"
-down_revision = "0010"
+down_revision = "0011"
 branch_labels = None
 depends_on = None
 
