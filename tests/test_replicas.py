@@ -119,6 +119,38 @@ def test_a_write_on_one_replica_is_read_on_the_other(
     assert a.get(f"/api/v1/memories/{memory_id}").json()["text"] == "Staging's database: port 7000"
 
 
+def test_a_token_s_rate_limit_counts_on_every_replica_together(
+    tmp_path_factory: pytest.TempPathFactory, _postgres_cluster: Any, qdrant: FakeQdrant
+) -> None:
+    """With replicas, the rate-limit counters live in the shared database: a token's 6th request
+    in a 5-a-minute window is refused by whichever replica it reaches (on each replica's own
+    counters, 3 + 3 would all pass)."""
+    database = _postgres_cluster.new_database()
+    admin = uuid.uuid4().hex
+    env = replica_env(database.url, qdrant, admin) | {
+        "CCMEM_SERVER__RATE_LIMIT__LOOPBACK": "true",  # the test's requests come from this machine
+        "CCMEM_SERVER__RATE_LIMIT__PER_TOKEN": "5/minute",
+    }
+    servers = [MemoryServer(tmp_path_factory.mktemp(f"limited{i}"), env=env) for i in range(2)]
+    try:
+        for server in servers:
+            server.admin_token = admin
+            server.start()
+        token = servers[0].make_token(f"u{uuid.uuid4().hex[:10]}")
+        if 60 - time.time() % 60 < 15:  # the requests below are one minute's window: not across its edge
+            time.sleep(16)
+        answers = []
+        for turn in range(6):
+            with servers[turn % 2].client(token) as client:
+                answers.append(client.get("/api/v1/memories/", params={"size": 1}))
+        assert [answer.status_code for answer in answers[:5]] == [200] * 5, [a.text for a in answers]
+        assert answers[5].status_code == 429 and int(answers[5].headers["Retry-After"]) >= 1
+    finally:
+        for server in servers:
+            server.stop()
+        database.drop()
+
+
 def test_a_hook_session_is_given_a_memory_once_across_replicas(replicas: list[MemoryServer]) -> None:
     _, (a, b) = user_on(replicas)
     remembered = add(a, "Deploys go through the release-train job every Tuesday at noon")

@@ -104,3 +104,26 @@ def test_racing_replicas_take_a_new_lease_once(database: Database) -> None:
     for thread in threads:
         thread.join()
     assert len(won) == 1, won
+
+
+def test_rate_limit_counters_are_shared_by_every_replica(database: Database) -> None:
+    """Two replicas' counter stores on one database count one client together: the 4th request
+    of a 3-a-minute rate is refused whichever replica it reaches (each replica's own memory
+    would have let 3 through on each), a refused request is not counted, and clear forgets."""
+    from claude_code_memory.limiter import MemoryCounters, rate
+    from claude_code_memory.store.shared_state import SharedCounters
+
+    if 60 - time.time() % 60 < 5:  # the counts below are one minute's window: not across its edge
+        time.sleep(6)
+    three = rate("3/minute")
+    one, other = SharedCounters(SharedState(database)), SharedCounters(SharedState(database))
+    assert one.hit(three, "token:a") is None and other.hit(three, "token:a") is None
+    assert one.wait(three, "token:a") is None and one.hit(three, "token:a") is None
+    wait = other.hit(three, "token:a")
+    assert wait is not None and 1 <= wait <= 60
+    assert other.wait(three, "token:a") is not None and one.hit(three, "token:b") is None
+    assert SharedState(database).count(SharedCounters.SCOPE, other._window(three, "token:a")[0]) == 3
+    one.clear(three, "token:a")
+    assert other.hit(three, "token:a") is None
+    apart = [MemoryCounters(), MemoryCounters()]  # what each replica had on its own
+    assert all(apart[i % 2].hit(three, "token:a") is None for i in range(4))

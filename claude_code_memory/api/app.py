@@ -19,6 +19,7 @@ from ..config import Settings
 from ..limiter import CounterStore, LoginThrottle, MemoryCounters, RequestLimits
 from ..mcp import create_mcp_endpoint
 from ..memories.server_parts import ServerParts
+from ..store.shared_state import SharedCounters
 from . import errors
 from .deps import authenticate
 from .json_guard import JsonDepthLimit
@@ -65,7 +66,8 @@ LOOPBACK_ORIGIN = r"https?://(localhost|127\.0\.0\.1|\[::1\])(:[0-9]+)?"
 def create_app(
     settings: Settings, components: ServerParts | None = None, counters: CounterStore | None = None
 ) -> FastAPI:
-    """``counters``: where rate limits count (default: this process's memory)."""
+    """``counters``: where rate limits count (default: this process's memory; with replicas,
+    the shared database, so that every replica counts a client's requests together)."""
     local_mode = _local_mode(settings)  # before anything opens: a refusal leaves nothing behind
     server = settings.server
     insecure = check_bind(
@@ -75,8 +77,8 @@ def create_app(
     )
     if insecure:
         log.warning(insecure)
-    counters = counters or MemoryCounters()
     parts = components or ServerParts(settings)
+    counters = counters or (SharedCounters(parts.shared) if parts.replicated else MemoryCounters())
 
     mcp = (
         create_mcp_endpoint(

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 
+import anyio.to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..auth.local_mode import is_loopback
-from ..limiter import RequestLimits, seconds
+from ..limiter import MemoryCounters, RequestLimits, seconds
 
 
 class RateLimit:
@@ -17,6 +18,8 @@ class RateLimit:
         self.app = app
         self.limits = limits
         self.count_loopback = count_loopback
+        # Counters in the shared database (replicas) are a round trip: off the event loop.
+        self.offload = not isinstance(limits.store, MemoryCounters)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -33,7 +36,11 @@ class RateLimit:
                 scheme, _, credential = value.decode("latin-1").partition(" ")
                 token = credential.strip() if scheme.lower() == "bearer" else None
                 break
-        refusal = self.limits.hit(address, token)
+        refusal = (
+            await anyio.to_thread.run_sync(self.limits.hit, address, token)
+            if self.offload
+            else self.limits.hit(address, token)
+        )
         if refusal is None:
             await self.app(scope, receive, send)
             return

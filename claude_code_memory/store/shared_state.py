@@ -6,7 +6,10 @@
     SharedState(...).keys(scope) -> [key, ...]                 the live keys of a scope
     SharedState(...).add_keys(scope, keys, ttl=...)            keys without values, idempotent
     SharedState(...).increment(scope, key, by, ttl=...) -> n   a counter, atomically
-    SharedState(...).drop(scope) / prune()                     a scope gone / expired rows gone
+    SharedState(...).count(scope, key) -> n                    a live counter's value (0: none)
+    SharedState(...).drop(scope) / forget(scope, key) / prune()  rows gone
+
+    SharedCounters(state)     rate-limit counters (limiter.CounterStore) every replica shares
 
 A scope groups rows (one hook session, one MCP caller); a key is unique within it. Every call
 is one short transaction, so two replicas answering the same client see each other's writes at
@@ -18,10 +21,12 @@ window's start, ``ttl`` the window). Times are the replicas' own clocks (UTC): k
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
+from limits import RateLimitItem
 from sqlalchemy import case, delete, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
@@ -160,6 +165,21 @@ class SharedState:
                     raise
         raise AssertionError("unreachable")
 
+    def count(self, scope: str, key: str) -> int:
+        with self.database.session() as session:
+            value = session.scalar(
+                select(SharedValue.count).where(
+                    SharedValue.scope == _name(scope), SharedValue.key == _name(key), self._live()
+                )
+            )
+        return int(value or 0)
+
+    def forget(self, scope: str, key: str) -> None:
+        with self.database.session() as session:
+            session.execute(
+                delete(SharedValue).where(SharedValue.scope == _name(scope), SharedValue.key == _name(key))
+            )
+
     def drop(self, scope: str) -> None:
         with self.database.session() as session:
             session.execute(delete(SharedValue).where(SharedValue.scope == _name(scope)))
@@ -173,3 +193,36 @@ class SharedState:
                 )
             )
         return int(getattr(result, "rowcount", 0) or 0)
+
+
+class SharedCounters:
+    """Rate-limit counters in the shared database, so that replicas behind one load balancer
+    count a token's and an address's requests together (``limiter.CounterStore``; one process
+    keeps them in memory, ``limiter.MemoryCounters``). A fixed window per rate and key: one
+    ``increment`` per event, the row expiring with its window (``prune`` deletes it). Unlike the
+    in-memory sliding window, a client can send up to twice the rate across a window's edge."""
+
+    SCOPE = "rate-limit"
+
+    def __init__(self, state: SharedState) -> None:
+        self.state = state
+
+    @staticmethod
+    def _window(rate: RateLimitItem, key: str) -> tuple[str, float, timedelta]:
+        length, now = rate.get_expiry(), time.time()
+        start = now - now % length
+        return f"{rate}|{key}|{int(start)}", start + length - now, timedelta(seconds=length)
+
+    def hit(self, rate: RateLimitItem, key: str) -> float | None:
+        bucket, left, ttl = self._window(rate, key)
+        if self.state.increment(self.SCOPE, bucket, ttl=ttl) <= rate.amount:
+            return None
+        self.state.increment(self.SCOPE, bucket, -1, ttl=ttl)  # a refused event is not counted
+        return max(1.0, left)
+
+    def wait(self, rate: RateLimitItem, key: str) -> float | None:
+        bucket, left, _ = self._window(rate, key)
+        return None if self.state.count(self.SCOPE, bucket) < rate.amount else max(1.0, left)
+
+    def clear(self, rate: RateLimitItem, key: str) -> None:
+        self.state.forget(self.SCOPE, self._window(rate, key)[0])
