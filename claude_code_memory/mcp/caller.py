@@ -81,6 +81,17 @@ def bound_caller() -> Caller | None:
     return _caller.get()
 
 
+async def own_memories(get_service: GetService, user_id: str) -> list[dict[str, Any]]:
+    """The memories of ``user_id`` for the ``memory://{user_id}`` resources: only this
+    connection's own user's."""
+    caller = bound_caller()
+    if caller is None or caller.user_id != user_id:
+        raise ResourceError(f"this connection cannot read the memories of user {user_id!r}")
+    return await read(
+        get_service().reads.list_memories, user_id=user_id, app_name=caller.client_name, channel=CHANNEL
+    )
+
+
 async def run(function: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
     """``function(*args, **kwargs)`` on a worker thread; our typed errors become ``ToolError``."""
     try:

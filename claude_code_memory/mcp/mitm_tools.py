@@ -31,6 +31,7 @@ from .caller import (
     bound_caller,
     current_caller,
     not_another_user,
+    own_memories,
     parse_now,
     read,
     require_text,
@@ -251,12 +252,7 @@ def register(server: MCPServer, get_service: GetService, names: frozenset[str] |
         mime_type="text/markdown",
     )
     async def user_memories(user_id: str) -> str:
-        caller = bound_caller()
-        if caller is None or caller.user_id != user_id:
-            raise ResourceError(f"this connection cannot read the memories of user {user_id!r}")
-        items = await read(
-            get_service().reads.list_memories, user_id=user_id, app_name=caller.client_name, channel=CHANNEL
-        )
+        items = await own_memories(get_service, user_id)
         lines = [f"# Memories for user: {user_id}", "", f"Total memories: {len(items)}", ""]
         for number, item in enumerate(items, 1):
             lines += [

@@ -42,6 +42,7 @@ from .caller import (
     bound_caller,
     current_caller,
     hiding,
+    own_memories,
     parse_now,
     read,
     require_text,
@@ -270,12 +271,7 @@ def _json_resources(server: MCPServer, get_service: GetService) -> None:
         mime_type="application/json",
     )
     async def user_memories(user_id: str) -> str:
-        caller = bound_caller()
-        if caller is None or caller.user_id != user_id:
-            raise ResourceError(f"this connection cannot read the memories of user {user_id!r}")
-        items = await read(
-            get_service().reads.list_memories, user_id=user_id, app_name=caller.client_name, channel=CHANNEL
-        )
+        items = await own_memories(get_service, user_id)
         return json.dumps(items, indent=2, default=str)
 
 
