@@ -83,6 +83,17 @@ def test_a_made_certificate_is_kept_and_reused(tmp_path: Path) -> None:
     assert stat.S_IMODE(os.stat(first.key_file).st_mode) == 0o600
 
 
+def test_the_cli_prints_a_fingerprint_as_written_never_as_emoji() -> None:
+    """Rich reads ``:CD:`` as an emoji code: a fingerprint with ``...:CD:C0...`` came out with a
+    disc in it and could not be pasted into ``--fingerprint`` (a CI run caught one)."""
+    from claude_code_memory.cli.common import err, out
+
+    for console in (out, err):
+        with console.capture() as captured:
+            console.print("AB:CD:C0:FF and :coffee:", highlight=False, soft_wrap=True)
+        assert captured.get() == "AB:CD:C0:FF and :coffee:\n"
+
+
 # -- CORS and rate limits (the app in process) ------------------------------------------------------
 def test_cors_answers_configured_origins_only_and_never_with_credentials(start_server: StartServer) -> None:
     server = start_server(in_process=True, env={"CCMEM_SERVER__CORS_ORIGINS": "[https://app.example]"})

@@ -33,8 +33,9 @@ EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
 EXIT_INTERRUPTED = 130
 
-err = Console(stderr=True)
-out = Console()
+#: No emoji codes: a fingerprint's ``:CD:`` or a memory's ``:fire:`` is printed as written.
+err = Console(stderr=True, emoji=False)
+out = Console(emoji=False)
 
 # -- options shared by many commands -----------------------------------------------------------
 ConfigOpt = Annotated[
