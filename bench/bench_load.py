@@ -285,11 +285,13 @@ def load_run(
     turns: int = 20,
     cache: Path | None = None,
     profile: Path | None = None,
+    settings: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Start a server, fill it, run the clients, check the writes; the report. ``profile``:
     sample the server with py-spy during the run (every thread, native frames left out) and
-    write its collapsed stacks there."""
-    server = Server()
+    write its collapsed stacks there. ``settings``: config keys for the server
+    (``hygiene.schedule_hours``: ``0``), as :class:`bench_server.Server` takes them."""
+    server = Server(settings=settings)
     data = server.data_dir / "data"
     try:
         token = server.token(USER)
@@ -299,6 +301,7 @@ def load_run(
             "clients": {"rest": clients - clients // 2, "mcp_sse": clients // 2},
             "seconds": seconds,
             "add_share": add_share,
+            "settings": settings or {},
         }
         if memories:
             server.stop_only()
@@ -313,8 +316,15 @@ def load_run(
                 report["index_build"] = wait_for_index(server, builds, 4 * 3600, renice=False)
         report["load_before"] = load()
         sampler = _sample(server.process.pid, seconds, profile) if profile else None
+        server_cpu, own_cpu = cpu_seconds(server.process.pid), time.process_time()
         run = asyncio.run(drive(server, token, clients, seconds, add_share))
         report["ran_s"] = round(run.ran_s, 1)
+        # Cores each side kept busy (warm-up included): on a 2-core machine the clients' share
+        # is taken from the server.
+        report["cores_busy"] = {
+            "server": round((cpu_seconds(server.process.pid) - server_cpu) / run.ran_s, 2),
+            "clients": round((time.process_time() - own_cpu) / run.ran_s, 2),
+        }
         if sampler is not None and profile is not None:
             sampler.wait(60)
             report["profile"] = {"stacks": str(profile), "share_of_samples": profile_summary(profile)}
@@ -340,6 +350,12 @@ def load_run(
         raise
     finally:
         server.stop()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of a process, all its threads (``/proc/PID/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _sample(pid: int, seconds: float, out: Path) -> subprocess.Popen[bytes]:
@@ -391,9 +407,18 @@ def main() -> None:
     parser.add_argument(
         "--profile", type=Path, help="sample the server with py-spy during the run; collapsed stacks here"
     )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a config key for the server, e.g. hygiene.schedule_hours=0 (repeatable)",
+    )
     parser.add_argument("--out", type=Path, help="write the JSON here too (default: bench/results/)")
     parser.add_argument("--no-out", action="store_true", help="print only")
     args = parser.parse_args()
+    if any("=" not in item for item in args.set):
+        parser.error("--set KEY=VALUE")
     if args.clients < 1 or args.seconds <= 0 or not 0 <= args.add_share <= 1:
         parser.error("--clients >= 1, --seconds > 0, 0 <= --add-share <= 1")
     report = load_run(
@@ -404,6 +429,7 @@ def main() -> None:
         turns=args.turns,
         cache=args.cache,
         profile=args.profile,
+        settings=dict(item.split("=", 1) for item in args.set),
     )
     text = json.dumps(report, indent=2)
     print(text)
