@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -230,6 +231,28 @@ def test_quota_pending_items_and_captures_never_reach_a_team(server: ApiServer, 
     assert "ops.lead@zebracorp.net" not in block
 
 
+def test_concurrent_shares_never_pass_the_quota(server: ApiServer) -> None:
+    concurrent_shares(server)
+
+
+def concurrent_shares(server: ApiServer) -> None:
+    """Six shares at once into a team with room for three (``teams.max_memories`` 3): three
+    stored, three refused with 413; the count and the writes are one step, whatever the timing."""
+    owner = Member(server, "quota-owner")
+    team = unique("quota", 6).lower()
+    owner.call("POST", "/api/v1/teams", 201, json={"name": team})
+    facts = [owner.remember(f"Quota fact {n}: the kiwi{n} service owns port {9000 + n}") for n in range(6)]
+
+    def share(memory_id: str) -> int:
+        with server.client(owner.http.headers["authorization"].split()[-1], timeout=120) as http:
+            return http.post(f"/api/v1/teams/{team}/share", json={"memory_ids": [memory_id]}).status_code
+
+    with ThreadPoolExecutor(len(facts)) as pool:
+        statuses = sorted(pool.map(share, facts))
+    assert statuses == [200, 200, 200, 413, 413, 413], statuses
+    assert owner.call("GET", f"/api/v1/teams/{team}/memories")["total"] == 3
+
+
 def test_no_token_and_no_request_acts_for_a_teams_own_user(server: ApiServer) -> None:
     owner_name = "team." + uuid.uuid4().hex  # the form of a team's own user
     refused = server.client(server.admin_token).post("/api/v1/tokens", json={"user_id": owner_name})  # type: ignore[attr-defined]
@@ -246,7 +269,9 @@ def test_no_token_and_no_request_acts_for_a_teams_own_user(server: ApiServer) ->
 
 
 def test_teams_on_postgresql(start_server: StartServer, postgres_url: str) -> None:
-    team_flow(start_server(env={"DATABASE_URL": postgres_url}))
+    server = start_server(env={"DATABASE_URL": postgres_url, "CCMEM_TEAMS__MAX_MEMORIES": "3"})
+    team_flow(server)
+    concurrent_shares(server)  # the quota's lock is an advisory lock there
 
 
 # -- the CLI, against the real server ------------------------------------------------------------

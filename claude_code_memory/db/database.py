@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -86,11 +88,39 @@ def check(engine: Engine) -> None:
         raise Unavailable(f"database unavailable: {exc.__class__.__name__}") from exc
 
 
+def lock_key(name: str) -> int:
+    """A PostgreSQL advisory lock key (signed 64 bits) for a lock's name."""
+    return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "big", signed=True)
+
+
 class Database:
     def __init__(self, url: str) -> None:
         self.url = url
         self.engine = connect(url)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._named: dict[str, threading.Lock] = {}
+        self._named_guard = threading.Lock()
+
+    @contextmanager
+    def exclusive(self, name: str) -> Iterator[None]:
+        """One holder at a time of the lock named ``name``: among this process's threads, and on
+        PostgreSQL among every replica too (a session advisory lock, held on its own connection
+        until the block ends). For a check and the writes it allows (a team's quota)."""
+        with self._named_guard:
+            local = self._named.setdefault(name, threading.Lock())
+        with local:
+            if self.engine.dialect.name != "postgresql":
+                yield
+                return
+            with self.engine.connect() as connection:
+                key = {"key": lock_key(name)}
+                connection.execute(text("SELECT pg_advisory_lock(:key)"), key)
+                connection.commit()
+                try:
+                    yield
+                finally:
+                    connection.execute(text("SELECT pg_advisory_unlock(:key)"), key)
+                    connection.commit()
 
     def migrate(self) -> None:
         migrate(self.engine)

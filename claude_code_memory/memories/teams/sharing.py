@@ -43,50 +43,53 @@ class TeamMemories:
         ids = [parse_memory_id(memory_id) for memory_id in memory_ids]
         if not 1 <= len(ids) <= MAX_SHARE:
             raise BadInput(f"memory_ids must list 1 to {MAX_SHARE} memory ids")
-        with self.database.session() as session:
-            sources = [owned(session, memory_id, user_id) for memory_id in ids]
-            for source in sources:
-                if source.state == MemoryState.pending:
-                    raise Conflict(
-                        f"memory {source.id} is waiting for your consent: approve it first "
-                        "(consent stays personal)"
-                    )
-                if source.state != MemoryState.active:
-                    raise BadInput(
-                        f"memory {source.id} is {source.state.value}: only active memories can be shared"
-                    )
-            texts = [(s.id, s.content, s.project, s.task) for s in sources]
-            held = self._held(session, membership)
-        if held + len(texts) > self.settings.max_memories:
-            raise TooLarge(
-                f"team {membership.name!r} holds {held} memories; sharing {len(texts)} more would pass its "
-                f"quota of {self.settings.max_memories} (teams.max_memories): remove some first"
-            )
-        results = []
-        for source_id, text, project, task in texts:
-            written = self.writes.write_memory(
-                user_id=membership.owner_user_id,
-                app_name=TEAM_APP,
-                text=text,
-                channel="team",
-                project=project,
-                task=task,
-                metadata={"shared_by": user_id, "shared_from": str(source_id)},
-                mask_pii=self.settings.mask_pii,
-            )
-            result = written.results[0]
-            copy_id = result.get("id")
+        # The count and the writes it allows are one step: two shares at once (two threads,
+        # two replicas) could each see room for one more and both write.
+        with self.database.exclusive(f"team-quota:{membership.team_id}"):
             with self.database.session() as session:
-                audit(session, membership.team_id, user_id, "share", copy_id, detail=f"from {source_id}")
-            results.append(
-                {
-                    "source_id": str(source_id),
-                    "id": copy_id,
-                    "event": result.get("event"),
-                    "memory": result.get("memory"),
-                }
-            )
-        return results
+                sources = [owned(session, memory_id, user_id) for memory_id in ids]
+                for source in sources:
+                    if source.state == MemoryState.pending:
+                        raise Conflict(
+                            f"memory {source.id} is waiting for your consent: approve it first "
+                            "(consent stays personal)"
+                        )
+                    if source.state != MemoryState.active:
+                        raise BadInput(
+                            f"memory {source.id} is {source.state.value}: only active memories can be shared"
+                        )
+                texts = [(s.id, s.content, s.project, s.task) for s in sources]
+                held = self._held(session, membership)
+            if held + len(texts) > self.settings.max_memories:
+                raise TooLarge(
+                    f"team {membership.name!r} holds {held} memories; sharing {len(texts)} more would pass "
+                    f"its quota of {self.settings.max_memories} (teams.max_memories): remove some first"
+                )
+            results = []
+            for source_id, text, project, task in texts:
+                written = self.writes.write_memory(
+                    user_id=membership.owner_user_id,
+                    app_name=TEAM_APP,
+                    text=text,
+                    channel="team",
+                    project=project,
+                    task=task,
+                    metadata={"shared_by": user_id, "shared_from": str(source_id)},
+                    mask_pii=self.settings.mask_pii,
+                )
+                result = written.results[0]
+                copy_id = result.get("id")
+                with self.database.session() as session:
+                    audit(session, membership.team_id, user_id, "share", copy_id, detail=f"from {source_id}")
+                results.append(
+                    {
+                        "source_id": str(source_id),
+                        "id": copy_id,
+                        "event": result.get("event"),
+                        "memory": result.get("memory"),
+                    }
+                )
+            return results
 
     def _held(self, session: Any, membership: Membership) -> int:
         return int(
