@@ -30,7 +30,8 @@ DEPLOY_FACT = (
 class Member:
     def __init__(self, server: ApiServer, name: str) -> None:
         self.id = unique(name)
-        self.http = server.client(server.make_token(self.id), timeout=60)
+        self.token = server.make_token(self.id)
+        self.http = server.client(self.token, timeout=60)
 
     def call(self, method: str, path: str, status: int = 200, **kwargs: Any) -> Any:
         response = self.http.request(method, path, **kwargs)
@@ -133,7 +134,7 @@ def team_flow(server: ApiServer) -> dict[str, Any]:
     assert alice.call("GET", "/api/v1/teams")["teams"] == [{"name": team, "role": "owner"}]
     # The last owner cannot leave.
     alice.call("DELETE", f"/api/v1/teams/{team}/members/{alice.id}", 409)
-    return {"team": team, "alice": alice, "carol": carol, "shared": shared[0]["id"]}
+    return {"team": team, "alice": alice, "bob": bob, "carol": carol, "shared": shared[0]["id"]}
 
 
 # -- in process, SQLite ------------------------------------------------------------------------
@@ -244,7 +245,7 @@ def concurrent_shares(server: ApiServer) -> None:
     facts = [owner.remember(f"Quota fact {n}: the kiwi{n} service owns port {9000 + n}") for n in range(6)]
 
     def share(memory_id: str) -> int:
-        with server.client(owner.http.headers["authorization"].split()[-1], timeout=120) as http:
+        with server.client(owner.token, timeout=120) as http:
             return http.post(f"/api/v1/teams/{team}/share", json={"memory_ids": [memory_id]}).status_code
 
     with ThreadPoolExecutor(len(facts)) as pool:
@@ -270,8 +271,17 @@ def test_no_token_and_no_request_acts_for_a_teams_own_user(server: ApiServer) ->
 
 def test_teams_on_postgresql(start_server: StartServer, postgres_url: str) -> None:
     server = start_server(env={"DATABASE_URL": postgres_url, "CCMEM_TEAMS__MAX_MEMORIES": "3"})
-    team_flow(server)
+    state = team_flow(server)
     concurrent_shares(server)  # the quota's lock is an advisory lock there
+    # The team scope through MCP (a real socket here), in OpenMemory's tool set and Claude Code's:
+    # Bob was removed, so Carol (a reader) asks.
+    carol, team = state["carol"], state["team"]
+    for tools in ("openmemory", "claude-code"):
+        found = asyncio.run(
+            mcp_search(server, carol.id, carol.token, "zebrafinch deploy", tools, scope="team")
+        )
+        items = found["results"] if isinstance(found, dict) else found
+        assert [(hit["id"], hit["team"]) for hit in items] == [(state["shared"], team)], (tools, found)
 
 
 # -- the CLI, against the real server ------------------------------------------------------------
@@ -311,15 +321,17 @@ def test_cli_team_commands(start_server: StartServer) -> None:
     assert [m["user_id"] for m in members] == [owner.id]
 
 
-async def mcp_search(server: ApiServer, user: str, token: str, query: str) -> Any:
-    url = f"{server.base_url}/mcp/claude-code/http/{user}"
+async def mcp_search(
+    server: ApiServer, user: str, token: str, query: str, tools: str | None = None, **arguments: Any
+) -> Any:
+    url = f"{server.base_url}/mcp/claude-code/http/{user}" + (f"?tools={tools}" if tools else "")
     async with (
         httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
         streamable_http_client(url, http_client=http) as streams,
         ClientSession(streams[0], streams[1]) as session,
     ):
         await session.initialize()
-        result = await session.call_tool("search_memory", {"query": query})
+        result = await session.call_tool("search_memory", {"query": query} | arguments)
         assert not result.is_error, result
         return json.loads(result.content[0].text)  # type: ignore[union-attr]
 

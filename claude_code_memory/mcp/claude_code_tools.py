@@ -73,8 +73,10 @@ def register(server: MCPServer, get_service: GetService) -> None:
         ctx: Context,
         limit: Annotated[int, Field(description=f"Most results (1-{MAX_LIMIT})", ge=1, le=MAX_LIMIT)] = 10,
         scope: Annotated[
-            Literal["default", "project", "global", "all"],
-            Field(description="default: the current project's first, with global ones"),
+            Literal["default", "project", "global", "all", "team"],
+            Field(
+                description="default: the current project's first, with global ones; team: your teams' only"
+            ),
         ] = "default",
         project: Annotated[str | None, Field(description="The project (default: the current one)")] = None,
         now: Annotated[str | None, Field(description=NOW_DESCRIPTION)] = None,

@@ -173,10 +173,11 @@ def _register_all(server: MCPServer, get_service: GetService, *, as_of: bool) ->
             ),
         ] = 0,
         scope: Annotated[
-            Literal["default", "project", "task", "global", "all"],
+            Literal["default", "project", "task", "global", "all", "team"],
             Field(
                 description="default: the current project's memories first, with global ones "
-                "(everything when no project is set); project/task/global: only those; all: everything"
+                "(everything when no project is set); project/task/global: only those; all: everything; "
+                "team: only your teams' memories"
             ),
         ] = "default",
         project: Annotated[str | None, Field(description="The project (default: the current one)")] = None,
