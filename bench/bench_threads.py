@@ -48,7 +48,7 @@ def cpu_seconds() -> float:
 class Searcher:
     """The server's parts on a copy of a data directory, and a shared supply of fresh queries."""
 
-    def __init__(self, source: Path, work: Path) -> None:
+    def __init__(self, source: Path, work: Path, settings: dict[str, str] | None = None) -> None:
         from claude_code_memory.config import load_settings
         from claude_code_memory.memories.server_parts import ServerParts
 
@@ -56,7 +56,11 @@ class Searcher:
         settings = load_settings(
             config_path=ROOT / "config.yaml",
             environ={},
-            overrides={"server.data_dir": str(work / "copy" / "data"), "hygiene.schedule_hours": 0},
+            overrides={
+                "server.data_dir": str(work / "copy" / "data"),
+                "hygiene.schedule_hours": 0,
+                **(settings or {}),
+            },
         )
         self.parts = ServerParts(settings)
         self._queries: Iterator[str] = fresh_queries()
@@ -145,14 +149,21 @@ def main() -> None:
     parser.add_argument("--gil-profile", type=Path, help="py-spy --gil raw stacks here")
     parser.add_argument("--gil-threads", type=int, default=2)
     parser.add_argument("--gil-seconds", type=float, default=15)
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="a config key (repeatable)"
+    )
     parser.add_argument("--out", type=Path, help="write the JSON here too")
     args = parser.parse_args()
+    if any("=" not in item for item in args.set):
+        parser.error("--set KEY=VALUE")
+    settings = dict(item.split("=", 1) for item in args.set)
     counts = [int(n) for n in args.threads.split(",")]
     if not (args.data_dir / "data").is_dir() or min(counts) < 1 or args.searches < 1:
         parser.error("--data-dir must hold data/ (bench_server.py --data-dir); threads and searches >= 1")
-    report: dict[str, Any] = {"machine": {"cpus": os.cpu_count()}, "load_before": load()}
+    report: dict[str, Any] = {"machine": {"cpus": os.cpu_count()}, "settings": settings}
+    report["load_before"] = load()
     with tempfile.TemporaryDirectory(prefix="ccmem-threads-") as work:
-        searcher = Searcher(args.data_dir, Path(work))
+        searcher = Searcher(args.data_dir, Path(work), settings)
         try:
             searcher.search(20)  # warm: the model, the caches of SQLite and the shard
             report["threads"] = {str(n): searcher.run(n, args.searches) for n in counts}

@@ -75,6 +75,9 @@ class StorageSettings(_Section):
     #: Points from which the embedded vector store builds its HNSW index in a child process
     #: (engine/index_build.py); 0: never, every search scans every vector.
     vector_index_from: int = Field(20_000, ge=0)
+    #: Below that size the embedded store answers a search from a NumPy copy of its vectors,
+    #: which releases the interpreter lock where Edge's query keeps it (engine/exact_scan.py).
+    vector_exact_scan: bool = True
 
     @field_validator("database_url")
     @classmethod

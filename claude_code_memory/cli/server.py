@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import socket
 import tempfile
 from dataclasses import asdict, dataclass
@@ -92,6 +93,10 @@ def serve(
     certificate = server_certificate(
         tls.cert_file, tls.key_file, tls.self_signed, settings.state_path, settings.server.host
     )
+    # One BLAS thread, set before NumPy loads (a value in the environment wins): the exact
+    # scan's matrix product is short, and OpenBLAS's idle threads spin on the other core; with
+    # them a search cost 22 ms of CPU instead of 15 (docs/performance.md, engine/exact_scan.py).
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from ..memories import embedding_model
 
     embedding_model.preload(settings)  # in the background, while the imports below run (restart time)

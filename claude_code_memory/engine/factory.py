@@ -64,6 +64,7 @@ class EdgeStoreConfig(BaseModel):
     embedding_model_dims: int
     payload_indexes: dict[str, str] | None = None
     index_from: int | None = None
+    exact_scan: bool = True
 
 
 # -- configuration as plain data ---------------------------------------------------------------
@@ -98,6 +99,7 @@ def _vector_store_config(settings: Settings, data: Path) -> dict[str, Any]:
             "path": str(data / "vectors"),
             "embedding_model_dims": dims,
             "index_from": storage.vector_index_from,
+            "exact_scan": storage.vector_exact_scan,
         },
     }
 
