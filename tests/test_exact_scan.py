@@ -86,7 +86,7 @@ def check_round(
     for _ in range(25):
         query, top_k, filters = vector(vectors), rng.choice([1, 5, 20, 60]), filters_for(rng)
         ours = store.nearest(query, top_k, filters)
-        assert store._exact is not None, "the copy was not used"
+        assert store.scan_copy.scan is not None, "the copy was not used"
         edge = edge_answer(store, query, top_k, filters)
         assert same(ours, edge), (filters, ours[:3], edge[:3])
         if filters["user_id"] in USERS:
@@ -124,10 +124,10 @@ def test_the_copy_answers_as_edge_through_every_kind_of_write(tmp_path: Path) ->
             live.remove(point_id)
         check_round(store, rng, vectors, owners)
     assert store.reloads >= 3  # each reload carried the copy over (checked in every round)
-    copy_before = store._exact
+    copy_before = store.scan_copy.scan
     store.compact()  # a new shard object: the copy is read again from it
     check_round(store, rng, vectors, owners)
-    assert store._exact is not copy_before
+    assert store.scan_copy.scan is not copy_before
     store.close()
 
 
@@ -139,9 +139,9 @@ def test_filters_it_cannot_read_go_to_edge_and_an_odd_payload_turns_it_off(tmp_p
     query = vector(vectors)
     odd = {"user_id": {"in": ["u1", "u2"]}, "state": "active"}
     assert same(store.nearest(query, 10, odd), edge_answer(store, query, 10, odd))
-    assert store._exact is not None and store._exact.nearest(query, 10, odd) is None
+    assert store.scan_copy.scan is not None and store.scan_copy.scan.nearest(query, 10, odd) is None
     store.set_payload(ids[0], {"project": ["p1", "p2"]})  # a list: Edge matches any element
-    assert store._exact is None
+    assert store.scan_copy.scan is None
     wanted = {"user_id": "*", "project": "p2"}
     assert same(store.nearest(query, 50, wanted), edge_answer(store, query, 50, wanted))
     store.close()
@@ -151,14 +151,14 @@ def test_off_by_configuration_and_above_the_index_size(tmp_path: Path) -> None:
     vectors = np.random.default_rng(5)
     off = QdrantEdgeStore("memories", tmp_path / "off", DIMS, exact_scan=False)
     off.insert([vector(vectors)], [{"user_id": "u1"}])
-    assert off.nearest(vector(vectors), 1, {"user_id": "u1"}) and off._exact is None
+    assert off.nearest(vector(vectors), 1, {"user_id": "u1"}) and off.scan_copy.scan is None
     off.close()
     small = QdrantEdgeStore("memories", tmp_path / "small", DIMS, index_from=30)
     small.insert([vector(vectors) for _ in range(20)], [{"user_id": "u1"}] * 20)
     small.nearest(vector(vectors), 1, {"user_id": "u1"})
-    assert small._exact is not None and len(small._exact) == 20
+    assert small.scan_copy.scan is not None and len(small.scan_copy.scan) == 20
     small.insert([vector(vectors) for _ in range(15)], [{"user_id": "u1"}] * 15)
-    assert small._exact is None  # past index_from the index builder's shard takes over
+    assert small.scan_copy.scan is None  # past index_from the index builder's shard takes over
     assert len(small.nearest(vector(vectors), 40, {"user_id": "u1"})) == 35
     small.close()
 

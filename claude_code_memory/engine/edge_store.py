@@ -40,9 +40,8 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,9 +77,10 @@ from .edge_points import (
 from .edge_points import output as _output
 from .edge_points import point_id as _point_id
 from .edge_points import without_text as _without_text
-from .exact_scan import ExactScan, Unfit
 from .filters import edge_filter
 from .index_build import IndexBuilder
+from .scan_copy import EXACT_SCAN_MAX as SCAN_MAX
+from .scan_copy import ScanCopy
 
 if TYPE_CHECKING:
     import numpy as np
@@ -93,17 +93,6 @@ RELOAD_SHARE = 0.1
 RELOAD_MIN = 1000
 
 _SCROLL_PAGE = 1000
-#: The most points the exact scan's copy holds when no index size is set (``index_from`` 0).
-EXACT_SCAN_MAX = 20_000
-
-
-@dataclass(frozen=True)
-class _Written:
-    """A point as upserted: what the shard and the exact scan's copy are both given."""
-
-    id: str
-    vector: list[float]
-    payload: dict[str, Any]
 
 
 class QdrantEdgeStore(VectorStoreBase):
@@ -143,13 +132,8 @@ class QdrantEdgeStore(VectorStoreBase):
         #: while it runs, the ids written are noted here.
         self.index = IndexBuilder(self, index_from=index_from)
         self.written_since_copy: set[str] | None = None
-        #: A NumPy copy of a small, unindexed shard's vectors that :meth:`nearest` scans with the
-        #: interpreter lock released (engine/exact_scan.py); kept exact by every write below.
-        self.exact_scan = exact_scan
-        self._exact: ExactScan | None = None
-        #: The shard the copy is of (or was found unfit for): another shard object (a reload, a
-        #: compaction, an index swap) means the copy is read again from it.
-        self._exact_shard: EdgeShard | None = None
+        #: What :meth:`nearest` scans below the index size, lock released; every write keeps it.
+        self.scan_copy = ScanCopy(embedding_model_dims, exact_scan, lambda: self.index.index_from or SCAN_MAX)
         self.create_col(collection_name, embedding_model_dims, "cosine")
 
     @property
@@ -191,10 +175,7 @@ class QdrantEdgeStore(VectorStoreBase):
                 self.erase()
             elif not self.index.running:
                 self.index.maybe_start(info.points_count, info.indexed_vectors_count)
-            if self.exact_scan:
-                # Read the copy now, beside the rest of the start-up (the model's loading), not
-                # in the first search; it waits for this lock, so a reload can carry it over.
-                threading.Thread(target=self._warm_exact, name="exact-scan", daemon=True).start()
+            self.scan_copy.read_ahead(self.lock, lambda: self._shard)
 
     def _room_to_load(self) -> bool:
         """Loading fills the holes of the vector chunks; on a full tmpfs that is a SIGBUS, so
@@ -297,16 +278,13 @@ class QdrantEdgeStore(VectorStoreBase):
         if not room_to_load(self.shard_path)[0]:
             return  # a reload only makes searches faster: not worth the disk it would claim
         started, upserted = time.perf_counter(), self._upserted
-        # The same points come back: the exact scan's copy carries over.
-        carried = self._exact if self._exact_shard is self._shard else None
         shard = self.detach_shard()
         try:
             shard.flush()
         finally:
             shard.close()
         self.create_col(self.collection_name, self.embedding_model_dims)
-        if carried is not None and self._shard is not None:
-            self._exact_shard, self._exact = self._shard, carried
+        self.scan_copy.carry(shard, self._shard)  # the same points: the copy carries over
         self.reloads += 1
         logger.info(
             "vector store: loaded %s again after %d upserts (%.2f s): searches are faster on loaded points",
@@ -371,17 +349,14 @@ class QdrantEdgeStore(VectorStoreBase):
             raise BadInput(f"{len(vectors)} vectors but {len(ids)} ids")
         point_ids = [_point_id(i) for i in ids] if ids is not None else [str(uuid.uuid4()) for _ in vectors]
         written = [
-            _Written(point_id, self._vector(vector), _without_text(payloads[index]) if payloads else {})
+            (point_id, self._vector(vector), _without_text(payloads[index]) if payloads else {})
             for index, (point_id, vector) in enumerate(zip(point_ids, vectors, strict=True))
         ]
-        points = [Point(p.id, p.vector, p.payload) for p in written]
+        points = [Point(*point) for point in written]
         if points:
             with self._locked() as shard:
                 shard.update(UpdateOperation.upsert_points(points))
-                self._mirror(
-                    shard,
-                    lambda scan: scan.upsert_all((p.id, p.vector, p.payload) for p in written),
-                )
+                self.scan_copy.write(shard, lambda scan: scan.upsert_all(written))
                 self._note(point_ids)
                 self._upserted_points(len(points))
         return point_ids
@@ -399,19 +374,19 @@ class QdrantEdgeStore(VectorStoreBase):
             if vector is not None and payload is not None:
                 values, fields = self._vector(vector), _without_text(payload)
                 shard.update(UpdateOperation.upsert_points([Point(point_id, values, fields)]))
-                self._mirror(shard, lambda scan: scan.upsert(point_id, values, fields))
+                self.scan_copy.write(shard, lambda scan: scan.upsert(point_id, values, fields))
                 self._upserted_points(1)
             elif payload is not None:
                 fields = _without_text(payload)
                 self._missing_is_not_found(
                     point_id, lambda: shard.update(UpdateOperation.set_payload([point_id], fields))
                 )
-                self._mirror(shard, lambda scan: scan.merge(point_id, fields))
+                self.scan_copy.write(shard, lambda scan: scan.merge(point_id, fields))
             elif vector is not None:
                 values = self._vector(vector)
                 operation = UpdateOperation.update_vectors([PointVectors(point_id, values)])
                 self._missing_is_not_found(point_id, lambda: shard.update(operation))
-                self._mirror(shard, lambda scan: scan.revector(point_id, values))
+                self.scan_copy.write(shard, lambda scan: scan.revector(point_id, values))
                 self._upserted_points(1)
 
     def set_payload(self, vector_id: Any, fields: Mapping[str, Any]) -> None:
@@ -423,7 +398,7 @@ class QdrantEdgeStore(VectorStoreBase):
         point_id = _point_id(vector_id)
         with self._locked() as shard:
             shard.update(UpdateOperation.delete_points([point_id]))
-            self._mirror(shard, lambda scan: scan.remove(point_id))
+            self.scan_copy.write(shard, lambda scan: scan.remove(point_id))
             self.deleted += 1
             self._note([point_id])
 
@@ -471,65 +446,12 @@ class QdrantEdgeStore(VectorStoreBase):
         (docs/search.md, "Measurements behind the code's choices")."""
         request = self._query(vectors=vector, top_k=top_k, filters=filters, with_payload=False)
         with self._locked() as shard:
-            scan = self._exact_of(shard)
+            scan = self.scan_copy.of(shard)
             found = scan.nearest(vector, top_k, filters) if scan is not None else None
             if found is not None:
                 return found
             hits = shard.query(request)
         return [(str(hit.id), float(hit.score)) for hit in hits]
-
-    # -- the exact scan's copy (lock held) ----------------------------------------------------
-    def _exact_limit(self) -> int:
-        return self.index.index_from or EXACT_SCAN_MAX
-
-    def _exact_of(self, shard: EdgeShard) -> ExactScan | None:
-        """The copy of this shard's vectors, read from it the first time it is asked for; None
-        when off, the shard is indexed or too large, or a payload cannot be read as Edge does."""
-        if not self.exact_scan:
-            return None
-        if self._exact_shard is shard:
-            return self._exact
-        self._exact_shard, self._exact = shard, None
-        info = shard.info()
-        if info.indexed_vectors_count or info.points_count >= self._exact_limit():
-            return None
-        self._exact = ExactScan.of(self._points_of(shard), self.embedding_model_dims)
-        return self._exact
-
-    @staticmethod
-    def _points_of(shard: EdgeShard) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
-        offset: Any = None
-        while True:
-            request = ScrollRequest(offset=offset, limit=_SCROLL_PAGE, with_payload=True, with_vector=True)
-            points, offset = shard.scroll(request)
-            for point in points:
-                vector: Any = point.vector
-                if isinstance(vector, dict):  # named vectors: this store keeps one, unnamed
-                    vector = next(iter(vector.values()), None)
-                yield str(point.id), vector, point.payload or {}
-            if offset is None:
-                return
-
-    def _warm_exact(self) -> None:
-        try:
-            with self.lock:
-                if self._shard is not None:
-                    self._exact_of(self._shard)
-        except Exception:  # noqa: BLE001 - only a warm-up: the first search reads it, or asks Edge
-            logger.warning("vector store: could not read the exact scan's copy ahead", exc_info=True)
-
-    def _mirror(self, shard: EdgeShard, change: Callable[[ExactScan], None]) -> None:
-        """Make a write the shard took in the copy too; a copy it cannot keep exact is dropped."""
-        if self._exact is None or self._exact_shard is not shard:
-            return
-        try:
-            change(self._exact)
-        except Unfit as reason:
-            logger.info("vector store: exact scan off for this shard (%s)", reason)
-            self._exact = None
-            return
-        if len(self._exact) >= self._exact_limit():
-            self._exact = None  # the index builder takes over from here
 
     def search_batch(
         self,

@@ -18,7 +18,7 @@ point whose field is missing does not match a condition on it, as in Edge. Any o
 shape answers None, and the caller asks Edge. Payload values of another kind than these
 (a list where a string is expected) make the copy unfit: :meth:`of` and the writes report it,
 and the store then stops using it. The store owns the copy and keeps it exact: every write it
-makes to the shard is made here too, under the same lock (engine/edge_store.py).
+makes to the shard is made here too, under the same lock (engine/scan_copy.py, engine/edge_store.py).
 """
 
 from __future__ import annotations
