@@ -83,6 +83,8 @@ def filters_for(rng: random.Random) -> dict[str, Any]:
 def check_round(
     store: QdrantEdgeStore, rng: random.Random, vectors: np.random.Generator, owners: dict[str, str]
 ) -> None:
+    store.nearest(vector(vectors), 1, None)  # a search starts the reading of the copy, if due
+    store.scan_copy.settle()
     for _ in range(25):
         query, top_k, filters = vector(vectors), rng.choice([1, 5, 20, 60]), filters_for(rng)
         ours = store.nearest(query, top_k, filters)
@@ -137,6 +139,8 @@ def test_filters_it_cannot_read_go_to_edge_and_an_odd_payload_turns_it_off(tmp_p
     ids = [str(uuid.uuid4()) for _ in range(50)]
     store.insert([vector(vectors) for _ in ids], [payload(rng) for _ in ids], ids)
     query = vector(vectors)
+    store.nearest(query, 1, None)
+    store.scan_copy.settle()
     odd = {"user_id": {"in": ["u1", "u2"]}, "state": "active"}
     assert same(store.nearest(query, 10, odd), edge_answer(store, query, 10, odd))
     assert store.scan_copy.scan is not None and store.scan_copy.scan.nearest(query, 10, odd) is None
@@ -155,7 +159,8 @@ def test_off_by_configuration_and_above_the_index_size(tmp_path: Path) -> None:
     off.close()
     small = QdrantEdgeStore("memories", tmp_path / "small", DIMS, index_from=30)
     small.insert([vector(vectors) for _ in range(20)], [{"user_id": "u1"}] * 20)
-    small.nearest(vector(vectors), 1, {"user_id": "u1"})
+    assert small.nearest(vector(vectors), 1, {"user_id": "u1"})  # Edge answers; the copy is read
+    small.scan_copy.settle()
     assert small.scan_copy.scan is not None and len(small.scan_copy.scan) == 20
     small.insert([vector(vectors) for _ in range(15)], [{"user_id": "u1"}] * 15)
     assert small.scan_copy.scan is None  # past index_from the index builder's shard takes over

@@ -134,6 +134,7 @@ class QdrantEdgeStore(VectorStoreBase):
         self.written_since_copy: set[str] | None = None
         #: What :meth:`nearest` scans below the index size, lock released; every write keeps it.
         self.scan_copy = ScanCopy(embedding_model_dims, exact_scan, lambda: self.index.index_from or SCAN_MAX)
+        self.scan_copy.attach(self.lock, lambda: self._shard)
         self.create_col(collection_name, embedding_model_dims, "cosine")
 
     @property
@@ -175,7 +176,6 @@ class QdrantEdgeStore(VectorStoreBase):
                 self.erase()
             elif not self.index.running:
                 self.index.maybe_start(info.points_count, info.indexed_vectors_count)
-            self.scan_copy.read_ahead(self.lock, lambda: self._shard)
 
     def _room_to_load(self) -> bool:
         """Loading fills the holes of the vector chunks; on a full tmpfs that is a SIGBUS, so

@@ -36,6 +36,8 @@ RANGE = "created_ts"
 #: Range operators understood (what the search pipeline sends).
 _BOUNDS = {"gte", "lte"}
 _MISSING = -1
+#: Points turned into a matrix at a time when a copy is read.
+_PAGE = 1000
 #: ``(id, vector, payload)``: a point as the store writes it.
 Point = tuple[str, Any, Mapping[str, Any]]
 
@@ -59,17 +61,24 @@ class ExactScan:
     def of(cls, points: Iterable[Point], dims: int) -> ExactScan | None:
         """The copy of these points, or None when one of them cannot be matched as Edge would."""
         ids: list[str] = []
-        vectors: list[Any] = []
         payloads: list[Mapping[str, Any]] = []
-        for point_id, vector, payload in points:
-            ids.append(point_id)
-            vectors.append(vector)
-            payloads.append(payload)
-        scan = cls(dims, capacity=max(1024, len(ids)))
+        # Vectors are turned into float32 a page at a time: a whole shard's as Python floats
+        # took ~110 MB at 12k points, which the process kept.
+        chunks: list[np.ndarray] = []
+        page: list[Any] = []
         try:
-            matrix = np.asarray(vectors, dtype=np.float32).reshape(len(ids), dims)
+            for point_id, vector, payload in points:
+                ids.append(point_id)
+                payloads.append(payload)
+                page.append(vector)
+                if len(page) == _PAGE:
+                    chunks.append(np.asarray(page, dtype=np.float32).reshape(len(page), dims))
+                    page = []
+            chunks.append(np.asarray(page, dtype=np.float32).reshape(len(page), dims))
         except (TypeError, ValueError):
             return None
+        scan = cls(dims, capacity=max(1024, len(ids)))
+        matrix = np.concatenate(chunks)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         scan._matrix[: len(ids)] = matrix / np.where(norms > 0, norms, 1)
         scan._ids = ids
