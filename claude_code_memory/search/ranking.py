@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -127,15 +128,27 @@ SELECT m.id, m.project FROM memories m WHERE m.id IN (SELECT value FROM json_eac
 """
 
 
+def _sqlite_rows(session: Session, sql: str, ids: list[str], *before: object) -> list[tuple[Any, ...]] | None:
+    """The rows of ``sql`` through SQLite's driver, its last parameter the ids as a JSON list of
+    the hex form SQLite stores (``before``: the parameters ahead of it), each row's first
+    column put back as the id asked for; None on another database (the caller asks the ORM).
+    Ids are canonical UUID strings: their hex form is the dashes dropped, and the rows map back
+    through it (parsing ~100 UUIDs both ways was much of these reads)."""
+    raw = session.connection().connection.driver_connection
+    if not isinstance(raw, sqlite3.Connection):
+        return None
+    by_hex = {memory_id.replace("-", "").lower(): memory_id for memory_id in ids}
+    rows = raw.execute(sql, (*before, json.dumps(list(by_hex))))
+    return [(by_hex[row[0]], *row[1:]) for row in rows]
+
+
 def projects_of(session: Session, fused: list[tuple[str, float]]) -> dict[str, str | None]:
     """Each candidate's project (None: no project); ids without a row are left out."""
     if not fused:
         return {}
-    raw = session.connection().connection.driver_connection
-    if isinstance(raw, sqlite3.Connection):
-        by_hex = {memory_id.replace("-", "").lower(): memory_id for memory_id, _ in fused}
-        rows = raw.execute(_PROJECTS_SQLITE, (json.dumps(list(by_hex)),))
-        return {by_hex[memory_id]: project for memory_id, project in rows}
+    rows = _sqlite_rows(session, _PROJECTS_SQLITE, [memory_id for memory_id, _ in fused])
+    if rows is not None:
+        return dict(rows)
     keys = [uuid.UUID(memory_id) for memory_id, _ in fused]
     return {
         str(mid): project
@@ -196,14 +209,10 @@ def shapes_of(session: Session, ids: set[str], full: bool = False) -> dict[str, 
     text, not only those that may ask a question."""
     if not ids:
         return {}
-    raw = session.connection().connection.driver_connection
-    if isinstance(raw, sqlite3.Connection):
-        # Ids are canonical UUID strings: their hex form is the dashes dropped, and the rows
-        # map back through it (parsing ~100 UUIDs both ways was much of this read; docs/search.md,
-        # "Answers, short memories and the fusion constant").
-        by_hex = {memory_id.replace("-", "").lower(): memory_id for memory_id in ids}
-        rows = raw.execute(_SHAPES_SQLITE, (int(full), json.dumps(list(by_hex))))
-        return {by_hex[memory_id]: Shape(length, text) for memory_id, length, text in rows}
+    # (docs/search.md, "Answers, short memories and the fusion constant")
+    rows = _sqlite_rows(session, _SHAPES_SQLITE, list(ids), int(full))
+    if rows is not None:
+        return {memory_id: Shape(length, text) for memory_id, length, text in rows}
     keys = [uuid.UUID(memory_id) for memory_id in ids]
     found = session.execute(select(Memory.id, Memory.content).where(Memory.id.in_(keys)))
     return {
@@ -225,11 +234,9 @@ def moments_of(session: Session, fused: list[tuple[str, float]]) -> dict[str, da
     """When each candidate happened: ``captured_at``, else when it was stored."""
     if not fused:
         return {}
-    raw = session.connection().connection.driver_connection
-    if isinstance(raw, sqlite3.Connection):
-        by_hex = {memory_id.replace("-", "").lower(): memory_id for memory_id, _ in fused}
-        rows = raw.execute(_MOMENTS_SQLITE, (json.dumps(list(by_hex)),))
-        return {by_hex[memory_id]: datetime.fromisoformat(moment) for memory_id, moment in rows}
+    rows = _sqlite_rows(session, _MOMENTS_SQLITE, [memory_id for memory_id, _ in fused])
+    if rows is not None:
+        return {memory_id: datetime.fromisoformat(moment) for memory_id, moment in rows}
     return {
         str(mid): captured or created
         for mid, captured, created in session.execute(
