@@ -22,8 +22,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from ..errors import MemoryStackError
-from ..memories.organise.scopes import search_scope
 from . import scope_tools
 from .caller import CHANNEL, NOW_DESCRIPTION, GetService, current_caller, parse_now, require_text, run
 
@@ -83,10 +81,7 @@ def register(server: MCPServer, get_service: GetService) -> None:
     ) -> Annotated[CallToolResult, SearchOutput]:
         caller = current_caller()
         require_text(query, "query")
-        try:
-            filters = search_scope(scope, scope_tools.resolve_project(ctx, project), None)
-        except MemoryStackError as error:
-            raise ToolError(error.message) from error
+        filters = scope_tools.search_filters(ctx, scope, project, None)
         results = await run(
             get_service().reads.search,
             user_id=caller.user_id,

@@ -37,7 +37,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from ..errors import MemoryStackError
-from ..memories.organise.scopes import MAX_PROJECT, clean_name
+from ..memories.organise.scopes import MAX_PROJECT, clean_name, search_scope
 from .caller import ADDITIVE, DESTRUCTIVE, READ_ONLY, GetService, current_caller, run
 
 if TYPE_CHECKING:
@@ -102,6 +102,17 @@ def resolve_project(ctx: Context | None, project: str | None) -> str | None:
     except MemoryStackError as error:
         raise ToolError(error.message) from error
     return named if named is not None else CURRENT.get(ctx, caller.user_id, caller.client_name)
+
+
+def search_filters(
+    ctx: Context | None, scope: str | None, project: str | None, task: str | None
+) -> dict[str, Any]:
+    """A search tool's ``scope`` as the search's filters (memories/organise/scopes.py), the
+    project resolved as :func:`resolve_project` does; a bad scope is a ToolError that says why."""
+    try:
+        return search_scope(scope, resolve_project(ctx, project), task)
+    except MemoryStackError as error:
+        raise ToolError(error.message) from error
 
 
 def register(server: MCPServer, get_service: GetService) -> None:

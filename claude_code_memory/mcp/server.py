@@ -19,8 +19,6 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import Field
 
 from .. import __version__
-from ..errors import MemoryStackError
-from ..memories.organise.scopes import search_scope
 from . import (
     claude_code_tools,
     dialects,
@@ -198,7 +196,7 @@ def _register_all(server: MCPServer, get_service: GetService, *, as_of: bool) ->
             limit=limit,
             channel=CHANNEL,
             context=context,
-            scope=await _scope_filters(scope, scope_tools.resolve_project(ctx, project), task),
+            scope=scope_tools.search_filters(ctx, scope, project, task),
             now=parse_now(now),
         )
         return json.dumps({"results": results}, indent=2, default=str)
@@ -274,13 +272,6 @@ def _json_resources(server: MCPServer, get_service: GetService) -> None:
     async def user_memories(user_id: str) -> str:
         items = await own_memories(get_service, user_id)
         return json.dumps(items, indent=2, default=str)
-
-
-async def _scope_filters(scope: str, project: str | None, task: str | None) -> dict[str, Any]:
-    try:
-        return search_scope(scope, project, task)
-    except MemoryStackError as error:
-        raise ToolError(error.message) from error
 
 
 def _quiet(factory: Callable[[], MCPServer]) -> MCPServer:
