@@ -180,16 +180,15 @@ class ExactScan:
             elif key == RANGE:
                 if not isinstance(value, Mapping) or not value or set(value) - _BOUNDS:
                     return None
-                bounds = {name: value[name] for name in value}
-                if not all(_number(bound) for bound in bounds.values()):
+                if not all(_number(bound) for bound in value.values()):
                     return None
                 created = self._created[:size]
                 condition = np.ones(size, dtype=bool)
                 with np.errstate(invalid="ignore"):  # NaN (no created_ts) compares false
-                    if "gte" in bounds:
-                        condition &= created >= float(bounds["gte"])
-                    if "lte" in bounds:
-                        condition &= created <= float(bounds["lte"])
+                    if "gte" in value:
+                        condition &= created >= float(value["gte"])
+                    if "lte" in value:
+                        condition &= created <= float(value["lte"])
             else:
                 return None
             mask = condition if mask is True else mask & condition
