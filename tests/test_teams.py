@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -137,6 +138,26 @@ def team_flow(server: ApiServer) -> dict[str, Any]:
     return {"team": team, "alice": alice, "bob": bob, "carol": carol, "shared": shared[0]["id"]}
 
 
+def team_deletion(server: ApiServer, state: dict[str, Any]) -> None:
+    """Deleting a team: owners only; its memories go for good and from every member's search at
+    once; its name is free again, and a new team of that name holds none of the old."""
+    alice, carol, team, shared = state["alice"], state["carol"], state["team"], state["shared"]
+    assert [hit["id"] for hit in carol.search("zebrafinch deploy", scope="team")] == [shared]
+    carol.call("DELETE", f"/api/v1/teams/{team}", 403)  # a reader
+    Member(server, "erin").call("DELETE", f"/api/v1/teams/{team}", 404)  # not a member
+    assert alice.call("DELETE", f"/api/v1/teams/{team}") == {"team": team, "memories_deleted": 1}
+    alice.call("DELETE", f"/api/v1/teams/{team}", 404)
+    assert alice.call("GET", "/api/v1/teams")["teams"] == []
+    carol.call("GET", f"/api/v1/teams/{team}/memories", 404)
+    assert shared not in [hit["id"] for hit in carol.search("zebrafinch deploy", limit=10)]
+    assert carol.search("zebrafinch deploy", scope="team") == []
+    alice.call("POST", "/api/v1/teams", 201, json={"name": team})
+    assert alice.call("GET", f"/api/v1/teams/{team}/memories")["items"] == []
+    assert [m["user_id"] for m in alice.call("GET", f"/api/v1/teams/{team}/members")["members"]] == [alice.id]
+    entries = alice.call("GET", f"/api/v1/teams/{team}/audit")["entries"]
+    assert [entry["action"] for entry in entries] == ["create"]  # the old team's log went with it
+
+
 # -- in process, SQLite ------------------------------------------------------------------------
 
 
@@ -145,8 +166,15 @@ def server(start_module_server: StartServer) -> ApiServer:
     return start_module_server(in_process=True, env={"CCMEM_TEAMS__MAX_MEMORIES": "3"})
 
 
-def test_team_roles_sharing_search_audit_and_removal(server: ApiServer) -> None:
-    team_flow(server)
+def test_team_roles_sharing_search_audit_removal_and_deletion(server: ApiServer) -> None:
+    state = team_flow(server)
+    team_deletion(server, state)
+    # The shared copy's text left the database (a content-less tombstone of the team's user).
+    with sqlite3.connect(server.data_dir / "memory.db") as db:  # type: ignore[attr-defined]
+        row = db.execute(
+            "SELECT content, state FROM memories WHERE id = ?", (uuid.UUID(state["shared"]).hex,)
+        ).fetchone()
+    assert row == ("", "deleted")
 
 
 def test_quota_pending_items_and_captures_never_reach_a_team(server: ApiServer, tmp_path: Path) -> None:
@@ -282,6 +310,7 @@ def test_teams_on_postgresql(start_server: StartServer, postgres_url: str) -> No
         )
         items = found["results"] if isinstance(found, dict) else found
         assert [(hit["id"], hit["team"]) for hit in items] == [(state["shared"], team)], (tools, found)
+    team_deletion(server, state)
 
 
 # -- the CLI, against the real server ------------------------------------------------------------
@@ -319,6 +348,11 @@ def test_cli_team_commands(start_server: StartServer) -> None:
     assert ccmem(reader_token, "memories", team, check=False).returncode == 1
     members = json.loads(ccmem(owner_token, "members", team, "--json").stdout)["members"]
     assert [m["user_id"] for m in members] == [owner.id]
+    asked = ccmem(owner_token, "delete", team, check=False)  # no --yes, no terminal to answer
+    assert asked.returncode == 1 and "needs --yes" in asked.stderr, asked
+    assert json.loads(ccmem(owner_token, "list", "--json").stdout)["teams"]
+    assert f"deleted team {team} and its 1 memory" in ccmem(owner_token, "delete", team, "--yes").stdout
+    assert json.loads(ccmem(owner_token, "list", "--json").stdout)["teams"] == []
 
 
 async def mcp_search(

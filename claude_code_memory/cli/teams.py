@@ -3,6 +3,7 @@ server's REST API (docs/teams.md)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -10,6 +11,7 @@ from urllib.parse import quote
 import typer
 from rich.table import Table
 
+from ..errors import BadInput
 from . import common
 from .common import ConfigOpt, JsonOpt, TokenOpt, UrlOpt, out
 
@@ -175,6 +177,31 @@ def leave(
         params=_user(user),
     )
     out.print(common.text(f"left {team}"))
+
+
+@app.command("delete")
+def delete_team(
+    team: TeamArg,
+    yes: Annotated[bool, typer.Option("--yes", help="delete without asking")] = False,
+    user: UserOpt = None,
+    url: UrlOpt = None,
+    token: TokenOpt = None,
+    as_json: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Delete a team (owners): its memories for good, its members, invitations and audit log."""
+    if not yes:
+        if not sys.stdin.isatty():
+            raise BadInput(f"deleting team {team} needs --yes (there is no terminal to ask at)")
+        if not typer.confirm(f"Delete team {team} and every memory shared into it, for good?"):
+            out.print("nothing deleted")
+            raise typer.Exit(common.EXIT_ERROR)
+    body = _call(config, url, token, "DELETE", f"/{quote(team, safe='')}", params=_user(user))
+    if as_json:
+        common.print_json(body)
+        return
+    count = body["memories_deleted"]
+    out.print(common.text(f"deleted team {team} and its {count} {'memory' if count == 1 else 'memories'}"))
 
 
 @app.command("share")

@@ -2,6 +2,7 @@
 
     POST   /api/v1/teams                             {name}: a new team, the caller its owner
     GET    /api/v1/teams                             the caller's teams and roles
+    DELETE /api/v1/teams/{team}                      the team and its memories, for good (owner)
     GET    /api/v1/teams/{team}/members              the members (any member)
     POST   /api/v1/teams/{team}/invitations          {user_id, role}: an invitation code (owner)
     POST   /api/v1/teams/invitations/accept          {code}: the invited user joins
@@ -80,6 +81,13 @@ def my_teams(service: ServiceDep, principal: PrincipalDep, user_id: str | None =
 @router.post("/invitations/accept", summary="Join a team with an invitation code")
 def accept(body: Accept, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
     return service.teams.accept(acting_user(principal, body.user_id), body.code)
+
+
+@router.delete("/{team}", summary="Delete a team and its memories, for good (owners)")
+def delete_team(
+    team: str, service: ServiceDep, principal: PrincipalDep, user_id: str | None = None
+) -> dict[str, Any]:
+    return service.team_memories.delete_team(acting_user(principal, user_id), team)
 
 
 @router.get("/{team}/members", summary="A team's members and roles")

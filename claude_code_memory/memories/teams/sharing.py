@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 
 from ...config import TeamsSettings
 from ...db.database import Database
-from ...db.models import App, Memory, MemoryState
+from ...db.models import App, Memory, MemoryState, Team, TeamAudit, TeamInvitation, TeamMember
 from ...errors import BadInput, Conflict, Forbidden, NotFound, TooLarge
 from ...store.owners import owned
 from ...store.values import iso, parse_memory_id
@@ -145,6 +145,33 @@ class TeamMemories:
         self.states.delete_memories([mid], user_id=membership.owner_user_id, changed_by=user_id)
         with self.database.session() as session:
             audit(session, membership.team_id, user_id, "unshare", mid)
+
+    def delete_team(self, user_id: str, name: str) -> dict[str, Any]:
+        """Delete the team (owners): its memories for good (no trash: no one could restore them),
+        then its members, invitations and audit log; its name is free again. Effective at once
+        for every member (each read checks membership)."""
+        membership = self.teams.membership(user_id, name)
+        membership.require(("owner",), "delete the team")
+        # Under the lock a share holds from its count to its writes: no copy lands after this.
+        with self.database.exclusive(f"team-quota:{membership.team_id}"):
+            with self.database.session() as session:
+                ids = list(
+                    session.scalars(
+                        select(Memory.id).where(
+                            Memory.user_id == membership.owner_pk, Memory.state != MemoryState.deleted
+                        )
+                    )
+                )
+            deleted = self.states.delete_memories(
+                ids, user_id=membership.owner_user_id, changed_by=user_id, permanent=True
+            )
+            # The memories go first: should this stop in between, the team is still there, empty,
+            # and deleting it again finishes. The team's own user keeps the content-less tombstones.
+            with self.database.session() as session:
+                for model in (TeamAudit, TeamInvitation, TeamMember):
+                    session.execute(delete(model).where(model.team_id == membership.team_id))
+                session.execute(delete(Team).where(Team.id == membership.team_id))
+        return {"team": membership.name, "memories_deleted": deleted}
 
 
 def _item(memory: Memory, team: str) -> dict[str, Any]:
