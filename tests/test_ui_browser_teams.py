@@ -1,6 +1,7 @@
 """The web UI's Teams pages in Chromium (Playwright) against a real ``ccmem serve`` and a real
 ``ccmem ui``: create a team, invite a reader (the code shown once), the reader joins with it and
-sees the shared memory but no share form, the owner removes them and they lose access at once."""
+sees the shared memory but no share form, the owner removes them and they lose access at once;
+the owner deletes the team."""
 
 from __future__ import annotations
 
@@ -97,5 +98,12 @@ def test_create_invite_join_share_and_remove(
         tab.reload()  # the same session, its next request: the team is gone for them
         tab.wait_for_url(re.compile(r"/teams$"))
         assert "not found" in flash(tab) and tab.locator(".team-memory").count() == 0
+        assert tab.get_by_role("button", name="Delete team").count() == 0  # not theirs to delete
     finally:
         other.close()
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Delete team").click()
+    page.wait_for_url(re.compile(r"/teams$"))
+    assert f"Deleted team {team} and its 1 memory" in flash(page)
+    assert owner.rest("GET", "/api/v1/teams")["teams"] == []

@@ -1,5 +1,6 @@
 """The Teams pages (docs/teams.md): your teams, creating one, joining with a code; a team's
-members and memories, inviting and removing members (owners), sharing a memory, leaving."""
+members and memories, inviting and removing members (owners), sharing a memory, leaving,
+deleting the team (owners)."""
 
 from __future__ import annotations
 
@@ -103,4 +104,16 @@ def share(request: Request, session: CheckedDep, name: str, memory_id: Annotated
     event = done["results"][0]["event"]
     return redirect(
         back, request, "Shared (redacted again)." if event == "ADD" else "The team has it already."
+    )
+
+
+@router.post("/teams/{name}/delete")
+def delete(request: Request, session: CheckedDep, name: str) -> Response:
+    try:
+        done = ui_of(request).api.delete(_team_path(name), session.token)
+    except ApiError as exc:
+        return refused(request, f"/teams/{quote(name, safe='')}", exc)
+    count = done["memories_deleted"]
+    return redirect(
+        "/teams", request, f"Deleted team {name} and its {count} {'memory' if count == 1 else 'memories'}."
     )
