@@ -16,13 +16,16 @@ from typing import Any
 
 import numpy as np
 import pytest
-from qdrant_edge import Point, ScrollRequest, UpdateOperation
+from qdrant_edge import EdgeShard, PayloadSchemaType, Point, ScrollRequest, UpdateOperation
 
 from claude_code_memory.config import Settings
 from claude_code_memory.engine import Engine, mem0_config
+from claude_code_memory.engine.edge_points import (
+    RETIRED_PAYLOAD_INDEXES,
+    index_on_disk,
+)
 from claude_code_memory.engine.edge_store import (
     DEFAULT_PAYLOAD_INDEXES,
-    RETIRED_PAYLOAD_INDEXES,
     TEXT_FIELDS,
     QdrantEdgeStore,
 )
@@ -356,6 +359,35 @@ def test_a_shard_gets_the_default_indexes_and_loses_retired_ones(tmp_path: Path)
         # A filter on the retired field still works (Edge reads the payloads), nothing is lost.
         assert [hit.id for hit in store.search("", unit(1), top_k=5, filters={"hash": "h1"})] == [point]
         assert store.get(point).payload == {"user_id": "a", "hash": "h1"}
+
+
+def _placed_on_disk(path: Path) -> dict[str, bool]:
+    shard = EdgeShard.load(str(path), QdrantEdgeStore.shard_config(8))
+    try:
+        return {field: index_on_disk(info) for field, info in shard.info().payload_schema.items()}
+    finally:
+        shard.close()
+
+
+@pytest.mark.integration
+def test_the_creation_time_index_lives_on_disk_and_an_older_one_moves_there(tmp_path: Path) -> None:
+    with QdrantEdgeStore("things", tmp_path, embedding_model_dims=8) as store:
+        old, new = store.insert(
+            [unit(1), unit(1, 0.1)], [{"user_id": "a", "created_ts": t} for t in (100.0, 200.0)]
+        )
+    wanted = {field: field == "created_ts" for field in DEFAULT_PAYLOAD_INDEXES}
+    assert _placed_on_disk(tmp_path / "things") == wanted
+    # As an earlier version left it: the creation time's index in memory.
+    shard = EdgeShard.load(str(tmp_path / "things"), QdrantEdgeStore.shard_config(8))
+    shard.update(UpdateOperation.delete_field_index("created_ts"))
+    shard.update(UpdateOperation.create_field_index("created_ts", PayloadSchemaType.Float))
+    shard.close()
+    assert _placed_on_disk(tmp_path / "things")["created_ts"] is False
+    with QdrantEdgeStore("things", tmp_path, embedding_model_dims=8, exact_scan=False) as store:
+        window = {"user_id": "a", "created_ts": {"gte": 150}}
+        assert [hit.id for hit in store.search("", unit(1), top_k=5, filters=window)] == [new]
+        assert store.count() == 2 and store.get(old).payload["created_ts"] == 100.0
+    assert _placed_on_disk(tmp_path / "things") == wanted  # moved, the others left in memory
 
 
 def test_the_shard_is_loaded_again_after_many_upserts_with_nothing_lost(store: QdrantEdgeStore) -> None:

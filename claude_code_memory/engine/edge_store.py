@@ -66,14 +66,12 @@ from . import shard_copy
 from .disk_space import room_to_load
 from .edge_points import (
     DEFAULT_PAYLOAD_INDEXES,
-    RETIRED_PAYLOAD_INDEXES,
     TEXT_FIELDS,
     OutputData,
     TextSource,
+    place_indexes,
 )
-from .edge_points import (
-    SCHEMA_TYPES as _SCHEMA_TYPES,
-)
+from .edge_points import SCHEMA_TYPES as _SCHEMA_TYPES
 from .edge_points import output as _output
 from .edge_points import point_id as _point_id
 from .edge_points import without_text as _without_text
@@ -204,15 +202,7 @@ class QdrantEdgeStore(VectorStoreBase):
         return EdgeConfig(vectors=EdgeVectorParams(size=dims, distance=Distance.Cosine))
 
     def _ensure_indexes(self, shard: EdgeShard | None = None) -> None:
-        shard = shard or self.require_shard()
-        existing = shard.info().payload_schema
-        for field, kind in self.payload_indexes.items():
-            if field in existing:
-                continue
-            shard.update(UpdateOperation.create_field_index(field, _SCHEMA_TYPES[kind]))
-        for field in RETIRED_PAYLOAD_INDEXES:
-            if field in existing and field not in self.payload_indexes:
-                shard.update(UpdateOperation.delete_field_index(field))
+        place_indexes(shard or self.require_shard(), self.payload_indexes, self.shard_path)
 
     # -- erasure and compaction -------------------------------------------------------------
     def erase(self) -> int:
