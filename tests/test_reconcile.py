@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -107,6 +108,41 @@ def test_a_start_repairs_what_a_crash_leaves_and_health_reports_it(srv: MemorySe
         history = stores.history_ids()
         assert ids["lost"] in history and orphan not in history and ids["tombstoned"] not in history
     srv.start()
+
+
+def test_a_start_repairs_the_same_on_postgresql(tmp_path: Path, postgres_url: str) -> None:
+    # PostgreSQL hands the rows' ids back as UUIDs, SQLite as the hex it stores: both are
+    # matched to the points (a mismatch would take every point for an orphan).
+    server = MemoryServer(tmp_path, env={"DATABASE_URL": postgres_url})
+    server.start()
+    try:
+        assert reconciliation(server)["state"] == "done"
+        c = httpx.Client(
+            base_url=server.base_url,
+            headers={"Authorization": f"Bearer {server.make_token('ada')}"},
+            timeout=30,
+        )
+        ids = {
+            name: c.post("/api/v1/memories/", json={"text": text, "app": "tests"}).json()["id"]
+            for name, text in TEXTS.items()
+        }
+        server.stop()
+        with Stores(server.data_dir, database_url=postgres_url) as stores:
+            stores.drop_vector(ids["lost"])
+            orphan = stores.plant_orphan(like=ids["kept"])
+            stores.tombstone_in_sql(ids["tombstoned"])
+        server.start()
+        report = reconciliation(server)
+        assert report["state"] == "done", report
+        assert report["checked_rows"] == 4 and report["checked_points"] == 4, report
+        assert report["orphan_vectors_removed"] == 2 and report["missing_vectors_restored"] == 1, report
+        server.stop()
+        with Stores(server.data_dir, database_url=postgres_url) as stores:
+            after = stores.check()
+        assert after.half_deleted == [] and after.orphans == [] and orphan not in after.points
+        assert after.points == {ids["lost"], ids["lost_archived"], ids["kept"]}
+    finally:
+        server.stop()
 
 
 def test_doctor_reconciles_a_stopped_data_directory_in_process(srv: MemoryServer) -> None:

@@ -91,6 +91,8 @@ RELOAD_SHARE = 0.1
 RELOAD_MIN = 1000
 
 _SCROLL_PAGE = 1000
+#: Ids alone come ten times as many a page: 1M in 3.0 s instead of 3.5 s.
+_ID_PAGE = 10_000
 
 
 class QdrantEdgeStore(VectorStoreBase):
@@ -513,16 +515,18 @@ class QdrantEdgeStore(VectorStoreBase):
                     found[str(record.id)] = np.asarray(vector, dtype=np.float32)
         return found
 
-    def ids(self) -> list[str]:
-        """Every point's id, paged with neither payloads nor vectors: what the reconciliation
-        with the metadata database compares (memories/lifecycle/reconcile.py)."""
+    def ids(self, *, hex_form: bool = False) -> list[str]:
+        """Every point's id (``hex_form``: its 32 hex digits, as SQLite stores a memory's id),
+        paged with neither payloads nor vectors: what the reconciliation with the metadata
+        database compares (memories/lifecycle/reconcile.py)."""
+        form = _hex_of if hex_form else str
         found: list[str] = []
         offset: Any = None
         while True:
-            request = ScrollRequest(offset=offset, limit=_SCROLL_PAGE, with_payload=False, with_vector=False)
+            request = ScrollRequest(offset=offset, limit=_ID_PAGE, with_payload=False, with_vector=False)
             with self._locked() as shard:  # per page: writes go on between pages
                 points, offset = shard.scroll(request)
-            found.extend(str(point.id) for point in points)
+            found.extend(form(point.id) for point in points)
             if offset is None:
                 return found
 
@@ -587,3 +591,7 @@ class QdrantEdgeStore(VectorStoreBase):
                 if offset is None:
                     break
         return [self._with_text(records)]
+
+
+def _hex_of(point_id: object) -> str:
+    return point_id.hex if isinstance(point_id, uuid.UUID) else str(point_id).replace("-", "")

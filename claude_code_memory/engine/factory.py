@@ -412,11 +412,12 @@ class Engine:
         result = store.client.count(collection_name=store.collection_name, count_filter=condition, exact=True)
         return int(result.count)
 
-    def point_ids(self) -> list[str]:
-        """Every point's id, without payloads or vectors (for memories/lifecycle/reconcile.py)."""
+    def point_ids(self, *, hex_form: bool = False) -> list[str]:
+        """Every point's id, without payloads or vectors (for memories/lifecycle/reconcile.py);
+        ``hex_form``: its 32 hex digits, the dashes left out."""
         store: Any = self.store
         if self.embedded:
-            return list(store.ids())
+            return list(store.ids(hex_form=hex_form))
         found: list[str] = []
         offset: Any = None
         while True:
@@ -427,7 +428,7 @@ class Engine:
                 with_payload=False,
                 with_vectors=False,
             )
-            found.extend(str(point.id) for point in points)
+            found.extend(str(point.id).replace("-", "") if hex_form else str(point.id) for point in points)
             if offset is None:
                 return found
 

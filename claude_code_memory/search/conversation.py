@@ -38,6 +38,7 @@ from sqlalchemy import ColumnElement, Select, and_, bindparam, or_, select
 from sqlalchemy.orm import Session, aliased
 
 from ..db.models import Memory, MemoryFields, MemoryState
+from ..store.values import dashed_id
 
 
 @dataclass(frozen=True)
@@ -162,11 +163,6 @@ WHERE m.id IN (SELECT value FROM json_each(?)) AND m.conversation_id IS NOT NULL
 """
 
 
-def _dashed(hex_id: str) -> str:
-    """A UUID's 32 hex characters in the canonical form (``str(uuid.UUID(hex_id))``)."""
-    return f"{hex_id[:8]}-{hex_id[8:12]}-{hex_id[12:16]}-{hex_id[16:20]}-{hex_id[20:]}"
-
-
 def adjacent(session: Session, ids: Sequence[str]) -> Neighbourhood:
     """For each id that belongs to a conversation, the ids of the active turns right before and
     after it, and the conversation (one query; two index seeks per id)."""
@@ -182,8 +178,8 @@ def adjacent(session: Session, ids: Sequence[str]) -> Neighbourhood:
         rows = [
             (
                 by_hex[memory_id],
-                None if previous is None else _dashed(previous),
-                None if following is None else _dashed(following),
+                None if previous is None else dashed_id(previous),
+                None if following is None else dashed_id(following),
                 conversation,
             )
             for memory_id, previous, following, conversation in raw.execute(

@@ -28,6 +28,12 @@ def parse_memory_id(value: object) -> uuid.UUID:
         raise BadInput(f"invalid memory id {value!r}: expected a UUID") from None
 
 
+def dashed_id(hex_id: str) -> str:
+    """A UUID's 32 hex characters (the form SQLite stores) in the canonical form, as
+    ``str(uuid.UUID(hex_id))`` gives it, by slicing: parsing was the cost of bulk id reads."""
+    return f"{hex_id[:8]}-{hex_id[8:12]}-{hex_id[12:16]}-{hex_id[16:20]}-{hex_id[20:]}"
+
+
 def iso(value: datetime | None) -> str | None:
     """UTC as ISO 8601 with one "Z"; an aware time (the reconciliation report's) is converted
     first, so it never reads "+00:00Z"."""

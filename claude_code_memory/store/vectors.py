@@ -88,7 +88,7 @@ class VectorEngine(Protocol):
 
     def count(self, filters: dict[str, Any] | None = None) -> int: ...
 
-    def point_ids(self) -> list[str]: ...
+    def point_ids(self, *, hex_form: bool = False) -> list[str]: ...
 
     def stored_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
 
@@ -242,10 +242,10 @@ class Vectors:
         self.purge_history(memory_id)  # one ADD row, however often a restore is retried
         self.memory.db.add_history(memory_id, None, text, "ADD", created_at=stamp, updated_at=stamp)
 
-    def point_ids(self) -> list[str]:
-        """Every point's id (no payloads, no vectors)."""
+    def point_ids(self, *, hex_form: bool = False) -> list[str]:
+        """Every point's id (no payloads, no vectors); ``hex_form``: the dashes left out."""
         with self.engine.server_errors():
-            return self.engine.point_ids()
+            return self.engine.point_ids(hex_form=hex_form)
 
     def point_created_at(self, memory_id: str) -> datetime | None:
         """When mem0 wrote the point (its ``created_at``, wall-clock UTC), or None if it is gone."""
@@ -266,6 +266,14 @@ class Vectors:
         with history._lock:
             rows = history.connection.execute("SELECT DISTINCT memory_id FROM history").fetchall()
         return {str(row[0]) for row in rows}
+
+    def history_keys(self) -> dict[str, str]:
+        """:meth:`history_ids` by their form without dashes (a memory id's hex, as SQLite
+        stores it: the reconciliation compares them so)."""
+        history = self.memory.db
+        with history._lock:
+            query = "SELECT DISTINCT replace(memory_id, '-', ''), memory_id FROM history"
+            return dict(history.connection.execute(query).fetchall())
 
     def history_written_at(self, memory_id: str) -> datetime | None:
         """When mem0 wrote the newest history row of the memory (wall-clock UTC)."""

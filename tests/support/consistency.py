@@ -45,11 +45,11 @@ class Consistency:
 class Stores:
     """The three stores of a data directory, opened by this process (close it before a start)."""
 
-    def __init__(self, data_dir: Path, *, vectors: bool = True) -> None:
+    def __init__(self, data_dir: Path, *, vectors: bool = True, database_url: str | None = None) -> None:
         """``vectors=False`` opens SQL alone, which a running server shares (its vector store
-        is locked)."""
+        is locked); ``database_url``: the server's PostgreSQL instead of the directory's SQLite."""
         self.settings = settings_for(data_dir)
-        self.database = Database(self.settings.database_url)
+        self.database = Database(database_url or self.settings.database_url)
         self._vectors = (
             QdrantEdgeStore(
                 collection_name=self.settings.storage.collection_name,
