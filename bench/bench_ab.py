@@ -59,6 +59,8 @@ def start_up_pass(server: Server) -> float:
     while True:
         report = httpx.get(f"{server.base}/health", timeout=30).json().get("reconciliation")
         if report is not None and report["state"] != "running":
+            if report["state"] != "done":
+                raise RuntimeError(f"the start-up reconciliation {report['state']}: {report.get('error')}")
             return round(float(report["seconds"]), 2)
         time.sleep(0.2)
 

@@ -161,16 +161,20 @@ class Reconciler:
         with self._lock:
             report = self.last = Report(trigger=trigger)
             started = time.perf_counter()
+            state: Literal["done", "failed"] = "failed"
             try:
                 self._pass(report)
-                report.state = "done"
+                state = "done"
             except Exception as exc:
-                report.state, report.error = "failed", f"{exc.__class__.__name__}: {exc}"
+                report.error = f"{exc.__class__.__name__}: {exc}"
                 if not isinstance(exc, Stopped):
                     log.exception("reconciliation failed")
             finally:
                 report.seconds = time.perf_counter() - started
                 report.finished_at = datetime.now(UTC)
+                # Last: /health reads the report while this runs, and "done" says it is whole
+                # (a reader once saw "done" with the seconds not yet set).
+                report.state = state
             if report.repaired or report.skipped_in_flight:
                 log.warning(
                     "reconciliation (%s): %d orphan vectors removed, %d missing vectors restored, "
