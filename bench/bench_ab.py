@@ -53,18 +53,6 @@ def checkout(revision: str, into: Path) -> str:
     ).stdout.strip()
 
 
-def start_up_pass(server: Server) -> float:
-    """Seconds the server's start-up reconciliation took (from ``/health``, once it is done):
-    it runs beside the first requests after a start. The next restart waits for it."""
-    while True:
-        report = httpx.get(f"{server.base}/health", timeout=30).json().get("reconciliation")
-        if report is not None and report["state"] != "running":
-            if report["state"] != "done":
-                raise RuntimeError(f"the start-up reconciliation {report['state']}: {report.get('error')}")
-            return round(float(report["seconds"]), 2)
-        time.sleep(0.2)
-
-
 def build_data(size: int, into: Path) -> None:
     """``size`` synthetic memories of user ``bench``, stored through this checkout's server."""
     server = Server(into)
@@ -140,7 +128,7 @@ def main() -> None:
             for _ in range(args.restarts):
                 for name, server in servers.items():
                     seconds[name].append(server.restart()["start_to_healthy_s"])
-                    passes[name].append(start_up_pass(server))
+                    passes[name].append(server.start_up_pass())  # the next restart waits for it
             report["restart_s"] = {
                 name: {"median": round(statistics.median(v), 2), "each": v} for name, v in seconds.items()
             }

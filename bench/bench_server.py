@@ -25,7 +25,9 @@ build (its report, from the log, is ``index_build``) before measuring; with ``--
 the build's child runs at normal priority instead of ``nice 10`` (on a machine other jobs keep
 busy, a niced build gets almost no CPU: say so next to its time). ``--restart`` then stops
 the server at each size (SIGTERM) and starts it on the same data: seconds until ``/health``
-answers and until the first search has answered, then searches and RSS again. At the end the
+answers and until the first search has answered, then searches and RSS again. Searches are
+measured once the start-up reconciliation is done (``start_up_pass_s``: how long it ran beside
+the first requests). At the end the
 shard is opened offline and its counts (``indexed_vectors_count``) reported. The load average
 is recorded around each size. Not a test: numbers depend on the machine and its load.
 """
@@ -225,6 +227,17 @@ class Server:
         stop_s = time.perf_counter() - started
         return {"stop_s": round(stop_s, 2), "start_to_healthy_s": round(self.start(), 2)}
 
+    def start_up_pass(self) -> float:
+        """Wait for the start-up reconciliation (it runs beside the first requests after a start,
+        and searches share the interpreter with it); its seconds, from ``/health``."""
+        while True:
+            report = httpx.get(f"{self.base}/health", timeout=30).json().get("reconciliation")
+            if report is not None and report["state"] != "running":
+                if report["state"] != "done":
+                    raise SystemExit(f"the start-up reconciliation {report['state']}: {report.get('error')}")
+                return round(float(report["seconds"]), 2)
+            time.sleep(0.2)
+
     def stop_only(self) -> None:
         """Stop the server (SIGTERM) and keep its data and log, to start it again later."""
         if self.process.poll() is None:
@@ -388,6 +401,7 @@ def restart(server: Server, token: str, queries: Iterator[str], count: int, sse:
         first_s = time.perf_counter() - started
     report["first_search_s"] = round(first_s, 3)
     report["start_to_first_search_s"] = round(report["start_to_healthy_s"] + first_s, 2)  # type: ignore[operator]
+    report["start_up_pass_s"] = server.start_up_pass()
     report.update(searches(server, token, queries, count, sse))
     return report
 
@@ -552,6 +566,7 @@ def main() -> None:
                     entry["ingest_per_s"] = round(ingest(server, token, items, args.workers), 1)
             if due:
                 entry["index_build"] = wait_for_index(server, builds, args.build_timeout, args.renice_build)
+            entry["start_up_pass_s"] = server.start_up_pass()
             entry.update(searches(server, token, queries, args.queries, sse))
             if args.ingest_sample:
                 entry["ingest_modes"] = ingest_modes(
