@@ -216,6 +216,7 @@ NEEDS_THE_SERVER = [
     ("team", "memories", "shop"),
     ("team", "unshare", "shop", str(uuid.UUID(int=1))),
     ("team", "audit", "shop"),
+    ("team", "delete", "shop", "--yes"),
 ]
 
 
