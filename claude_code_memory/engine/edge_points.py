@@ -62,11 +62,13 @@ _ON_DISK_PARAMS: dict[str, Callable[[], Any]] = {
 }
 
 
+def _kept_on_disk(field: str, kind: str) -> bool:
+    return field in ON_DISK_PAYLOAD_INDEXES and kind in _ON_DISK_PARAMS
+
+
 def index_schema(field: str, kind: str) -> Any:
     """What to create the index of ``field`` (of ``kind``, a key of :data:`SCHEMA_TYPES`) with."""
-    if field in ON_DISK_PAYLOAD_INDEXES and kind in _ON_DISK_PARAMS:
-        return _ON_DISK_PARAMS[kind]()
-    return SCHEMA_TYPES[kind]
+    return _ON_DISK_PARAMS[kind]() if _kept_on_disk(field, kind) else SCHEMA_TYPES[kind]
 
 
 def index_on_disk(info: Any) -> bool:
@@ -80,7 +82,7 @@ def place_indexes(shard: EdgeShard, indexes: Mapping[str, str], where: object) -
     existing = shard.info().payload_schema
     for field, kind in indexes.items():
         info = existing.get(field)
-        on_disk = field in ON_DISK_PAYLOAD_INDEXES and kind in _ON_DISK_PARAMS
+        on_disk = _kept_on_disk(field, kind)
         if info is not None and index_on_disk(info) == on_disk:
             continue
         if info is not None:
