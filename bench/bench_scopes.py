@@ -10,8 +10,9 @@ asks the question a person working in that project would ask (the project is not
 query) twice through ``POST /api/v1/memories/search``: without a scope (as before scopes) and
 with ``current_project`` (the scope ranking). Printed JSON, per mode: ``leak_at_5`` (the share
 of top-5 hits from another project; target ≤ 0.05), ``own_at_5`` and ``global_at_5`` (shares
-from the asking project and global), ``hit_at_1``/``hit_at_5`` (the asking project's memory on
-that topic at rank 1 / in the top 5) and search latency (noisy: the machine is shared).
+from the asking project and global), ``hit_at_1``/``hit_at_5`` (the asking project's main memory on
+that topic at rank 1 / in the top 5), ``answer_at_1`` (any of the asking project's memories on
+that topic at rank 1: each of them answers the question) and search latency (noisy: the machine is shared).
 """
 
 from __future__ import annotations
@@ -58,11 +59,14 @@ GLOBAL_TEMPLATES = [
 
 def memories(
     projects: list[str], facts: int, seed: int
-) -> tuple[list[dict[str, str]], dict[tuple[str, str], str]]:
-    """The memories to store (text, project or none) and each (project, topic)'s main fact."""
+) -> tuple[list[dict[str, str]], dict[tuple[str, str], str], dict[tuple[str, str], set[str]]]:
+    """The memories to store (text, project or none), each (project, topic)'s main fact, and
+    all its facts."""
     rng = random.Random(seed)
     items: list[dict[str, str]] = []
     main: dict[tuple[str, str], str] = {}
+    #: Every fact of a (project, topic): each answers the question (``answer_at_1``).
+    facts_of: dict[tuple[str, str], set[str]] = {}
     for project in projects:
         for topic, (_, choices) in TOPICS.items():
             choice = rng.choice(choices)
@@ -77,10 +81,11 @@ def memories(
                     text = template.format(topic=topic, choice=choice).replace("For caching", f"For {topic}")
                     text += f" (note {rng.randint(100, 999)})"
                 items.append({"text": text, "project": project})
+                facts_of.setdefault((project, topic), set()).add(text)
     for topic in TOPICS:
         for template in GLOBAL_TEMPLATES:
             items.append({"text": template.format(topic=topic)})
-    return items, main
+    return items, main, facts_of
 
 
 def main() -> None:
@@ -92,7 +97,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=5)
     args = parser.parse_args()
     projects = PROJECTS[: max(2, min(args.projects, len(PROJECTS)))]
-    items, main_facts = memories(projects, args.facts, args.seed)
+    items, main_facts, all_facts = memories(projects, args.facts, args.seed)
 
     server = Server()
     try:
@@ -114,7 +119,7 @@ def main() -> None:
                 "questions": len(projects) * len(TOPICS),
             }
             for mode in ("without_scope", "with_scope"):
-                leaked = own = shared = first = top5 = 0
+                leaked = own = shared = first = answered = top5 = 0
                 shown = 0
                 latencies: list[float] = []
                 for project in projects:
@@ -135,6 +140,8 @@ def main() -> None:
                             shared += owner is None
                         target = ids[main_facts[(project, topic)]]
                         first += bool(hits) and hits[0] == target
+                        answers = {ids[text] for text in all_facts[(project, topic)]}
+                        answered += bool(hits) and hits[0] in answers
                         top5 += target in hits
                 questions = len(projects) * len(TOPICS)
                 report[mode] = {
@@ -142,6 +149,7 @@ def main() -> None:
                     "own_at_5": round(own / max(shown, 1), 3),
                     "global_at_5": round(shared / max(shown, 1), 3),
                     "hit_at_1": round(first / questions, 3),
+                    "answer_at_1": round(answered / questions, 3),
                     "hit_at_5": round(top5 / questions, 3),
                     "search_ms": percentiles(latencies),
                     "search_ms_mean": round(statistics.mean(latencies) * 1000, 1),

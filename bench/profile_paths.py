@@ -126,6 +126,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=150)
     parser.add_argument("--rate", type=int, default=250, help="samples a second")
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--paths", default="", help="names of the paths to profile, comma-separated (all)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ccmem-prof-data-"))
     shutil.copytree(args.data_dir / "data", work / "data")
@@ -138,6 +139,7 @@ def main() -> None:
         n = args.requests
         take(queries, 20)  # the first queries warm nothing: the server's own warm-up runs at start
         rest(server, token, take(queries, 10))
+        mcp(server, token, take(queries, 30))  # the MCP endpoint is built on its first request
         items = turns(synthetic(3 * n, seed=int(time.time()) % 1000 + 500), 0, 20)
         ingest_token = server.token("ingest")
         paths: dict[str, Callable[[], float]] = {
@@ -147,7 +149,8 @@ def main() -> None:
             "ingest_single": lambda: ingest(server, ingest_token, items[:n], 1),
             "ingest_batch_100": lambda: ingest_batches(server, ingest_token, items[n : 3 * n]),
         }
-        report["paths"] = {name: profiled(pid, args.rate, run, args.top) for name, run in paths.items()}
+        chosen = [name for name in args.paths.split(",") if name] or list(paths)
+        report["paths"] = {name: profiled(pid, args.rate, paths[name], args.top) for name in chosen}
         report["load_after"] = load()
     finally:
         server.stop()

@@ -5,7 +5,8 @@ merges, new vectors, deletes, reloads that carry the copy over, a compaction tha
 shard) and, after each round, the
 same searches go to the store's ``nearest`` (which scans the copy) and straight to Edge's own
 ``shard.query``: the same ids in the same order and the same scores, for every filter shape the
-search pipeline sends (a user, a state, an app, a project, a creation range, together), each
+search pipeline sends (a user, a state, an app, a project or a project's scope, ids left out, a
+creation range, together), each
 user seeing only their own points. Filters the copy cannot read go to Edge; a payload it cannot
 match as Edge would turns the copy off.
 """
@@ -66,14 +67,19 @@ def vector(rng: np.random.Generator) -> list[float]:
     return [float(x) for x in rng.standard_normal(DIMS)]
 
 
-def filters_for(rng: random.Random) -> dict[str, Any]:
+def filters_for(rng: random.Random, ids: list[str]) -> dict[str, Any]:
     filters: dict[str, Any] = {"user_id": rng.choice([*USERS, "*", "nobody"])}
     if rng.random() < 0.8:
         filters["state"] = "active"
     if rng.random() < 0.3:
         filters["app_id"] = rng.choice(APPS)
-    if rng.random() < 0.3:
+    draw = rng.random()
+    if draw < 0.3:
         filters["project"] = rng.choice(["p1", "p2", "p9"])
+    elif draw < 0.6:  # a scope: the project's points and those of no project (missing or null)
+        filters["project"] = {"in_or_empty": [rng.choice(["p1", "p2", "p9"])]}
+    if rng.random() < 0.4:  # points given to a session already, some of them deleted since
+        filters["$not_ids"] = rng.sample(ids, min(len(ids), rng.choice([1, 10, 80])))
     if rng.random() < 0.3:
         low = rng.uniform(1.7e9, 1.8e9)
         filters["created_ts"] = {"gte": low, "lte": low + rng.uniform(0, 5e7)}
@@ -86,13 +92,14 @@ def check_round(
     store.nearest(vector(vectors), 1, None)  # a search starts the reading of the copy, if due
     store.scan_copy.settle()
     for _ in range(25):
-        query, top_k, filters = vector(vectors), rng.choice([1, 5, 20, 60]), filters_for(rng)
+        query, top_k, filters = vector(vectors), rng.choice([1, 5, 20, 60]), filters_for(rng, list(owners))
         ours = store.nearest(query, top_k, filters)
         assert store.scan_copy.scan is not None, "the copy was not used"
         edge = edge_answer(store, query, top_k, filters)
         assert same(ours, edge), (filters, ours[:3], edge[:3])
         if filters["user_id"] in USERS:
             assert all(owners[point_id] == filters["user_id"] for point_id, _ in ours)
+        assert not {point_id for point_id, _ in ours} & set(filters.get("$not_ids", ()))
 
 
 def test_the_copy_answers_as_edge_through_every_kind_of_write(tmp_path: Path) -> None:

@@ -477,3 +477,24 @@ def test_a_prompt_s_search_and_injection_are_logged_in_one_transaction(service: 
             )
         )
     assert {HOOK_SEARCH, INJECTED} <= kinds, kinds
+
+
+def test_late_in_a_long_session_a_prompt_still_gets_memories_it_was_not_given(service: Any) -> None:
+    """The memories a session was given are left out inside the search, so the sixteenth
+    prompt on one subject finds the memories ranked 76th to 80th. (Asked for more hits
+    instead, at most 60, this session was given nothing new after 54 memories.)"""
+    user = f"u{uuid.uuid4().hex[:8]}"
+    items = [
+        {"text": f"Lighthouse maintenance note {n}: the spare lamp bulbs are on shelf {n}"} for n in range(80)
+    ]
+    outcome = service.writes.add_memories(user_id=user, app_name="notes", items=items)
+    assert all("error" not in result for result in outcome), outcome
+    given: list[str] = []
+    for _ in range(16):
+        recollection = service.recall.recall_prompt(
+            user, session_id="long", project="lighthouse", prompt="where are the spare lamp bulbs kept"
+        )
+        fresh = [memory.id for memory in recollection.memories]
+        assert fresh and not set(fresh) & set(given), (len(given), fresh)
+        given += fresh
+    assert len(set(given)) == 80

@@ -119,3 +119,40 @@ def test_keyword_filters_by_app_project_and_creation_time_in_sql(database: Datab
     ]
     assert index.search(user_pk, "zq deploy", created_to=datetime(2026, 7, 1, 12, 0, 0, 249)) == [ids["june"]]
     assert index.search(user_pk, "zq deploy", created_from=datetime(2026, 8, 1)) == []
+
+
+def scope_and_exclusion(database: Database) -> None:
+    """A scope keeps the project's memories and those of no project; ``exclude`` leaves ids out."""
+    with database.session() as session:
+        user = alice(session)
+        app = App(owner_id=user.id, name="chat")
+        session.add(app)
+        session.flush()
+        rows = {
+            project or "global": Memory(
+                user_id=user.id, app_id=app.id, content=f"zq deploy notes for {project}", project=project
+            )
+            for project in ("/web", "/api", None)
+        }
+        session.add_all(rows.values())
+        session.flush()
+        ids = {name: str(memory.id) for name, memory in rows.items()}
+        user_pk = user.id
+    index = KeywordIndex(database)
+    assert set(index.search(user_pk, "zq deploy", scope="/web")) == {ids["/web"], ids["global"]}
+    assert index.search(user_pk, "zq deploy", scope="/web", exclude=[ids["global"]]) == [ids["/web"]]
+    assert set(index.search(user_pk, "zq deploy", exclude=[ids["/api"], ids["/web"]])) == {ids["global"]}
+    assert index.search(user_pk, "zq deploy", exclude=list(ids.values())) == []
+
+
+def test_keyword_scope_and_exclusion_in_sql_on_sqlite(database: Database) -> None:
+    scope_and_exclusion(database)
+
+
+def test_keyword_scope_and_exclusion_in_sql_on_postgresql(postgres_url: str) -> None:
+    opened = Database(postgres_url)
+    opened.migrate()
+    try:
+        scope_and_exclusion(opened)
+    finally:
+        opened.close()

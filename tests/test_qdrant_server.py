@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -261,3 +262,43 @@ def test_reconciliation_on_the_server_restores_lost_points_and_removes_orphans(
     assert search(c, "when does staging sleep?", limit=1)[0]["id"] == lost
     health = httpx.get(f"{srv.base_url}/health", timeout=10).json()
     assert health["reconciliation"]["trigger"] == "admin"
+
+
+def test_on_the_server_a_scope_and_a_session_s_given_memories_are_left_out_after_the_search(
+    srv: MemoryServer, qdrant: FakeQdrant, tmp_path: Path
+) -> None:
+    """mem0's server store has no condition for a field with no value nor for ids, so there the
+    scoped search and the hooks' "not given yet" filter after the search (looking deeper), with
+    the same answers the embedded store gives by filtering inside it."""
+    user, c = client_for(srv)
+    shop = store(
+        c,
+        [
+            {"text": f"Shop note {n}: the checkout retries payment webhooks", "project": "shop"}
+            for n in range(8)
+        ],
+    )
+    [blog] = store(c, [{"text": "Blog note: the checkout retries payment webhooks", "project": "blog"}])
+    [common] = store(c, [{"text": "Always retry payment webhooks with backoff"}])
+    hits = [h["id"] for h in search(c, "how are payment webhooks retried", current_project="shop", limit=20)]
+    assert blog not in hits and set(hits) == {*shop, common}
+    assert "project" not in last_query_filter(qdrant)  # filtered after the server's search
+
+    repository = tmp_path / "shop"
+    (repository / ".git").mkdir(parents=True)  # the hooks' project: the repository's name
+    given: list[str] = []
+    for _ in range(2):
+        body = {
+            "hook_event_name": "UserPromptSubmit",
+            "session_id": "server-session",
+            "cwd": str(repository),
+            "transcript_path": "/dev/null",
+            "prompt": "how are payment webhooks retried",
+        }
+        answer = c.post("/api/v1/hooks/claude-code", json=body)
+        assert answer.status_code == 200, answer.text
+        block = answer.json()["hookSpecificOutput"]["additionalContext"]
+        ids = [i for i in [*shop, common] if i in block]
+        assert ids and not set(ids) & set(given) and blog not in block
+        given += ids
+    assert len(given) >= 6

@@ -111,6 +111,26 @@ def test_search_from_a_project_sees_its_memories_first_and_no_other_projects(cal
     assert bad.status_code == 422 and "needs a project" in bad.text
 
 
+def test_a_scoped_search_finds_the_project_s_memory_under_many_of_other_projects(caller: Caller) -> None:
+    """The scope is a condition inside both retrievers, not a filter after them: 70 memories of
+    another project that match the question word for word do not crowd out the asking
+    project's one, which shares no word with it (looked for 60 deep, then filtered, it was
+    not found)."""
+    items = [
+        {"text": f"Service {n} of the billing team uses the PostgreSQL database", "project": "billing"}
+        for n in range(70)
+    ]
+    response = caller.http.post("/api/v1/memories/batch", json={"items": items})
+    assert response.status_code == 200 and response.json()["failed"] == 0, response.text
+    ours = caller.create("Our records are kept in SQLite", project="shop")
+    question = "which database does the service use"
+    unscoped = [hit["id"] for hit in caller.search(question, limit=60)]
+    assert ours not in unscoped  # sixty of the other project's rank above it
+
+    scoped = caller.search(question, current_project="shop")
+    assert [hit["id"] for hit in scoped] == [ours]
+
+
 def test_move_between_scopes_and_complete_a_task(caller: Caller) -> None:
     first = caller.create("Step one of the migration: copy the orders table", project="shop", task="migrate")
     second = caller.create(

@@ -13,12 +13,14 @@ product takes about half a millisecond at 10k, and BLAS releases the lock meanwh
 
 What it answers exactly as Edge would: cosine similarity (vectors normalised, as Edge does),
 and the filters the search pipeline sends: equality of a string on ``user_id``, ``state``,
-``app_id`` and ``project`` (``"*"``: any), and a ``created_ts`` range with ``gte``/``lte``. A
-point whose field is missing does not match a condition on it, as in Edge. Any other filter
-shape answers None, and the caller asks Edge. Payload values of another kind than these
-(a list where a string is expected) make the copy unfit: :meth:`of` and the writes report it,
-and the store then stops using it. The store owns the copy and keeps it exact: every write it
-makes to the shard is made here too, under the same lock (engine/scan_copy.py, engine/edge_store.py).
+``app_id`` and ``project`` (``"*"``: any), ``{"in_or_empty": [...]}`` on them (one of the
+values, or none: a scoped search's project), ``$not_ids`` (points left out), and a
+``created_ts`` range with ``gte``/``lte``. A point whose field is missing does not match a
+condition on it, as in Edge. Any other filter shape answers None, and the caller asks Edge.
+Payload values of another kind than these (a list where a string is expected) make the copy
+unfit: :meth:`of` and the writes report it, and the store then stops using it. The store owns
+the copy and keeps it exact: every write it makes to the shard is made here too, under the same
+lock (engine/scan_copy.py, engine/edge_store.py).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
+
+from .filters import IN_OR_EMPTY, NOT_IDS
 
 #: Payload fields matched by equality of strings.
 KEYWORDS = ("user_id", "state", "app_id", "project")
@@ -168,15 +172,24 @@ class ExactScan:
     def _mask(self, filters: Mapping[str, Any], size: int) -> np.ndarray | bool | None:
         mask: np.ndarray | bool = True
         for key, value in filters.items():
-            if key in KEYWORDS:
+            if key == NOT_IDS:
+                condition = self._not_ids(value, size)
+                if condition is None:
+                    return None
+            elif key in KEYWORDS:
                 if value == "*":
                     continue
-                if not isinstance(value, str):
+                if isinstance(value, Mapping):
+                    condition = self._in_or_empty(key, value, size)
+                    if condition is None:
+                        return None
+                elif not isinstance(value, str):
                     return None
-                code = self._code_of[key].get(value)
-                if code is None:
-                    return np.zeros(size, dtype=bool)
-                condition = self._codes[key][:size] == code
+                else:
+                    code = self._code_of[key].get(value)
+                    if code is None:
+                        return np.zeros(size, dtype=bool)
+                    condition = self._codes[key][:size] == code
             elif key == RANGE:
                 if not isinstance(value, Mapping) or not value or set(value) - _BOUNDS:
                     return None
@@ -193,6 +206,26 @@ class ExactScan:
                 return None
             mask = condition if mask is True else mask & condition
         return mask
+
+    def _in_or_empty(self, key: str, value: Mapping[str, Any], size: int) -> np.ndarray | None:
+        """``{"in_or_empty": [strings]}``: one of the values, or none (a scope); None: another shape."""
+        values = value.get(IN_OR_EMPTY)
+        if set(value) != {IN_OR_EMPTY} or not isinstance(values, list | tuple) or not values:
+            return None
+        if not all(isinstance(item, str) for item in values):
+            return None
+        codes = self._codes[key][:size]
+        known = [self._code_of[key][item] for item in values if item in self._code_of[key]]
+        return np.isin(codes, [_MISSING, *known])
+
+    def _not_ids(self, values: Any, size: int) -> np.ndarray | None:
+        """``{"$not_ids": [ids]}``: every row but these points'; None: another shape."""
+        if not isinstance(values, list | tuple | set | frozenset):
+            return None
+        condition = np.ones(size, dtype=bool)
+        rows = [self._row[value] for value in values if isinstance(value, str) and value in self._row]
+        condition[[row for row in rows if row < size]] = False
+        return condition
 
     # -- internals ----------------------------------------------------------------------------
     def _set_fields(self, row: int, payload: Mapping[str, Any]) -> None:

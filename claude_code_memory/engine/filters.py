@@ -5,6 +5,8 @@ The accepted shapes are those mem0's ``Memory.search``/``get_all`` pass to a vec
     {"user_id": "alice"}                         exact match (str or int)
     {"state": {"in": ["active", "paused"]}}      in / nin
     {"state": {"ne": "deleted"}}                 eq / ne
+    {"project": {"in_or_empty": ["repo"]}}       one of these, or no value at all (a scope)
+    {"$not_ids": ["<uuid>", ...]}                points left out by id (given to a session)
     {"expires_at": {"gte": 10, "lt": 20}}        numeric range (gt, gte, lt, lte)
     {"created_at": {"gte": "2026-01-01"}}        ISO-8601 strings make a datetime range
     {"app_id": "*"}                              wildcard: no condition, as in mem0's qdrant
@@ -18,12 +20,15 @@ flags as keywords. A bad filter raises :class:`BadInput`.
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from qdrant_edge import (
     FieldCondition,
     Filter,
+    HasIdCondition,
+    IsEmptyCondition,
     MatchAny,
     MatchExcept,
     MatchValue,
@@ -35,7 +40,12 @@ from ..errors import BadInput
 
 _LOGICAL = {"AND": "AND", "OR": "OR", "NOT": "NOT", "$and": "AND", "$or": "OR", "$not": "NOT"}
 _RANGE_OPERATORS = ("gt", "gte", "lt", "lte")
-_OPERATORS = {"eq", "ne", "in", "nin", *_RANGE_OPERATORS}
+#: Ours, not mem0's: a value among these or none (the field missing or null), as a scoped
+#: search keeps a project's memories and those of no project (search/pipeline.py).
+IN_OR_EMPTY = "in_or_empty"
+_OPERATORS = {"eq", "ne", "in", "nin", IN_OR_EMPTY, *_RANGE_OPERATORS}
+#: Ours too: the ids of points to leave out (memories a session was already given).
+NOT_IDS = "$not_ids"
 _ISO_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2})?(\.\d+)?(Z|[+-]\d{2}:?\d{2})?)?$")
 
 
@@ -49,6 +59,10 @@ def edge_filter(filters: Mapping[str, Any] | None) -> Filter | None:
     must_not: list[Any] = []
     seen_logical: set[str] = set()
     for key, value in filters.items():
+        if key == NOT_IDS:
+            if value:
+                must_not.append(HasIdCondition(set(point_ids(value))))
+            continue
         logical = _LOGICAL.get(key)
         if logical is None:
             must_conditions, must_not_conditions = _field_conditions(key, value)
@@ -72,6 +86,16 @@ def edge_filter(filters: Mapping[str, Any] | None) -> Filter | None:
     if not (must or must_not):
         return None
     return Filter(must=must or None, must_not=must_not or None)
+
+
+def point_ids(values: Any) -> list[str]:
+    """``$not_ids``' values as canonical UUID strings (a bad one is refused)."""
+    if not isinstance(values, list | tuple | set | frozenset):
+        raise BadInput(f"filter {NOT_IDS!r} must be a list of memory ids")
+    try:
+        return [str(uuid.UUID(str(value))) for value in values]
+    except ValueError as exc:
+        raise BadInput(f"filter {NOT_IDS!r}: {exc}") from None
 
 
 def _filter_list(key: str, value: Any) -> list[Mapping[str, Any]]:
@@ -111,6 +135,8 @@ def _operator_conditions(key: str, operators: Mapping[str, Any]) -> tuple[list[A
     if "nin" in operators:
         values = _match_values(key, operators["nin"])
         must.append(FieldCondition(key, match=MatchExcept(values)))
+    if IN_OR_EMPTY in operators:
+        must.append(Filter(should=[_any_of(key, operators[IN_OR_EMPTY]), IsEmptyCondition(key)]))
     bounds = {name: operators[name] for name in _RANGE_OPERATORS if name in operators}
     if bounds:
         must.append(_range(key, bounds))

@@ -12,10 +12,11 @@ blurs. Fusing ranks rather than scores needs no calibration between the two.
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from sqlalchemy import Connection, DateTime, bindparam, text
@@ -110,9 +111,13 @@ class KeywordIndex:
         project: str | None = None,
         created_from: datetime | None = None,
         created_to: datetime | None = None,
+        scope: str | None = None,
+        exclude: Collection[str] = (),
     ) -> list[str]:
         """Ids of the user's active memories that match any query term, most relevant first,
-        within the app, project and creation-time range when given."""
+        within the app, project and creation-time range when given. ``scope``: a project whose
+        memories are kept with those of no project (a scoped search), the others left out.
+        ``exclude``: ids of memories to leave out (those a session was already given)."""
         words = terms(query)
         if not words:
             return []
@@ -124,6 +129,16 @@ class KeywordIndex:
         if project is not None:
             clauses.append("AND m.project = :project")
             params["project"] = project
+        if scope is not None:
+            clauses.append("AND (m.project = :scope OR m.project IS NULL)")
+            params["scope"] = scope
+        if exclude:
+            if self.dialect == "sqlite":  # ids as SQLite stores them: 32 hex digits
+                clauses.append("AND m.id NOT IN (SELECT value FROM json_each(:exclude))")
+                params["exclude"] = json.dumps([uuid.UUID(i).hex for i in exclude])
+            else:
+                clauses.append("AND NOT (m.id = ANY(:exclude))")
+                params["exclude"] = [uuid.UUID(i) for i in exclude]
         if created_from is not None:
             clauses.append("AND m.created_at >= :created_from")
             params["created_from"] = created_from

@@ -10,7 +10,7 @@ a vector whose row is gone, inactive or outside the filters is not returned.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -34,13 +34,16 @@ from .ranking import rank
 from .temporal import ReferenceTimes, Scope, TemporalPlan, TimeWindow
 
 MAX_QUERY_CHARS = 10_000
-#: Candidates each retriever contributes when a scope leaves some out (a project, a task, global).
+#: Candidates each retriever contributes when a scope leaves some out after it (a task, global;
+#: a project when the vector store cannot filter by it).
 SCOPE_CANDIDATES = 60
 #: When a query names a date, each retriever looks this deep for memories from that time.
 WINDOW_CANDIDATES = 200
 #: Most neighbouring turns a search result may bring on each side.
 MAX_CONTEXT = 5
 MAX_SEARCH_LIMIT = 100
+#: Deepest a retriever looks for a search that drops ``exclude`` ids after it (a Qdrant server).
+MAX_EXCLUDED_DEPTH = 200
 
 #: The rows of search hits (``ids``), with their app's name.
 _HIT_ROWS = (
@@ -115,6 +118,7 @@ class Search:
         global_only: bool = False,
         reader: tuple[uuid.UUID, uuid.UUID] | None = None,
         now: datetime | None = None,
+        exclude: Collection[str] = (),
     ) -> list[Hit]:
         """Hybrid search over the user's active memories: dense vectors and keyword relevance,
         fused by reciprocal rank; logs each hit as accessed by the app. ``score`` is the fused
@@ -139,7 +143,9 @@ class Search:
         ``search.scope_ranking`` on, only its memories and global ones are returned, its own
         ranked up (:func:`.ranking.in_scope`). ``task`` keeps one task's memories (of
         ``project`` or ``current_project``); ``global_only`` keeps memories of no project.
-        Scoped searches look deeper (:data:`SCOPE_CANDIDATES`), since they drop candidates.
+        A project's scope is a filter inside both retrievers when the vector store reads it
+        (:meth:`Vectors.scope_condition`); the other scopes, and a project's on a Qdrant server,
+        drop candidates after them and so look deeper (:data:`SCOPE_CANDIDATES`).
 
         ``reader``: the keys of the user and of the app named ``app_name``, when the caller has
         already looked them up (and refused a paused app): the search then does not look them
@@ -148,7 +154,11 @@ class Search:
         ``now``: when the search is asked (naive UTC; as-of). Relative dates in the query ("last
         Saturday", "two weeks ago") resolve against it, and the boosts read it as the present.
         None: relative dates resolve against the newest memory in scope (never later than the
-        service's clock), as before."""
+        service's clock), as before.
+
+        ``exclude``: ids of memories to leave out (those the hooks gave the session already).
+        Both retrievers leave them out when the vector store reads the condition; elsewhere
+        each looks that much deeper and they are dropped after the ranking."""
         query = validate_text(query, "query")
         if len(query) > MAX_QUERY_CHARS:
             raise TooLarge(f"query is {len(query)} characters; the maximum is {MAX_QUERY_CHARS}")
@@ -173,8 +183,25 @@ class Search:
         if task is not None and (project or current_project) is None:
             raise BadInput("a task belongs to a project: name the project too")
         scoped = current_project is not None and self.settings.search.scope_ranking
-        wide = scoped or bool(task) or global_only
+        # A scope keeps the project's memories and those of no project. Both retrievers leave
+        # the others out themselves when the vector store reads the condition, and then look no
+        # deeper than an unscoped search: filtered afterwards, three times as deep, the ranking
+        # read three times the rows (a third of a hook's search; docs/performance.md).
+        in_store = (
+            self.vectors.scope_condition(current_project)
+            if current_project is not None and scoped and project is None
+            else None
+        )
+        scope = current_project if in_store is not None else None
+        if in_store is not None:
+            filters["project"] = in_store
+        wide = (scoped and scope is None) or bool(task) or global_only
         candidates = max(limit, self.settings.search.candidates, SCOPE_CANDIDATES if wide else 0)
+        excluded = self.vectors.exclusion(exclude) if exclude else None
+        if excluded is not None:
+            filters.update(excluded)
+        elif exclude:
+            candidates = min(candidates + len(exclude), MAX_EXCLUDED_DEPTH)
         plan = TemporalPlan.read(query, self.settings.search)
         depth = max(candidates, WINDOW_CANDIDATES) if plan.looks_deeper else candidates
         # The keyword half runs beside the dense half, which starts at once in this thread:
@@ -192,6 +219,8 @@ class Search:
             project=project,
             created_from=created_from,
             created_to=created_to,
+            scope=scope,
+            exclude=exclude if excluded is not None else (),
             reader=reader,
             now=now,
         )
@@ -214,6 +243,8 @@ class Search:
                 clock=self.clock if now is None else (lambda: now),
                 project=current_project if project is None else None,
             )
+            if exclude and excluded is None:
+                fused = [(memory_id, score) for memory_id, score in fused if memory_id not in exclude]
             scored = fused[:limit]
             if not scored:
                 return []
@@ -267,6 +298,8 @@ class Search:
         project: str | None,
         created_from: datetime | None,
         created_to: datetime | None,
+        scope: str | None = None,
+        exclude: Collection[str] = (),
         reader: tuple[uuid.UUID, uuid.UUID] | None = None,
         now: datetime | None = None,
     ) -> tuple[uuid.UUID | None, list[str], list[TimeWindow]]:
@@ -286,12 +319,14 @@ class Search:
             project=project,
             created_from=created_from,
             created_to=created_to,
+            scope=scope,
+            exclude=exclude,
         )
         named = list(plan.explicit)
         if plan.relative or plan.events:
             with self.database.engine.connect() as connection:
-                scope = Scope(user_pk, app_filter, project)
-                named = plan.resolve(connection, self.keywords, scope, self.clock, self.references, as_of=now)
+                where = Scope(user_pk, app_filter, project)
+                named = plan.resolve(connection, self.keywords, where, self.clock, self.references, as_of=now)
         return app_pk, keyword, named
 
     def close(self) -> None:

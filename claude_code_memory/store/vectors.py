@@ -9,12 +9,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..db.models import MemoryState
+from ..engine.filters import IN_OR_EMPTY, NOT_IDS
 from ..errors import BadInput, NotFound
 from ..policy.gate import Admitted
 from .values import epoch_seconds
@@ -94,6 +95,9 @@ class VectorEngine(Protocol):
 
     @property
     def disk(self) -> DiskGuard: ...
+
+    @property
+    def embedded(self) -> bool: ...
 
 
 class Vectors:
@@ -324,6 +328,17 @@ class Vectors:
         with self.engine.server_errors():
             hits = self.engine.nearest(query, limit, filters)
         return [{"id": memory_id, "score": score} for memory_id, score in hits if score >= 0.0]
+
+    def scope_condition(self, project: str) -> dict[str, Any] | None:
+        """The condition :meth:`search` reads for a scope (the project's memories and those of
+        no project), or None where the store cannot read one: mem0's Qdrant server store has no
+        condition for a field with no value, so a scoped search there filters after it."""
+        return {IN_OR_EMPTY: [project]} if self.engine.embedded else None
+
+    def exclusion(self, ids: Collection[str]) -> dict[str, Any] | None:
+        """The condition :meth:`search` reads to leave these memories out, or None where the
+        store cannot read one (mem0's Qdrant server store: the caller drops them after it)."""
+        return {NOT_IDS: sorted(ids)} if self.engine.embedded else None
 
     def embed(self, text: str) -> list[float]:
         return self.engine.embed(text)

@@ -368,22 +368,22 @@ class Recall:
         query = prompt[:MAX_QUERY_CHARS]
         # The search logs through the app; it is given both keys rather than look them up again.
         user_pk, app_pk = self.owners.own_app(user_id, app, "read memories")
-        # One search over all the user's memories, deep enough for both scopes, then the
-        # project's memories first: two searches (project, then the rest) cost twice the time.
-        # Deeper for a session given many memories already (they are skipped), but no deeper
-        # than a scoped search looks anyway: past that, each retriever's depth grows with the
-        # limit and the ranking with it (limit 100: a third more time than 60, at 10k memories;
-        # docs/performance.md), for memories ranked below the 60th.
+        # One search over the project's memories and those of no project, then the project's
+        # first: two searches (project, then the rest) cost twice the time. The memories given
+        # to the session already are left out inside the search (each retriever skips them),
+        # so it looks no deeper late in a session than at its start: asked for more hits
+        # instead, the ranking read up to three times the rows (docs/performance.md).
         hits = self.search(
             user_id=user_id,
             app_name=app,
             query=query,
-            limit=min(SCOPE_CANDIDATES, 2 * (wanted + len(already)) + 10),
+            limit=min(SCOPE_CANDIDATES, 2 * wanted + 10),
             access_type=HOOK_SEARCH,
             with_categories=False,
             current_project=project,  # another project's memories stay out (scopes.py)
             reader=(user_pk, app_pk),
             now=now,
+            exclude=already,
         )
         eligible = [
             hit
