@@ -345,6 +345,14 @@ def test_filters_run_inside_edge(store: QdrantEdgeStore) -> None:
         store.search("", unit(1), filters={"flag": True})
     with pytest.raises(BadInput):
         store.search("", unit(1), filters={"state": {"like": "act%"}})
+    # Ours: a value among these or none (a scope), and ids left out.
+    assert hits({"expires_at": {"in_or_empty": [100]}}) == {0, 3}
+    assert hits({"state": {"in_or_empty": ["paused", "deleted"]}}) == {1, 3}
+    assert hits({"$not_ids": [ids[0], ids[2]], "user_id": "a"}) == {1, 3}
+    assert hits({"$not_ids": []}) == {0, 1, 2, 3}
+    for bad in ({"$not_ids": ["not-an-id"]}, {"$not_ids": "x"}, {"state": {"in_or_empty": []}}):
+        with pytest.raises(BadInput):
+            store.search("", unit(1), filters=bad)
 
 
 @pytest.mark.integration

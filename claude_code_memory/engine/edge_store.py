@@ -436,13 +436,13 @@ class QdrantEdgeStore(VectorStoreBase):
         """``(id, score)`` of the ``top_k`` nearest points that pass ``filters``, best first:
         :meth:`search` without the payloads, which cost more than the scan itself
         (docs/search.md, "Measurements behind the code's choices")."""
-        request = self._query(vectors=vector, top_k=top_k, filters=filters, with_payload=False)
         with self._locked() as shard:
             scan = self.scan_copy.of(shard)
             found = scan.nearest(vector, top_k, filters) if scan is not None else None
             if found is not None:
                 return found
-            hits = shard.query(request)
+            # Built only for Edge: a session's given ids made the request a tenth of a hook's time.
+            hits = shard.query(self._query(vectors=vector, top_k=top_k, filters=filters, with_payload=False))
         return [(str(hit.id), float(hit.score)) for hit in hits]
 
     def search_batch(
