@@ -40,6 +40,8 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_server import ROOT, WARMUP, Server, fresh_queries, ingest_batches, percentiles, rss_mb, synthetic  # noqa: E402
 
+#: With ``--block``: seconds between one side's block of searches and the other's.
+BLOCK_PAUSE_S = 2.0
 USER = "bench"
 
 
@@ -93,6 +95,12 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=10_000, help="synthetic memories without --data-dir")
     parser.add_argument("--queries", type=int, default=400)
     parser.add_argument("--restarts", type=int, default=0)
+    parser.add_argument(
+        "--block",
+        type=int,
+        default=1,
+        help="searches asked of one side in a row before the other's (1: alternate every query)",
+    )
     parser.add_argument(
         "--hooks",
         type=int,
@@ -148,14 +156,23 @@ def main() -> None:
                 client.post("/api/v1/memories/search", json={"query": query, "limit": 10}).raise_for_status()
         samples: dict[str, list[float]] = {name: [] for name in servers}
         order = list(servers)
-        for i, query in enumerate(itertools.islice(queries, args.queries)):
-            for name in order if i % 2 == 0 else order[::-1]:
-                started = time.perf_counter()
-                response = clients[name].post("/api/v1/memories/search", json={"query": query, "limit": 10})
-                samples[name].append(time.perf_counter() - started)
-                response.raise_for_status()
-                assert response.json()["results"], "search returned nothing"
+        block = max(1, args.block)
+        asked = list(itertools.islice(queries, args.queries))
+        for i in range(0, len(asked), block):
+            for name in order if (i // block) % 2 == 0 else order[::-1]:
+                if block > 1:
+                    time.sleep(BLOCK_PAUSE_S)  # the other side's background work is done
+                for query in asked[i : i + block]:
+                    started = time.perf_counter()
+                    response = clients[name].post(
+                        "/api/v1/memories/search", json={"query": query, "limit": 10}
+                    )
+                    samples[name].append(time.perf_counter() - started)
+                    response.raise_for_status()
+                    assert response.json()["results"], "search returned nothing"
         report["rest_search"] = {name: percentiles(v) for name, v in samples.items()}
+        if block > 1:
+            report["rest_search_block"] = block
         if args.hooks:
             report["user_prompt_submit"] = hooks(clients, queries, args.hooks)
         report["rss_mb"] = {name: round(rss_mb(server.process.pid), 1) for name, server in servers.items()}
