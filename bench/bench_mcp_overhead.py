@@ -17,9 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +25,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_server import Server, _mcp_search, fresh_queries, load, percentiles, take  # noqa: E402
+from bench_server import _mcp_search, fresh_queries, load, percentiles, server_on_copy, take  # noqa: E402
 
 PROTOCOL = "2025-06-18"
 
@@ -37,11 +35,8 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--queries", type=int, default=400)
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="ccmem-mcp-overhead-"))
-    shutil.copytree(args.data_dir / "data", work / "data")
     report: dict[str, object] = {"load_before": load(), "queries": args.queries}
-    server = Server(work, settings={"hygiene.schedule_hours": "0"})
-    try:
+    with server_on_copy(args.data_dir, "ccmem-mcp-overhead-") as server:
         token = server.token("bench")
         queries = fresh_queries(seed=int(time.time()))
         url = f"{server.base}/mcp/bench/http/bench"
@@ -87,9 +82,6 @@ def main() -> None:
         sdk_queries = take(queries, args.queries + 5)
         report["mcp_sdk_client"] = asyncio.run(_mcp_search(url, token, sdk_queries, "http"))
         report["load_after"] = load()
-    finally:
-        server.stop()
-        shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(report, indent=2))
 
 

@@ -270,6 +270,20 @@ class Server:
 Item = str | dict[str, object]
 
 
+@contextlib.contextmanager
+def server_on_copy(data_dir: Path, prefix: str) -> Iterator[Server]:
+    """A server (hygiene schedule off) on a copy of a kept ``--data-dir`` (never changed);
+    stopped and the copy removed afterwards."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    shutil.copytree(data_dir / "data", work / "data")
+    server = Server(work, settings={"hygiene.schedule_hours": "0"})
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def _body(item: Item) -> dict[str, object]:
     return {"text": item} if isinstance(item, str) else item
 

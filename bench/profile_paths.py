@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import collections
 import json
-import shutil
 import signal
 import subprocess
 import sys
@@ -41,6 +40,7 @@ from bench_server import (  # noqa: E402
     ingest,
     ingest_batches,
     load,
+    server_on_copy,
     synthetic,
     take,
     turns,
@@ -128,11 +128,8 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--paths", default="", help="names of the paths to profile, comma-separated (all)")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="ccmem-prof-data-"))
-    shutil.copytree(args.data_dir / "data", work / "data")
-    server = Server(work, settings={"hygiene.schedule_hours": "0"})
     report: dict[str, object] = {"load_before": load(), "requests": args.requests}
-    try:
+    with server_on_copy(args.data_dir, "ccmem-prof-data-") as server:
         token = server.token("bench")
         queries = fresh_queries(seed=int(time.time()))
         pid = server.process.pid
@@ -152,9 +149,6 @@ def main() -> None:
         chosen = [name for name in args.paths.split(",") if name] or list(paths)
         report["paths"] = {name: profiled(pid, args.rate, paths[name], args.top) for name in chosen}
         report["load_after"] = load()
-    finally:
-        server.stop()
-        shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(report, indent=2))
 
 

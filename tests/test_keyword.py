@@ -61,12 +61,17 @@ def alice(session: Session) -> User:
     return user
 
 
+def alice_with_app(session: Session, name: str) -> tuple[User, App]:
+    user = alice(session)
+    app = App(owner_id=user.id, name=name)
+    session.add(app)
+    session.flush()
+    return user, app
+
+
 def test_keyword_index_ranks_by_the_rare_term_on_a_real_database(database: Database) -> None:
     with database.session() as session:
-        user = alice(session)
-        app = App(owner_id=user.id, name="t")
-        session.add(app)
-        session.flush()
+        user, app = alice_with_app(session, "t")
         texts = [f"a daily note about the weather, item {i}" for i in range(40)]
         texts.append("a daily note about a hiking trip to Norway")
         session.add_all([Memory(user_id=user.id, app_id=app.id, content=t) for t in texts])
@@ -124,10 +129,7 @@ def test_keyword_filters_by_app_project_and_creation_time_in_sql(database: Datab
 def scope_and_exclusion(database: Database) -> None:
     """A scope keeps the project's memories and those of no project; ``exclude`` leaves ids out."""
     with database.session() as session:
-        user = alice(session)
-        app = App(owner_id=user.id, name="chat")
-        session.add(app)
-        session.flush()
+        user, app = alice_with_app(session, "chat")
         rows = {
             project or "global": Memory(
                 user_id=user.id, app_id=app.id, content=f"zq deploy notes for {project}", project=project
