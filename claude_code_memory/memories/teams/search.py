@@ -43,14 +43,17 @@ class TeamSearch:
         the teams' alone (the ``team`` scope). A search through one app of the user
         (``app_filter``) stays personal."""
         reader = search.get("reader")
-        memberships = (
-            []
-            if search.get("app_filter") is not None
-            else self.teams.memberships(user_id, reader[0] if reader else None)
-        )
-        if not memberships:
+        if search.get("app_filter") is not None:
             return [] if teams_only else self.pipeline.search_hits(user_id=user_id, **search)
+        # The teams are read beside the personal search (which does not need them), on one of
+        # the search's threads: read first, they were a serial step of every search.
+        reading = self.pipeline.retrievers.submit(
+            self.teams.memberships, user_id, reader[0] if reader else None
+        )
         personal = [] if teams_only else self.pipeline.search_hits(user_id=user_id, **search)
+        memberships = reading.result()
+        if not memberships:
+            return personal
         limit = int(search.get("limit", 10))
         shared: list[Hit] = []
         for membership in memberships:
