@@ -62,6 +62,11 @@ _ON_DISK_PARAMS: dict[str, Callable[[], Any]] = {
 }
 
 
+def hex_of(point_id: object) -> str:
+    """A point id's 32 hex digits (the form SQLite stores a memory's id in)."""
+    return point_id.hex if isinstance(point_id, uuid.UUID) else str(point_id).replace("-", "")
+
+
 def _kept_on_disk(field: str, kind: str) -> bool:
     return field in ON_DISK_PAYLOAD_INDEXES and kind in _ON_DISK_PARAMS
 

@@ -69,6 +69,7 @@ from .edge_points import (
     TEXT_FIELDS,
     OutputData,
     TextSource,
+    hex_of,
     place_indexes,
 )
 from .edge_points import SCHEMA_TYPES as _SCHEMA_TYPES
@@ -519,7 +520,7 @@ class QdrantEdgeStore(VectorStoreBase):
         """Every point's id (``hex_form``: its 32 hex digits, as SQLite stores a memory's id),
         paged with neither payloads nor vectors: what the reconciliation with the metadata
         database compares (memories/lifecycle/reconcile.py)."""
-        form = _hex_of if hex_form else str
+        form = hex_of if hex_form else str
         found: list[str] = []
         offset: Any = None
         while True:
@@ -591,7 +592,3 @@ class QdrantEdgeStore(VectorStoreBase):
                 if offset is None:
                     break
         return [self._with_text(records)]
-
-
-def _hex_of(point_id: object) -> str:
-    return point_id.hex if isinstance(point_id, uuid.UUID) else str(point_id).replace("-", "")

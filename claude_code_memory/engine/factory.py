@@ -415,6 +415,8 @@ class Engine:
     def point_ids(self, *, hex_form: bool = False) -> list[str]:
         """Every point's id, without payloads or vectors (for memories/lifecycle/reconcile.py);
         ``hex_form``: its 32 hex digits, the dashes left out."""
+        from .edge_points import hex_of  # with the stores, as edge_store is (not at import)
+
         store: Any = self.store
         if self.embedded:
             return list(store.ids(hex_form=hex_form))
@@ -428,7 +430,7 @@ class Engine:
                 with_payload=False,
                 with_vectors=False,
             )
-            found.extend(str(point.id).replace("-", "") if hex_form else str(point.id) for point in points)
+            found.extend(hex_of(point.id) if hex_form else str(point.id) for point in points)
             if offset is None:
                 return found
 

@@ -38,7 +38,7 @@ from sqlalchemy import ColumnElement, Select, and_, bindparam, or_, select
 from sqlalchemy.orm import Session, aliased
 
 from ..db.models import Memory, MemoryFields, MemoryState
-from ..store.values import dashed_id
+from ..store.values import dashed_id, hex_id
 
 
 @dataclass(frozen=True)
@@ -174,7 +174,7 @@ def adjacent(session: Session, ids: Sequence[str]) -> Neighbourhood:
     if isinstance(raw, sqlite3.Connection):
         # Ids are canonical UUID strings, stored as their hex: the dashes dropped and put back
         # by slicing (parsing every id as a UUID both ways took a third of this step).
-        by_hex = {memory_id.replace("-", "").lower(): memory_id for memory_id in ids}
+        by_hex = {hex_id(memory_id): memory_id for memory_id in ids}
         rows = [
             (
                 by_hex[memory_id],

@@ -22,6 +22,7 @@ from datetime import datetime
 from sqlalchemy import Connection, DateTime, bindparam, text
 
 from ..db.database import Database
+from ..store.values import hex_id
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_-]*")
 _STOPWORD_TEXT = """a about after all also am an and any are as at be been before being but by can could
@@ -135,9 +136,9 @@ class KeywordIndex:
         if exclude:
             if self.dialect == "sqlite":  # ids as SQLite stores them: 32 hex digits
                 clauses.append("AND m.id NOT IN (SELECT value FROM json_each(:exclude))")
-                # Canonical UUID strings (the pipeline's), their dashes dropped: parsing each
-                # as a UUID cost a long session's hook more than the query.
-                params["exclude"] = json.dumps([i.replace("-", "").lower() for i in exclude])
+                # Canonical UUID strings (the pipeline's): parsing each as a UUID cost a long
+                # session's hook more than the query.
+                params["exclude"] = json.dumps([hex_id(i) for i in exclude])
             else:
                 clauses.append("AND NOT (m.id = ANY(:exclude))")
                 params["exclude"] = [uuid.UUID(i) for i in exclude]

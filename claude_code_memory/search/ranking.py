@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 
 from ..config import SearchSettings
 from ..db.models import Memory, MemoryAccessLog
+from ..store.values import hex_id
 from .boosts import PRESENT_DEPTH, Weights, boost, newer_first
 from .conversation import adjacent, lift, propagate
 from .keyword import fuse
@@ -137,7 +138,7 @@ def _sqlite_rows(session: Session, sql: str, ids: list[str], *before: object) ->
     raw = session.connection().connection.driver_connection
     if not isinstance(raw, sqlite3.Connection):
         return None
-    by_hex = {memory_id.replace("-", "").lower(): memory_id for memory_id in ids}
+    by_hex = {hex_id(memory_id): memory_id for memory_id in ids}
     rows = raw.execute(sql, (*before, json.dumps(list(by_hex))))
     return [(by_hex[row[0]], *row[1:]) for row in rows]
 

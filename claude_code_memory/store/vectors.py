@@ -338,7 +338,7 @@ class Vectors:
     def exclusion(self, ids: Collection[str]) -> dict[str, Any] | None:
         """The condition :meth:`search` reads to leave these memories out, or None where the
         store cannot read one (mem0's Qdrant server store: the caller drops them after it)."""
-        return {NOT_IDS: sorted(ids)} if self.engine.embedded else None
+        return {NOT_IDS: list(ids)} if self.engine.embedded else None
 
     def embed(self, text: str) -> list[float]:
         return self.engine.embed(text)
