@@ -3,10 +3,13 @@ neighbouring turns (pure) and the neighbour queries on a real SQLite database.""
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import text
 
 from claude_code_memory.db.database import Database
 from claude_code_memory.db.models import App, Memory, MemoryState, User
@@ -122,3 +125,101 @@ def test_adjacent_and_around_walk_one_users_active_conversation(database_url: st
         assert [m.content for m in context["after"]] == ["turn 3", "turn 4", "turn 6"]
         assert around(session, loose, 2) == {"before": [], "after": []}
     database.close()
+
+
+def _conversation(session: Any, owner: User, app: App, turns: int, start: datetime) -> list[Memory]:
+    """One conversation of ``turns`` turns; pairs of turns share a ``captured_at`` (a writer
+    that stamps seconds), so within a pair ``created_at`` orders them."""
+    memories = [
+        Memory(
+            user_id=owner.id,
+            app_id=app.id,
+            content=f"turn {n}",
+            conversation_id=f"long-{turns}",
+            captured_at=start + timedelta(seconds=n // 2),
+            created_at=start + timedelta(microseconds=n),
+        )
+        for n in range(turns)
+    ]
+    session.add_all(memories)
+    session.flush()
+    return memories
+
+
+def test_neighbours_follow_created_at_among_turns_captured_at_the_same_time(database_url: str) -> None:
+    database = Database(database_url)
+    database.migrate()
+    with database.session() as session:
+        owner = User(user_id="tied")
+        session.add(owner)
+        session.flush()
+        app = App(owner_id=owner.id, name="t")
+        session.add(app)
+        session.flush()
+        turns = _conversation(session, owner, app, 6, datetime(2024, 5, 1, 9, 0))
+        ids = [str(m.id) for m in turns]
+        found = adjacent(session, ids).neighbours
+        assert found[ids[0]] == [ids[1]]
+        assert found[ids[1]] == [ids[0], ids[2]]  # the same captured_at as turn 0, created after it
+        assert found[ids[2]] == [ids[1], ids[3]]
+        assert found[ids[5]] == [ids[4]]
+        context = around(session, turns[3], 2)
+        assert [m.content for m in context["before"]] == ["turn 1", "turn 2"]
+        assert [m.content for m in context["after"]] == ["turn 4", "turn 5"]
+    database.close()
+
+
+def test_finding_neighbours_does_not_read_the_whole_conversation_on_sqlite(tmp_path: Path) -> None:
+    """SQLite's virtual-machine steps for one neighbour lookup of 40 turns, in a conversation of
+    60 turns and in one of 4,000: each neighbour is an index seek, so the long conversation
+    costs about what the short one does. (Before migration 0014 the lookup read every turn of
+    the conversation, ~100 times the steps at 4,000 turns.)"""
+    database = Database(f"sqlite:///{tmp_path / 'memory.db'}")
+    database.migrate()
+    steps: dict[int, int] = {}
+    counted = [0]
+
+    def step() -> int:
+        counted[0] += 1
+        return 0  # go on
+
+    with database.session() as session:
+        owner = User(user_id="long")
+        session.add(owner)
+        session.flush()
+        app = App(owner_id=owner.id, name="t")
+        session.add(app)
+        session.flush()
+        for size in (60, 4000):
+            turns = _conversation(session, owner, app, size, datetime(2024, 6, 1) + timedelta(days=size))
+            middle = [str(m.id) for m in turns[size // 2 - 20 : size // 2 + 20]]
+            raw = session.connection().connection.driver_connection
+            counted[0] = 0
+            raw.set_progress_handler(step, 100)
+            try:
+                found = adjacent(session, middle)
+            finally:
+                raw.set_progress_handler(None, 100)
+            steps[size] = counted[0]
+            assert found.neighbours[middle[0]] == [str(turns[size // 2 - 21].id), middle[1]]
+    assert steps[60] > 0
+    assert steps[4000] < 2 * steps[60], steps
+
+
+@pytest.mark.postgres
+def test_finding_neighbours_seeks_the_conversation_index_on_postgresql(postgres_url: str) -> None:
+    """PostgreSQL's plan for the neighbour lookup puts the turn's time in the index condition (a
+    seek), not in a filter over every turn of the conversation."""
+    from claude_code_memory.search.conversation import _ADJACENT
+
+    database = Database(postgres_url)
+    database.migrate()
+    with database.session() as session:
+        session.execute(text("SET LOCAL enable_seqscan = off"))
+        statement = _ADJACENT.params(ids=[uuid.uuid4()]).compile(
+            dialect=session.get_bind().dialect, compile_kwargs={"literal_binds": True}
+        )
+        plan = "\n".join(row[0] for row in session.execute(text(f"EXPLAIN {statement}")))
+    database.close()
+    conditions = [line for line in plan.splitlines() if "Index Cond" in line and "conversation_id" in line]
+    assert len(conditions) == 2 and all("captured_at" in line for line in conditions), plan

@@ -30,8 +30,10 @@ def test_a_new_database_is_migrated_and_an_older_one_upgraded(tmp_path: Path) ->
         connection.execute(text("DROP INDEX ix_memories_conversation_order"))
         connection.execute(text("UPDATE alembic_version SET version_num = '0003'"))
     database.migrate()
-    indexes = {i["name"] for i in inspect(database.engine).get_indexes("memories")}
-    assert "ix_memories_conversation_order" in indexes
+    indexes = {i["name"]: i["column_names"] for i in inspect(database.engine).get_indexes("memories")}
+    # 0004 makes it; 0014 adds created_at, so a neighbour is one seek (tests/test_conversation.py).
+    order = ["user_id", "conversation_id", "captured_at", "created_at"]
+    assert indexes["ix_memories_conversation_order"] == order
     assert current_revision(database.engine) == head_revision()
     database.close()
 

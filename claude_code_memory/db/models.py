@@ -84,7 +84,8 @@ class Memory(Base):
         Index("idx_memory_app_state", "app_id", "state"),
         # One row per user and text (deleted rows keep no hash): de-duplication the database enforces.
         Index("idx_memory_user_hash", "user_id", "content_hash", unique=True),
-        Index("ix_memories_conversation_order", "user_id", "conversation_id", "captured_at"),
+        # A turn's neighbours in (captured_at, created_at) order: one seek each (migration 0014).
+        Index("ix_memories_conversation_order", "user_id", "conversation_id", "captured_at", "created_at"),
         Index("ix_memories_scope", "user_id", "project", "task"),
         # A memory-tool file's path names one memory of its user (deleted rows keep no path).
         Index("idx_memory_user_path", "user_id", "path", unique=True),

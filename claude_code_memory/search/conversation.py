@@ -8,7 +8,8 @@
 A conversation's memories are ordered by ``(captured_at, created_at)``: every memory with a
 ``conversation_id`` has a ``captured_at`` (migration 0004 and
 :meth:`claude_code_memory.memories.write.writes.Writes._store`), and the index
-``(user_id, conversation_id, captured_at)`` makes each step an index seek. Only the owner's
+``(user_id, conversation_id, captured_at, created_at)`` makes each step an index seek
+(migration 0014). Only the owner's
 active memories are neighbours.
 
 Why neighbours rank: in a conversation the turn that answers a question is often next to the
@@ -34,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, bindparam, or_, select
+from sqlalchemy import ColumnElement, Select, bindparam, select, tuple_
 from sqlalchemy.orm import Session, aliased
 
 from ..db.models import Memory, MemoryFields, MemoryState
@@ -98,18 +99,15 @@ def lift(
     return sorted(lifted, key=lambda pair: pair[1], reverse=True)
 
 
+# The order as one row-value comparison, not ``a < b OR (a = b AND c < d)``: with the OR the
+# database read every turn of the conversation to find one neighbour; this is a seek in the
+# index on (user_id, conversation_id, captured_at, created_at), on SQLite and PostgreSQL alike.
 def _earlier(other: type[Memory], memory: type[Memory] | MemoryFields) -> ColumnElement[bool]:
-    return or_(
-        other.captured_at < memory.captured_at,
-        and_(other.captured_at == memory.captured_at, other.created_at < memory.created_at),
-    )
+    return tuple_(other.captured_at, other.created_at) < tuple_(memory.captured_at, memory.created_at)
 
 
 def _later(other: type[Memory], memory: type[Memory] | MemoryFields) -> ColumnElement[bool]:
-    return or_(
-        other.captured_at > memory.captured_at,
-        and_(other.captured_at == memory.captured_at, other.created_at > memory.created_at),
-    )
+    return tuple_(other.captured_at, other.created_at) > tuple_(memory.captured_at, memory.created_at)
 
 
 def _adjacent_statement() -> Select[Any]:
@@ -149,13 +147,11 @@ _ADJACENT_SQLITE = """
 SELECT m.id,
   (SELECT o.id FROM memories o
     WHERE o.user_id = m.user_id AND o.conversation_id = m.conversation_id AND o.state = 'active'
-      AND (o.captured_at < m.captured_at
-           OR (o.captured_at = m.captured_at AND o.created_at < m.created_at))
+      AND (o.captured_at, o.created_at) < (m.captured_at, m.created_at)
     ORDER BY o.captured_at DESC, o.created_at DESC LIMIT 1),
   (SELECT o.id FROM memories o
     WHERE o.user_id = m.user_id AND o.conversation_id = m.conversation_id AND o.state = 'active'
-      AND (o.captured_at > m.captured_at
-           OR (o.captured_at = m.captured_at AND o.created_at > m.created_at))
+      AND (o.captured_at, o.created_at) > (m.captured_at, m.created_at)
     ORDER BY o.captured_at, o.created_at LIMIT 1),
   m.conversation_id
 FROM memories m
