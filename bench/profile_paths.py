@@ -6,7 +6,8 @@ process while one path at a time is driven. Prints JSON; results in bench/result
 ``DIR`` is a data directory kept by ``bench_server.py --data-dir`` (copied, never changed). The
 server (``ccmem serve``, this checkout) starts on the copy with the hygiene schedule off, so a
 background scan does not mix into the samples; then, each under its own profile: REST search,
-MCP ``search_memory`` over Streamable HTTP, the UserPromptSubmit hook, ingest one memory per
+MCP ``search_memory`` over Streamable HTTP, the UserPromptSubmit hook, the SessionStart hook
+(a briefing), ingest one memory per
 request and in batches of 100. For each path: requests a second (one client, on this machine
 under its load: compare paths, not machines), and the share of the server's busy samples
 (idle threads left out) under each frame, inclusive and self, top ``--top``. py-spy samples
@@ -120,6 +121,16 @@ def hook(server: Server, token: str, queries: list[str]) -> float:
         return len(queries) / (time.perf_counter() - started)
 
 
+def briefing(server: Server, token: str, count: int) -> float:
+    """SessionStart hooks, a new session each (a briefing each), from a directory of no project."""
+    with httpx.Client(base_url=server.base, headers={"Authorization": f"Bearer {token}"}, timeout=120) as c:
+        started = time.perf_counter()
+        for _ in range(count):
+            body = {"hook_event_name": "SessionStart", "session_id": uuid.uuid4().hex, "cwd": "/tmp"}
+            c.post("/api/v1/hooks/claude-code", json={**body, "source": "startup"}).raise_for_status()
+        return count / (time.perf_counter() - started)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-dir", type=Path, required=True)
@@ -143,6 +154,7 @@ def main() -> None:
             "rest_search": lambda: rest(server, token, take(queries, n)),
             "mcp_http_search": lambda: mcp(server, token, take(queries, n)),
             "hook_user_prompt_submit": lambda: hook(server, token, take(queries, n)),
+            "hook_session_start": lambda: briefing(server, token, n),
             "ingest_single": lambda: ingest(server, ingest_token, items[:n], 1),
             "ingest_batch_100": lambda: ingest_batches(server, ingest_token, items[n : 3 * n]),
         }

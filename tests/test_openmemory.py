@@ -5,8 +5,11 @@ requests replayed as its source sends them: openmemory/ui/hooks/*.ts at mem0 540
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
+import uuid
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -159,6 +162,12 @@ def test_import_openmemory_keeps_states_dates_categories_redacts_and_runs_once(
         ("list", "openmemory"),
         ("search", "cursor"),
     ]
+    # Its recall count (what a briefing's "most recalled" reads): the search, not the listing.
+    with closing(sqlite3.connect(plain_server.data_dir / "memory.db")) as database:
+        row = database.execute(
+            "SELECT recalls FROM memories WHERE id = ?", (uuid.UUID(pytest_item["id"]).hex,)
+        ).fetchone()
+    assert row == (1,)
     # A search on the re-embedded memory finds it: it was embedded with our embedder.
     hits = api.post("/api/v1/memories/search", json={"query": "which test framework do I like"}).json()
     assert hits["results"][0]["content"] == "I prefer pytest over unittest"

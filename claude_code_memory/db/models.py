@@ -23,6 +23,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     Uuid,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -91,6 +92,18 @@ class Memory(Base):
         Index("idx_memory_user_path", "user_id", "path", unique=True),
         # The newest turn of a user (the short-term tier's conversation), without a scan.
         Index("ix_memories_user_captured", "user_id", "captured_at"),
+        # A SessionStart briefing: a scope's newest memories, and its most recalled, each a
+        # seek (migration 0015); only recalled memories are in the second.
+        Index("ix_memories_recent", "user_id", "project", "created_at"),
+        Index(
+            "ix_memories_recalled",
+            "user_id",
+            "project",
+            "recalls",
+            "created_at",
+            sqlite_where=text("recalls > 0"),
+            postgresql_where=text("recalls > 0"),
+        ),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -124,6 +137,9 @@ class Memory(Base):
     #: The mid-term segment a conversation turn belongs to (memories/profile/tiers.py); null until
     #: the tiers are refreshed, and for memories in no conversation.
     segment_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, index=True)
+    #: How many times a search returned it or a hook injected it: the access log's rows of those
+    #: types, counted as they are written (store/access_log.py).
+    recalls: Mapped[int] = mapped_column(default=0, server_default="0")
 
     user: Mapped[User] = relationship()
     app: Mapped[App] = relationship()

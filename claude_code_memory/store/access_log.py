@@ -5,6 +5,11 @@ does not wait for a write transaction. Whoever reads the log first calls
 :meth:`AccessLog.flush`; :meth:`AccessLog.close` (a graceful stop) writes what is queued.
 A query is kept redacted, like a memory's text: a prompt the hooks search with may hold a
 secret the user typed.
+
+Each memory also counts its recalls (``memories.recalls``: the rows of :data:`RECALLS` types
+the log holds for it), in the same transaction as the rows: a SessionStart briefing asks for a
+project's most recalled memories, and counting the log for that read every recall of every
+memory on each session start (~130 ms at 25k log rows, growing with the log).
 """
 
 from __future__ import annotations
@@ -12,11 +17,12 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..db.database import Database
@@ -24,6 +30,17 @@ from ..db.models import Memory, MemoryAccessLog, utcnow
 from ..policy.redact import redact
 
 log = logging.getLogger(__name__)
+
+#: Access types that recall a memory: a search returned it, a hook injected it. A listing
+#: (every memory, read or not) or a fetch by id is not recall.
+SEARCH = "search"
+INJECTED = "injected"
+RECALLS = (SEARCH, INJECTED)
+
+#: Run on the connection (Core: one executemany), not through the session's ORM bulk update.
+_COUNT_RECALLS = (
+    update(Memory).where(Memory.id == bindparam("memory")).values(recalls=Memory.recalls + bindparam("more"))
+)
 
 
 class AccessLog:
@@ -77,6 +94,7 @@ class AccessLog:
                 with self.database.session() as session:
                     # One multi-row INSERT: as ORM objects these cost more than the search.
                     session.execute(insert(MemoryAccessLog), rows)
+                    count_recalls(session, rows)
             except IntegrityError:
                 # A memory was purged since it was read: its entries go with it.
                 with self.database.session() as session:
@@ -88,6 +106,7 @@ class AccessLog:
                     kept = [row for row in rows if row["memory_id"] in present]
                     if kept:
                         session.execute(insert(MemoryAccessLog), kept)
+                        count_recalls(session, kept)
         except Exception:  # noqa: BLE001 - bookkeeping must not take the server down; it is logged
             log.exception("could not record %d memory accesses", len(rows))
 
@@ -109,3 +128,12 @@ def _redact_queries(rows: list[dict[str, Any]]) -> None:
             if query not in redacted:
                 redacted[query] = redact(query).text
             row["metadata_"] = {**row["metadata_"], "query": redacted[query]}
+
+
+def count_recalls(session: Any, rows: Sequence[dict[str, Any]]) -> None:
+    """Add the recalls among ``rows`` (access-log rows as dicts) to their memories' counts."""
+    recalled = Counter(row["memory_id"] for row in rows if row["access_type"] in RECALLS)
+    if recalled:
+        session.connection().execute(
+            _COUNT_RECALLS, [{"memory": memory_id, "more": n} for memory_id, n in recalled.items()]
+        )

@@ -45,6 +45,7 @@ from ...db.models import (
 )
 from ...errors import BadInput, Forbidden, TooLarge
 from ...policy.redact import redact_value
+from ...store.access_log import RECALLS
 from ...store.owners import Owners
 from ...store.values import epoch_seconds
 from ...store.vectors import Vectors
@@ -266,6 +267,10 @@ class OpenMemoryImport:
                     )
                 )
                 logs += 1
+            # The memory's recall count, as the access log's writer keeps it (store/access_log.py).
+            memory.recalls = (memory.recalls or 0) + sum(
+                1 for access in source.access_logs if access.access_type in RECALLS
+            )
             _set_dates(memory, source)
         if source.created_at is not None:  # date filters read the vector payload's created_ts
             self.vectors.set_payload(str(memory_id), {"created_ts": epoch_seconds(source.created_at)})

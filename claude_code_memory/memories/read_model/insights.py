@@ -20,7 +20,7 @@ from sqlalchemy import Select, func, select
 
 from ...db.database import Database
 from ...db.models import App, Memory, MemoryAccessLog, MemoryState, utcnow
-from ...store.access_log import AccessLog
+from ...store.access_log import RECALLS, AccessLog
 from ...store.owners import Owners
 from ..recall.context import HOOK_APP, INJECTED
 from ..recall.hook_events import CAPTURE_SOURCE
@@ -100,7 +100,7 @@ def _redacted(session: Any, user_pk: Any) -> dict[str, Any]:
 
 #: Reads that recall a memory: a search that returned it, a hook that injected it. A listing
 #: (every memory, read or not) or a fetch by id is not recall: it counted every memory recalled.
-RECALL_ACCESS_TYPES = ("search", INJECTED)
+RECALL_ACCESS_TYPES = RECALLS
 
 
 def _never_recalled(session: Any, user_pk: Any) -> dict[str, Any]:
