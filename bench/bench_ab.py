@@ -17,7 +17,8 @@ query asked once, so neither side's embedding cache answers. With
 ``--restarts``, each side is stopped (SIGTERM) and started again that many times, alternately:
 seconds until ``/health`` answers, and how long the start-up reconciliation then ran (the next
 restart waits for it). With ``--hooks N``, N UserPromptSubmit hooks a side, alternating,
-each side one session throughout. Not a test: numbers depend on the machine.
+each side one session throughout; with ``--session-starts N``, N SessionStart hooks a side
+(a briefing each), after everything else. Not a test: numbers depend on the machine.
 """
 
 from __future__ import annotations
@@ -86,6 +87,23 @@ def hooks(clients: dict[str, httpx.Client], queries: Iterator[str], count: int) 
     return {name: percentiles(v) for name, v in samples.items()}
 
 
+def session_starts(clients: dict[str, httpx.Client], count: int) -> dict[str, object]:
+    """``count`` SessionStart hooks a side, alternating, each a new session (so a briefing
+    each), from the project directory of :func:`hooks` and from one of no project in turn."""
+    samples: dict[str, list[float]] = {name: [] for name in clients}
+    order = list(clients)
+    for i in range(count + WARMUP):
+        cwd = "/tmp/bench-ab/project" if i % 2 == 0 else "/tmp"
+        for name in order if i % 4 < 2 else order[::-1]:
+            body = {"hook_event_name": "SessionStart", "session_id": uuid.uuid4().hex, "cwd": cwd}
+            started = time.perf_counter()
+            response = clients[name].post("/api/v1/hooks/claude-code", json={**body, "source": "startup"})
+            if i >= WARMUP:
+                samples[name].append(time.perf_counter() - started)
+            response.raise_for_status()
+    return {name: percentiles(v) for name, v in samples.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -106,6 +124,12 @@ def main() -> None:
         type=int,
         default=0,
         help="also time this many UserPromptSubmit hooks, one session a side (as bench_hooks.py)",
+    )
+    parser.add_argument(
+        "--session-starts",
+        type=int,
+        default=0,
+        help="also time this many SessionStart hooks a side (a new session, so a briefing, each), last",
     )
     args = parser.parse_args()
 
@@ -175,6 +199,8 @@ def main() -> None:
             report["rest_search_block"] = block
         if args.hooks:
             report["user_prompt_submit"] = hooks(clients, queries, args.hooks)
+        if args.session_starts:
+            report["session_start"] = session_starts(clients, args.session_starts)
         report["rss_mb"] = {name: round(rss_mb(server.process.pid), 1) for name, server in servers.items()}
         print(json.dumps(report, indent=2))
     finally:
