@@ -18,7 +18,8 @@ query asked once, so neither side's embedding cache answers. With
 seconds until ``/health`` answers, and how long the start-up reconciliation then ran (the next
 restart waits for it). With ``--hooks N``, N UserPromptSubmit hooks a side, alternating,
 each side one session throughout; with ``--session-starts N``, N SessionStart hooks a side
-(a briefing each), after everything else. Not a test: numbers depend on the machine.
+(a briefing each), after everything else; with ``--profiles N``, N reads of the profile a side
+(each refreshes the tiers). Not a test: numbers depend on the machine.
 """
 
 from __future__ import annotations
@@ -104,6 +105,21 @@ def session_starts(clients: dict[str, httpx.Client], count: int) -> dict[str, ob
     return {name: percentiles(v) for name, v in samples.items()}
 
 
+def profiles(clients: dict[str, httpx.Client], count: int) -> dict[str, object]:
+    """``count`` reads of the profile a side (``GET /api/v1/profile``, which refreshes the tiers
+    first), alternating; the first (the store's first grouping into segments) is not timed."""
+    samples: dict[str, list[float]] = {name: [] for name in clients}
+    order = list(clients)
+    for i in range(count + 1):
+        for name in order if i % 2 == 0 else order[::-1]:
+            started = time.perf_counter()
+            response = clients[name].get("/api/v1/profile")
+            if i:
+                samples[name].append(time.perf_counter() - started)
+            response.raise_for_status()
+    return {name: percentiles(v) for name, v in samples.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -130,6 +146,12 @@ def main() -> None:
         type=int,
         default=0,
         help="also time this many SessionStart hooks a side (a new session, so a briefing, each), last",
+    )
+    parser.add_argument(
+        "--profiles",
+        type=int,
+        default=0,
+        help="also time this many profile reads a side (each refreshes the tiers), after the searches",
     )
     args = parser.parse_args()
 
@@ -199,6 +221,8 @@ def main() -> None:
             report["rest_search_block"] = block
         if args.hooks:
             report["user_prompt_submit"] = hooks(clients, queries, args.hooks)
+        if args.profiles:
+            report["profile_read"] = profiles(clients, args.profiles)
         if args.session_starts:
             report["session_start"] = session_starts(clients, args.session_starts)
         report["rss_mb"] = {name: round(rss_mb(server.process.pid), 1) for name, server in servers.items()}

@@ -42,10 +42,13 @@ def test_a_briefing_gives_the_projects_most_recalled_first_then_its_newest(servi
 
     with service.database.session() as session:
         owner = session.scalar(select(User.id).where(User.user_id == user))
-        counts = {
-            row[0]: row[1]
-            for row in session.execute(select(Memory.id, Memory.recalls).where(Memory.user_id == owner))
-        }
+        found = list(
+            session.execute(
+                select(Memory.id, Memory.recalls, Memory.recalled_at).where(Memory.user_id == owner)
+            )
+        )
+        counts = {row[0]: row[1] for row in found}
+        last = {str(row[0]): row[2] for row in found}
     assert {str(k): v for k, v in counts.items()} == {
         often: 3,
         once: 1,
@@ -53,6 +56,9 @@ def test_a_briefing_gives_the_projects_most_recalled_first_then_its_newest(servi
         elsewhere: 9,
         newest_global: 0,
     }
+    # The last recall's time: set by a recall, not by a hook's search.
+    assert last[often] is not None and last[elsewhere] is not None
+    assert last[plain] is None and last[newest_global] is None
 
     block = service.recall.briefing(user, session_id=uuid.uuid4().hex, project="atlas")
     shown = _ID.findall(block)
@@ -174,12 +180,16 @@ def test_migration_0015_counts_the_recalls_already_in_the_access_log(tmp_path: P
         user, rows = _user_with(session, "old", 3, datetime(2025, 5, 1))
         app = session.scalar(select(App).where(App.owner_id == user.id))
         assert app is not None
+        day = datetime(2025, 6, 1)
         for memory, kinds in zip(
             rows, (["search", "search", "injected"], ["hook_search", "list"], []), strict=True
         ):
-            memory.recalls = 0  # as before the column: the log alone says
+            memory.recalls, memory.recalled_at = 0, None  # as before the columns: the log alone says
             session.add_all(
-                MemoryAccessLog(memory_id=memory.id, app_id=app.id, access_type=kind) for kind in kinds
+                MemoryAccessLog(
+                    memory_id=memory.id, app_id=app.id, access_type=kind, accessed_at=day + timedelta(hours=n)
+                )
+                for n, kind in enumerate(kinds)
             )
         ids = [m.id for m in rows]
     with database.engine.begin() as connection:
@@ -187,8 +197,11 @@ def test_migration_0015_counts_the_recalls_already_in_the_access_log(tmp_path: P
     database.migrate()
     with database.session() as session:
         counts = {
-            row[0]: row[1]
-            for row in session.execute(select(Memory.id, Memory.recalls).where(Memory.id.in_(ids)))
+            row[0]: (row[1], row[2])
+            for row in session.execute(
+                select(Memory.id, Memory.recalls, Memory.recalled_at).where(Memory.id.in_(ids))
+            )
         }
     database.close()
-    assert [counts[i] for i in ids] == [3, 0, 0]
+    # Only searches and injections count; the last one's time is kept.
+    assert [counts[i] for i in ids] == [(3, day + timedelta(hours=2)), (0, None), (0, None)]

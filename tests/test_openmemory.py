@@ -165,9 +165,10 @@ def test_import_openmemory_keeps_states_dates_categories_redacts_and_runs_once(
     # Its recall count (what a briefing's "most recalled" reads): the search, not the listing.
     with closing(sqlite3.connect(plain_server.data_dir / "memory.db")) as database:
         row = database.execute(
-            "SELECT recalls FROM memories WHERE id = ?", (uuid.UUID(pytest_item["id"]).hex,)
+            "SELECT recalls, recalled_at IS NOT NULL FROM memories WHERE id = ?",
+            (uuid.UUID(pytest_item["id"]).hex,),
         ).fetchone()
-    assert row == (1,)
+    assert row == (1, 1)
     # A search on the re-embedded memory finds it: it was embedded with our embedder.
     hits = api.post("/api/v1/memories/search", json={"query": "which test framework do I like"}).json()
     assert hits["results"][0]["content"] == "I prefer pytest over unittest"

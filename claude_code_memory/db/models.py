@@ -140,6 +140,8 @@ class Memory(Base):
     #: How many times a search returned it or a hook injected it: the access log's rows of those
     #: types, counted as they are written (store/access_log.py).
     recalls: Mapped[int] = mapped_column(default=0, server_default="0")
+    #: When it was last recalled (the newest of those rows); None: never.
+    recalled_at: Mapped[datetime | None] = mapped_column(DateTime)
 
     user: Mapped[User] = relationship()
     app: Mapped[App] = relationship()

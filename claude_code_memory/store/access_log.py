@@ -7,9 +7,10 @@ A query is kept redacted, like a memory's text: a prompt the hooks search with m
 secret the user typed.
 
 Each memory also counts its recalls (``memories.recalls``: the rows of :data:`RECALLS` types
-the log holds for it), in the same transaction as the rows: a SessionStart briefing asks for a
-project's most recalled memories, and counting the log for that read every recall of every
-memory on each session start (~130 ms at 25k log rows, growing with the log).
+the log holds for it) and keeps the last one's time (``recalled_at``), in the same transaction
+as the rows: a SessionStart briefing asks for a project's most recalled memories, and the tiers
+for each segment's visits; counting the log for those read every recall of every memory each
+time (~130 ms at 25k log rows, growing with the log).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import bindparam, case, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..db.database import Database
@@ -39,7 +40,15 @@ RECALLS = (SEARCH, INJECTED)
 
 #: Run on the connection (Core: one executemany), not through the session's ORM bulk update.
 _COUNT_RECALLS = (
-    update(Memory).where(Memory.id == bindparam("memory")).values(recalls=Memory.recalls + bindparam("more"))
+    update(Memory)
+    .where(Memory.id == bindparam("memory"))
+    .values(
+        recalls=Memory.recalls + bindparam("more"),
+        recalled_at=case(
+            (or_(Memory.recalled_at.is_(None), Memory.recalled_at < bindparam("at")), bindparam("at")),
+            else_=Memory.recalled_at,
+        ),
+    )
 )
 
 
@@ -131,9 +140,17 @@ def _redact_queries(rows: list[dict[str, Any]]) -> None:
 
 
 def count_recalls(session: Any, rows: Sequence[dict[str, Any]]) -> None:
-    """Add the recalls among ``rows`` (access-log rows as dicts) to their memories' counts."""
-    recalled = Counter(row["memory_id"] for row in rows if row["access_type"] in RECALLS)
-    if recalled:
-        session.connection().execute(
-            _COUNT_RECALLS, [{"memory": memory_id, "more": n} for memory_id, n in recalled.items()]
-        )
+    """Add the recalls among ``rows`` (access-log rows as dicts) to their memories' counts, and
+    move each memory's last recall up to its newest row's time."""
+    recalls = [row for row in rows if row["access_type"] in RECALLS]
+    if not recalls:
+        return
+    counts = Counter(row["memory_id"] for row in recalls)
+    latest: dict[Any, Any] = {}
+    for row in recalls:
+        memory_id = row["memory_id"]
+        latest[memory_id] = max(latest.get(memory_id, row["accessed_at"]), row["accessed_at"])
+    session.connection().execute(
+        _COUNT_RECALLS,
+        [{"memory": memory_id, "more": n, "at": latest[memory_id]} for memory_id, n in counts.items()],
+    )

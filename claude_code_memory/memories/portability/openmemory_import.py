@@ -267,10 +267,16 @@ class OpenMemoryImport:
                     )
                 )
                 logs += 1
-            # The memory's recall count, as the access log's writer keeps it (store/access_log.py).
-            memory.recalls = (memory.recalls or 0) + sum(
-                1 for access in source.access_logs if access.access_type in RECALLS
-            )
+            # The memory's recall count and last recall, as the access log's writer keeps them
+            # (store/access_log.py).
+            recalled = [
+                access.accessed_at or memory.created_at
+                for access in source.access_logs
+                if access.access_type in RECALLS
+            ]
+            if recalled:
+                memory.recalls = (memory.recalls or 0) + len(recalled)
+                memory.recalled_at = max([*recalled, *([memory.recalled_at] if memory.recalled_at else [])])
             _set_dates(memory, source)
         if source.created_at is not None:  # date filters read the vector payload's created_ts
             self.vectors.set_payload(str(memory_id), {"created_ts": epoch_seconds(source.created_at)})

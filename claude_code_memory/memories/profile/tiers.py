@@ -38,7 +38,7 @@ from sqlalchemy.orm import Session
 from ...auth.identity import validate_user_id
 from ...config import Settings
 from ...db.database import Database
-from ...db.models import Memory, MemoryAccessLog, MemoryState, ProfileMark, Segment, User
+from ...db.models import Memory, MemoryState, ProfileMark, Segment, User
 from ...errors import BadInput
 from ...store.owners import Owners
 from ..lifecycle.states import States
@@ -49,12 +49,12 @@ from .rules import spoken_parts
 
 log = logging.getLogger(__name__)
 
-#: Access-log types that count as a visit to a segment: a search returned, or a hook injected,
-#: one of its turns.
-VISIT_TYPES = ("search", "injected")
+# A visit to a segment is a recall of one of its turns (a search returned it, a hook injected
+# it): its turns' ``recalls`` summed (store/access_log.py counts them).
+
 #: After a retrieval, the tiers are refreshed in the background at most this often per user: a
-#: refresh reads the user's whole access log, and a client retrieving in a loop would keep one
-#: running beside its own requests.
+#: refresh reads every recalled memory of the user, and a client retrieving in a loop would keep
+#: one running beside its own requests.
 RETRIEVAL_REFRESH_SECONDS = 30.0
 ACTIVE = "active"
 ARCHIVED = "archived"
@@ -282,20 +282,17 @@ class Tiers:
         return len(turns), len(plan.new)
 
     def _heat(self, session: Session, user_pk: uuid.UUID, active: list[Segment]) -> None:
+        # From the memories' own recall counts (store/access_log.py keeps them as it writes):
+        # counting the access log instead read every recall of the user on each refresh.
         visits = {
-            row.segment_id: (row.visits, row.last_visit)
+            row.segment_id: (int(row.visits), row.last_visit)
             for row in session.execute(
                 select(
                     Memory.segment_id,
-                    func.count().label("visits"),
-                    func.max(MemoryAccessLog.accessed_at).label("last_visit"),
+                    func.sum(Memory.recalls).label("visits"),
+                    func.max(Memory.recalled_at).label("last_visit"),
                 )
-                .join(Memory, Memory.id == MemoryAccessLog.memory_id)
-                .where(
-                    Memory.user_id == user_pk,
-                    Memory.segment_id.is_not(None),
-                    MemoryAccessLog.access_type.in_(VISIT_TYPES),
-                )
+                .where(Memory.user_id == user_pk, Memory.recalls > 0, Memory.segment_id.is_not(None))
                 .group_by(Memory.segment_id)
             )
         }

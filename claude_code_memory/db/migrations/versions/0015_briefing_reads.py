@@ -3,9 +3,11 @@
 A SessionStart briefing shows a project's most recalled memories, then its newest. Both read
 more than they show: the most recalled counted every recall in the access log on each session
 start (~130 ms at 25k log rows), and the newest sorted all of the user's memories of the scope
-(~400 ms at 1M memories). ``memories.recalls`` now counts a memory's recalls (the access log's
-``search`` and ``injected`` rows, counted here once for the log as it is, then by the log's
-writer), and two indexes make both reads a seek: ``(user_id, project, created_at)``, and
+(~400 ms at 1M memories); the tiers' refresh after each session start counted the log again for
+each segment's visits. ``memories.recalls`` now counts a memory's recalls (the access log's
+``search`` and ``injected`` rows) and ``memories.recalled_at`` holds the last one's time
+(counted here once for the log as it is, then kept by the log's writer), and two indexes make
+the briefing's reads a seek: ``(user_id, project, created_at)``, and
 ``(user_id, project, recalls, created_at)`` over recalled memories only.
 
 Revision ID: 0015
@@ -31,10 +33,15 @@ def upgrade() -> None:
     # A plain column add (no batch copy): a table copy on SQLite would drop the keyword index's triggers.
     if "recalls" not in columns:
         op.add_column("memories", sa.Column("recalls", sa.Integer(), nullable=False, server_default="0"))
+    if "recalled_at" not in columns:
+        op.add_column("memories", sa.Column("recalled_at", sa.DateTime(), nullable=True))
+    recalled = (
+        "SELECT {} FROM memory_access_logs l"
+        " WHERE l.memory_id = memories.id AND l.access_type IN ('search', 'injected')"
+    )
     op.execute(
-        "UPDATE memories SET recalls = ("
-        " SELECT count(*) FROM memory_access_logs l"
-        " WHERE l.memory_id = memories.id AND l.access_type IN ('search', 'injected'))"
+        f"UPDATE memories SET recalls = ({recalled.format('count(*)')}),"
+        f" recalled_at = ({recalled.format('max(l.accessed_at)')})"
         " WHERE id IN (SELECT memory_id FROM memory_access_logs WHERE access_type IN ('search', 'injected'))"
     )
     if "ix_memories_recent" not in indexes:
@@ -52,4 +59,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index("ix_memories_recalled", table_name="memories")
     op.drop_index("ix_memories_recent", table_name="memories")
+    op.drop_column("memories", "recalled_at")
     op.drop_column("memories", "recalls")
