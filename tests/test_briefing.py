@@ -11,12 +11,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
 from sqlalchemy import select, text
 
 from claude_code_memory.db.database import Database
 from claude_code_memory.db.models import App, Memory, MemoryAccessLog, MemoryState, User
 from claude_code_memory.memories.recall.context import most_recalled, newest
+
+from .support.rows import user_with_app
 
 _ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
@@ -72,12 +73,7 @@ def test_a_briefing_gives_the_projects_most_recalled_first_then_its_newest(servi
 
 
 def _user_with(session: Any, name: str, memories: int, start: datetime) -> tuple[User, list[Memory]]:
-    user = User(user_id=name)
-    session.add(user)
-    session.flush()
-    app = App(owner_id=user.id, name="t")
-    session.add(app)
-    session.flush()
+    user, app = user_with_app(session, name)
     rows = [
         Memory(
             user_id=user.id,
@@ -136,13 +132,6 @@ def test_the_briefings_reads_do_not_grow_with_the_store_on_sqlite(tmp_path: Path
     database.close()
     for name in ("recalled", "newest"):
         assert 0 < steps[(name, 6000)] < 2 * steps[(name, 60)] + 20, steps
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'memory.db'}"
-    return str(request.getfixturevalue("postgres_url"))
 
 
 def test_newest_fills_with_memories_of_no_project_and_skips_the_inactive(database_url: str) -> None:

@@ -15,6 +15,8 @@ from claude_code_memory.db.database import Database
 from claude_code_memory.db.models import App, Memory, MemoryState, User
 from claude_code_memory.search.conversation import adjacent, around, lift, propagate
 
+from .support.rows import user_with_app
+
 
 def test_propagate_lifts_the_neighbours_of_strong_hits() -> None:
     fused = [("question", 1.0), ("lone", 0.5), ("weak", 0.1)]
@@ -56,14 +58,6 @@ def test_lift_moves_a_conversations_candidates_towards_its_best() -> None:
     assert [memory_id for memory_id, _ in flipped] == ["a1", "a2", "lone"]
     assert lift([], conversation_of, share=0.5) == []
     assert lift(scored, conversation_of, share=0.0) == scored  # off: order and scores unchanged
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    # SQLite runs its own statement (straight to the driver); PostgreSQL the ORM's.
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'memory.db'}"
-    return str(request.getfixturevalue("postgres_url"))
 
 
 def test_adjacent_and_around_walk_one_users_active_conversation(database_url: str) -> None:
@@ -150,12 +144,7 @@ def test_neighbours_follow_created_at_among_turns_captured_at_the_same_time(data
     database = Database(database_url)
     database.migrate()
     with database.session() as session:
-        owner = User(user_id="tied")
-        session.add(owner)
-        session.flush()
-        app = App(owner_id=owner.id, name="t")
-        session.add(app)
-        session.flush()
+        owner, app = user_with_app(session, "tied")
         turns = _conversation(session, owner, app, 6, datetime(2024, 5, 1, 9, 0))
         ids = [str(m.id) for m in turns]
         found = adjacent(session, ids).neighbours
@@ -184,12 +173,7 @@ def test_finding_neighbours_does_not_read_the_whole_conversation_on_sqlite(tmp_p
         return 0  # go on
 
     with database.session() as session:
-        owner = User(user_id="long")
-        session.add(owner)
-        session.flush()
-        app = App(owner_id=owner.id, name="t")
-        session.add(app)
-        session.flush()
+        owner, app = user_with_app(session, "long")
         for size in (60, 4000):
             turns = _conversation(session, owner, app, size, datetime(2024, 6, 1) + timedelta(days=size))
             middle = [str(m.id) for m in turns[size // 2 - 20 : size // 2 + 20]]
