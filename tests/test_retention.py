@@ -9,6 +9,7 @@ server: forget by app, project, conversation and date, dry runs, receipts, who m
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
 import uuid
@@ -20,7 +21,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, event, func, select, update
 
 import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's telemetry switches before mem0 loads
 from claude_code_memory.db.models import (
@@ -38,6 +39,7 @@ from claude_code_memory.memories.server_parts import ServerParts, retention_of
 from claude_code_memory.memories.service import MemoryService
 from tests.support.parts import open_parts
 from tests.support.processes import free_port
+from tests.support.rows import user_with_app
 from tests.support.server import MemoryServer
 
 APP = "claude-code"
@@ -539,3 +541,35 @@ def test_the_cli_forgets_and_dry_runs_a_purge_through_the_server(
         and "Traceback" not in message
     )
     assert message.endswith("is `ccmem serve` running?")
+
+
+def test_deleting_more_memories_than_one_statement_may_bind(components: ServerParts) -> None:
+    """SQLite builds before 3.32 bind at most 999 values a statement (later ones 32,766, Debian's
+    250,000; PostgreSQL 65,535): deleting every memory of a store larger than that reads their
+    rows a slice at a time. Here the limit is set to 999 on every connection for the deletion."""
+    service = components.service
+    engine = service.database.engine
+    with service.database.session() as session:
+        owner, app = user_with_app(session, f"many-{uuid.uuid4().hex[:6]}")
+        user = owner.user_id
+        session.add_all(
+            Memory(user_id=owner.id, app_id=app.id, content=f"waiting {n}", state=MemoryState.pending)
+            for n in range(2_000)
+        )
+
+    def limited(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
+
+    event.listen(engine, "connect", limited)
+    engine.dispose()  # the pool opens its connections again, each with the limit
+    try:
+        with service.database.session() as session:
+            raw = session.connection().connection.driver_connection
+            assert raw.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) == 999
+        assert service.states.delete_all(user_id=user) == 2_000
+    finally:
+        event.remove(engine, "connect", limited)
+        engine.dispose()
+    with service.database.session() as session:
+        pending = Memory.user_id == owner.id, Memory.state == MemoryState.pending
+        assert session.scalar(select(func.count()).where(*pending)) == 0

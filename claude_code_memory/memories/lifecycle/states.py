@@ -35,6 +35,12 @@ from ...store.vectors import Vectors
 from ..write.usage import Usage
 from .erasure import Erasure
 
+#: Ids per ``IN (...)`` when reading memories by id: a statement may bind at most 999 values
+#: on SQLite builds before 3.32 (32,766 after, 250,000 in Debian's), 65,535 on PostgreSQL; a
+#: deletion of every memory of a large store, or the tiers archiving a store's coldest
+#: segments, passes hundreds of thousands.
+IDS_PER_QUERY = 500
+
 
 class States:
     def __init__(
@@ -171,12 +177,13 @@ class States:
             self.erasure.erase()
 
     def _rows(self, session: Session, ids: Sequence[uuid.UUID], user_id: str | None) -> list[Memory]:
-        if not ids:
-            return []
-        query = select(Memory).where(Memory.id.in_(ids))
-        if user_id is not None:
-            query = query.join(User, Memory.user_id == User.id).where(User.user_id == user_id)
-        return list(session.scalars(query))
+        rows: list[Memory] = []
+        for start in range(0, len(ids), IDS_PER_QUERY):
+            query = select(Memory).where(Memory.id.in_(ids[start : start + IDS_PER_QUERY]))
+            if user_id is not None:
+                query = query.join(User, Memory.user_id == User.id).where(User.user_id == user_id)
+            rows.extend(session.scalars(query))
+        return rows
 
     def _actor(self, session: Session, changed_by: str | None) -> uuid.UUID | None:
         if changed_by is None:
