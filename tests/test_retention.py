@@ -14,6 +14,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from claude_code_memory.db.models import (
     MemoryCategory,
     MemoryState,
     MemoryStatusHistory,
+    User,
     utcnow,
 )
 from claude_code_memory.errors import BadInput, NotFound
@@ -543,19 +545,10 @@ def test_the_cli_forgets_and_dry_runs_a_purge_through_the_server(
     assert message.endswith("is `ccmem serve` running?")
 
 
-def test_deleting_more_memories_than_one_statement_may_bind(components: ServerParts) -> None:
-    """SQLite builds before 3.32 bind at most 999 values a statement (later ones 32,766, Debian's
-    250,000; PostgreSQL 65,535): deleting every memory of a store larger than that reads their
-    rows a slice at a time. Here the limit is set to 999 on every connection for the deletion."""
-    service = components.service
-    engine = service.database.engine
-    with service.database.session() as session:
-        owner, app = user_with_app(session, f"many-{uuid.uuid4().hex[:6]}")
-        user = owner.user_id
-        session.add_all(
-            Memory(user_id=owner.id, app_id=app.id, content=f"waiting {n}", state=MemoryState.pending)
-            for n in range(2_000)
-        )
+@contextmanager
+def variables_limited_to_999(engine: Any) -> Iterator[None]:
+    """Every connection of ``engine`` binds at most 999 values a statement, as SQLite builds
+    before 3.32 (later ones 32,766, Debian's 250,000; PostgreSQL 65,535)."""
 
     def limited(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
@@ -563,13 +556,40 @@ def test_deleting_more_memories_than_one_statement_may_bind(components: ServerPa
     event.listen(engine, "connect", limited)
     engine.dispose()  # the pool opens its connections again, each with the limit
     try:
-        with service.database.session() as session:
-            raw = session.connection().connection.driver_connection
+        with engine.connect() as connection:
+            raw = connection.connection.driver_connection
             assert raw.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) == 999
-        assert service.states.delete_all(user_id=user) == 2_000
+        yield
     finally:
         event.remove(engine, "connect", limited)
         engine.dispose()
+
+
+def _many(service: MemoryService, count: int, state: MemoryState) -> User:
+    """A new user with ``count`` memories in ``state``, as rows only (no vectors)."""
+    with service.database.session() as session:
+        owner, app = user_with_app(session, f"many-{uuid.uuid4().hex[:6]}")
+        session.add_all(
+            Memory(user_id=owner.id, app_id=app.id, content=f"memory {n}", state=state) for n in range(count)
+        )
+    return owner
+
+
+def test_deleting_more_memories_than_one_statement_may_bind(components: ServerParts) -> None:
+    """Deleting every memory of a store reads their rows a slice at a time (db/batches.py)."""
+    service = components.service
+    owner = _many(service, 2_000, MemoryState.pending)  # never embedded: deleted for real
+    with variables_limited_to_999(service.database.engine):
+        assert service.states.delete_all(user_id=owner.user_id) == 2_000
     with service.database.session() as session:
         pending = Memory.user_id == owner.id, Memory.state == MemoryState.pending
         assert session.scalar(select(func.count()).where(*pending)) == 0
+
+
+def test_exporting_more_memories_than_one_statement_may_bind(components: ServerParts) -> None:
+    """An export reads every memory's categories and history a slice at a time."""
+    service = components.service
+    owner = _many(service, 1_500, MemoryState.archived)
+    with variables_limited_to_999(service.database.engine):
+        document, _ = service.backup.build_export(owner.user_id)
+    assert len(document["memories"]) == 1_500

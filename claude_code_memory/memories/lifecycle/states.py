@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from ...db.batches import slices
 from ...db.database import Database
 from ...db.models import (
     ConsentDecision,
@@ -34,12 +35,6 @@ from ...store.values import parse_memory_id
 from ...store.vectors import Vectors
 from ..write.usage import Usage
 from .erasure import Erasure
-
-#: Ids per ``IN (...)`` when reading memories by id: a statement may bind at most 999 values
-#: on SQLite builds before 3.32 (32,766 after, 250,000 in Debian's), 65,535 on PostgreSQL; a
-#: deletion of every memory of a large store, or the tiers archiving a store's coldest
-#: segments, passes hundreds of thousands.
-IDS_PER_QUERY = 500
 
 
 class States:
@@ -178,8 +173,8 @@ class States:
 
     def _rows(self, session: Session, ids: Sequence[uuid.UUID], user_id: str | None) -> list[Memory]:
         rows: list[Memory] = []
-        for start in range(0, len(ids), IDS_PER_QUERY):
-            query = select(Memory).where(Memory.id.in_(ids[start : start + IDS_PER_QUERY]))
+        for some in slices(ids):  # a deletion of a whole store passes every id (db/batches.py)
+            query = select(Memory).where(Memory.id.in_(some))
             if user_id is not None:
                 query = query.join(User, Memory.user_id == User.id).where(User.user_id == user_id)
             rows.extend(session.scalars(query))

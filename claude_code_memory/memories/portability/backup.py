@@ -32,6 +32,7 @@ from typing import Any
 from sqlalchemy import select
 
 from ...config import Settings
+from ...db.batches import slices
 from ...db.database import Database
 from ...db.models import (
     App,
@@ -285,21 +286,21 @@ class Backup:
             categories = sorted(
                 {c.id: c for m in memories for c in m.categories}.values(), key=lambda c: c.name
             )
-            links = (
-                list(session.scalars(select(MemoryCategory).where(MemoryCategory.memory_id.in_(memory_ids))))
-                if memory_ids
-                else []
-            )
-            history = (
-                list(
-                    session.scalars(
-                        select(MemoryStatusHistory)
-                        .where(MemoryStatusHistory.memory_id.in_(memory_ids))
-                        .order_by(MemoryStatusHistory.changed_at)
+            # Every memory of the export: its ids a slice at a time (db/batches.py).
+            links = [
+                link
+                for some in slices(memory_ids)
+                for link in session.scalars(select(MemoryCategory).where(MemoryCategory.memory_id.in_(some)))
+            ]
+            history = sorted(
+                (
+                    change
+                    for some in slices(memory_ids)
+                    for change in session.scalars(
+                        select(MemoryStatusHistory).where(MemoryStatusHistory.memory_id.in_(some))
                     )
-                )
-                if memory_ids
-                else []
+                ),
+                key=lambda change: change.changed_at,
             )
 
             document = {

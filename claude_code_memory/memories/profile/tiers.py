@@ -37,6 +37,7 @@ from sqlalchemy.orm import Session
 
 from ...auth.identity import validate_user_id
 from ...config import Settings
+from ...db.batches import slices
 from ...db.database import Database
 from ...db.models import Memory, MemoryState, ProfileMark, Segment, User
 from ...errors import BadInput
@@ -194,14 +195,14 @@ class Tiers:
                 )
                 self._heat(session, user_pk, active)
                 to_archive = self._evict(active)
-                archived_turns = list(
-                    session.scalars(
-                        select(Memory.id).where(
-                            Memory.segment_id.in_([s.id for s in to_archive]),
-                            Memory.state == MemoryState.active,
-                        )
+                active_turn = Memory.state == MemoryState.active
+                archived_turns = [
+                    memory_id
+                    for some in slices([s.id for s in to_archive])  # a store's first refresh: many
+                    for memory_id in session.scalars(
+                        select(Memory.id).where(Memory.segment_id.in_(some), active_turn)
                     )
-                )
+                ]
                 promoted = new_facts = dropped = 0
                 if self.profile_enabled:
                     promoted, new_facts = self._promote(
@@ -370,10 +371,8 @@ def _user_pk(session: Session, user_id: str) -> uuid.UUID | None:
 
 
 def _link(session: Session, segment_id: uuid.UUID, members: list[uuid.UUID]) -> None:
-    for start in range(0, len(members), 500):
-        session.execute(
-            update(Memory).where(Memory.id.in_(members[start : start + 500])).values(segment_id=segment_id)
-        )
+    for some in slices(members):
+        session.execute(update(Memory).where(Memory.id.in_(some)).values(segment_id=segment_id))
 
 
 def turn_json(memory_id: uuid.UUID, content: str, when: datetime, row: Any = None) -> dict[str, Any]:
