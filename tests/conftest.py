@@ -209,12 +209,3 @@ def postgres(_postgres_cluster: PostgresCluster) -> Iterator[PostgresDatabase]:
 def postgres_url(postgres: PostgresDatabase) -> str:
     """``postgresql://user:password@127.0.0.1:PORT/db`` of a fresh, empty database."""
     return postgres.url
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """The test once on a new SQLite file and once on a fresh PostgreSQL database (for code that
-    runs its own statement on SQLite's driver and the ORM's elsewhere)."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'memory.db'}"
-    return str(request.getfixturevalue("postgres_url"))

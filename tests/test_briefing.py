@@ -17,7 +17,11 @@ from claude_code_memory.db.database import Database
 from claude_code_memory.db.models import App, Memory, MemoryAccessLog, MemoryState, User
 from claude_code_memory.memories.recall.context import most_recalled, newest
 
+from .support import rows
 from .support.rows import user_with_app
+
+#: SQLite, then PostgreSQL (tests/support/rows.py).
+database_url = rows.database_url
 
 _ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 

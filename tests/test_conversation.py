@@ -15,7 +15,11 @@ from claude_code_memory.db.database import Database
 from claude_code_memory.db.models import App, Memory, MemoryState, User
 from claude_code_memory.search.conversation import adjacent, around, lift, propagate
 
+from .support import rows
 from .support.rows import user_with_app
+
+#: SQLite, then PostgreSQL (tests/support/rows.py).
+database_url = rows.database_url
 
 
 def test_propagate_lifts_the_neighbours_of_strong_hits() -> None:
