@@ -18,6 +18,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import anyio
 import numpy as np
 import pytest
 
@@ -184,3 +185,45 @@ def test_the_scan_alone_keeps_rows_right_when_points_move() -> None:
     assert scan.nearest([1, 0, 0, 0], 5, {"user_id": "u1"}) == [("c", pytest.approx(0.9939, abs=1e-4))]
     assert scan.nearest([1, 0, 0, 0], 5, {"user_id": "u3"}) == []
     assert [i for i, _ in scan.nearest([0, 1, 0, 0], 5, None) or []] == ["b", "c"]
+
+
+def test_prepare_search_reads_the_copy_before_any_search(tmp_path: Path) -> None:
+    vectors = np.random.default_rng(11)
+    store = QdrantEdgeStore("memories", tmp_path / "shard", DIMS)
+    store.insert([vector(vectors) for _ in range(12)], [{"user_id": "u1"}] * 12)
+    store.close()
+    reopened = QdrantEdgeStore("memories", tmp_path / "shard", DIMS)
+    assert reopened.scan_copy.scan is None  # nothing reads it at start-up
+    reopened.prepare_search()
+    reopened.scan_copy.settle()
+    assert reopened.scan_copy.scan is not None and len(reopened.scan_copy.scan) == 12
+    query, mine = vector(vectors), {"user_id": "u1"}
+    assert same(reopened.nearest(query, 5, mine), edge_answer(reopened, query, 5, mine))
+    reopened.close()
+
+
+def test_the_server_reads_the_copy_after_its_start_up_pass(tmp_path: Path) -> None:
+    """After a start the searches' copy is read once the start-up reconciliation is done, so the
+    first searches do not wait behind that reading (docs/performance.md)."""
+    from tests.support.parts import open_parts
+
+    with open_parts(tmp_path / "data") as parts:
+        for text in ("The deploy runs on Fridays", "Tabs, not spaces", "The wiki lives on Confluence"):
+            parts.service.writes.add_memory(user_id="ann", app_name="t", text=text)
+    with open_parts(tmp_path / "data") as parts:
+        store = parts.service.vectors.engine.store
+        assert isinstance(store, QdrantEdgeStore) and store.scan_copy.scan is None
+
+        async def start_and_wait() -> None:
+            async with parts.reconciler.running():
+                for _ in range(600):
+                    status = parts.reconciler.status()
+                    if status is not None and status["state"] != "running":
+                        break
+                    await anyio.sleep(0.05)
+                await anyio.sleep(0.5)  # the reading starts right after the pass
+
+        anyio.run(start_and_wait)
+        store.scan_copy.settle()
+        assert parts.reconciler.status()["state"] == "done"
+        assert store.scan_copy.scan is not None and len(store.scan_copy.scan) == 3  # no search asked

@@ -390,6 +390,12 @@ class Engine:
         """The vector mem0 stores for ``text`` (cached: embedding it again is free)."""
         return self.embedder.embed(text, "add")
 
+    def prepare_search(self) -> None:
+        """Get the embedded store's exact scan ready (a Qdrant server has none)."""
+        if self.embedded:
+            store: Any = self.store
+            store.prepare_search()
+
     def nearest(self, text: str, limit: int, filters: dict[str, Any]) -> list[tuple[str, float]]:
         """``(id, score)`` of the ``limit`` memories nearest to ``text`` that pass ``filters``,
         best first; the embedded store leaves the payloads out."""

@@ -8,8 +8,9 @@
 Every call is made with the store's lock held (engine/edge_store.py), and so is the reading,
 so the copy and the shard change together. The copy is of one shard object: for another one (a
 compaction, an index swap) it is read again once a search asks, in a thread, while Edge answers;
-a reload, which opens the same points again, carries it over. Nothing reads it at start-up:
-the first search starts the reading (a start-up that read it took 0.5-1 s longer at 10k).
+a reload, which opens the same points again, carries it over. Nothing reads it during start-up
+(a start-up that read it took 0.5-1 s longer at 10k): the server starts the reading once its
+start-up reconciliation is done (``prepare_search``), else the first search does.
 It is dropped, and the store asks Edge, when a payload cannot be matched as Edge would, or once
 the shard holds ``limit()`` points (the index builder's size: from there Edge's HNSW index
 answers faster than any scan).

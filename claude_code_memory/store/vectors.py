@@ -85,6 +85,8 @@ class VectorEngine(Protocol):
 
     def nearest(self, text: str, limit: int, filters: dict[str, Any]) -> list[tuple[str, float]]: ...
 
+    def prepare_search(self) -> None: ...
+
     def set_payload(self, memory_id: str, fields: dict[str, Any]) -> None: ...
 
     def count(self, filters: dict[str, Any] | None = None) -> int: ...
@@ -318,6 +320,11 @@ class Vectors:
     def set_payload(self, memory_id: str, fields: dict[str, Any]) -> None:
         with self.engine.server_errors():
             self.engine.set_payload(memory_id, fields)
+
+    def prepare_search(self) -> None:
+        """Get what searches read ready now (the embedded store's exact scan: engine/scan_copy.py)
+        instead of at the first search."""
+        self.engine.prepare_search()
 
     def search(self, query: str, *, filters: dict[str, Any], limit: int) -> list[dict[str, Any]]:
         """The ``limit`` nearest memories that pass ``filters`` and do not point away from the

@@ -139,6 +139,19 @@ class Reconciler:
         return self
 
     async def _start_up_pass(self) -> None:
+        try:
+            await self._reconcile_at_start()
+        finally:
+            # Then the searches' copy of the vectors is read (in its own thread), so that the
+            # first searches do not wait behind that reading; after the pass, which reads the
+            # store too, rather than beside it.
+            if not self._stop.is_set():
+                try:
+                    await anyio.to_thread.run_sync(self.vectors.prepare_search)
+                except Exception:  # noqa: BLE001 - only a head start: the first search reads it otherwise
+                    log.warning("vector store: could not start reading the searches' copy", exc_info=True)
+
+    async def _reconcile_at_start(self) -> None:
         leases = self.leases
         if leases is None:
             await anyio.to_thread.run_sync(self.run, "start-up")
