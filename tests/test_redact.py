@@ -561,6 +561,14 @@ def test_module_uses_only_the_standard_library(name: str) -> None:
     assert outside - {"__future__"} <= sys.stdlib_module_names
 
 
+def _settled_growth(text: str, **options: bool) -> float:
+    """:func:`_growth`, measured again when it reads 3 or more: a busy spell of a shared machine
+    (CI measured x3.1 once for a pattern that measures x2.0 every time here) must then recur,
+    while work that grows with the square of the length reads ~4 in both measurements."""
+    growth = _growth(text, **options)
+    return growth if growth < 3 else min(growth, _growth(text, **options))
+
+
 def _growth(text: str, runs: int = 5, **options: bool) -> float:
     """How much longer twice ``text`` takes than ``text``: about 2 when the work is linear in the
     length, 4 when it is quadratic, far more when a pattern backtracks. A ratio, so it holds on a
@@ -584,7 +592,7 @@ def test_redaction_time_grows_linearly_with_the_text() -> None:
     texts = [sample.text for corpus in ("secrets", "clean", "pii") for sample in load(corpus)]
     blob = "\n\n".join(texts)
     blob = (blob * (100_000 // len(blob) + 1))[:100_000]
-    secrets_only, with_pii = _growth(blob), _growth(blob, pii=True)
+    secrets_only, with_pii = _settled_growth(blob), _settled_growth(blob, pii=True)
     assert secrets_only < 3 and with_pii < 3, (
         f"100 KB -> 200 KB: x{secrets_only:.1f}, with pii x{with_pii:.1f}"
     )
@@ -622,7 +630,7 @@ PATHOLOGICAL = {
 
 @pytest.mark.parametrize("name", PATHOLOGICAL)
 def test_hostile_input_stays_linear(name: str) -> None:
-    growth = _growth(PATHOLOGICAL[name], pii=True)
+    growth = _settled_growth(PATHOLOGICAL[name], pii=True)
     assert growth < 3, f"{name}: twice the text took x{growth:.1f} the time"
 
 
