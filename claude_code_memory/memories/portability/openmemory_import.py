@@ -45,7 +45,7 @@ from ...db.models import (
 )
 from ...errors import BadInput, Forbidden, TooLarge
 from ...policy.redact import redact_value
-from ...store.access_log import RECALLS
+from ...store.access_log import count_recalls
 from ...store.owners import Owners
 from ...store.values import epoch_seconds
 from ...store.vectors import Vectors
@@ -267,16 +267,18 @@ class OpenMemoryImport:
                     )
                 )
                 logs += 1
-            # The memory's recall count and last recall, as the access log's writer keeps them
-            # (store/access_log.py).
-            recalled = [
-                access.accessed_at or memory.created_at
-                for access in source.access_logs
-                if access.access_type in RECALLS
-            ]
-            if recalled:
-                memory.recalls = (memory.recalls or 0) + len(recalled)
-                memory.recalled_at = max([*recalled, *([memory.recalled_at] if memory.recalled_at else [])])
+            # The memory's recall count and last recall, kept as the access log's writer keeps them.
+            count_recalls(
+                session,
+                [
+                    {
+                        "memory_id": memory_id,
+                        "access_type": access.access_type,
+                        "accessed_at": access.accessed_at or memory.created_at,
+                    }
+                    for access in source.access_logs
+                ],
+            )
             _set_dates(memory, source)
         if source.created_at is not None:  # date filters read the vector payload's created_ts
             self.vectors.set_payload(str(memory_id), {"created_ts": epoch_seconds(source.created_at)})

@@ -50,9 +50,6 @@ from .rules import spoken_parts
 
 log = logging.getLogger(__name__)
 
-# A visit to a segment is a recall of one of its turns (a search returned it, a hook injected
-# it): its turns' ``recalls`` summed (store/access_log.py counts them).
-
 #: After a retrieval, the tiers are refreshed in the background at most this often per user: a
 #: refresh reads every recalled memory of the user, and a client retrieving in a loop would keep
 #: one running beside its own requests.
@@ -283,8 +280,9 @@ class Tiers:
         return len(turns), len(plan.new)
 
     def _heat(self, session: Session, user_pk: uuid.UUID, active: list[Segment]) -> None:
-        # From the memories' own recall counts (store/access_log.py keeps them as it writes):
-        # counting the access log instead read every recall of the user on each refresh.
+        # A visit to a segment is a recall of one of its turns (a search returned it, a hook
+        # injected it): its turns' own counts, summed (store/access_log.py keeps them as it
+        # writes); counting the access log instead read every recall of the user each refresh.
         visits = {
             row.segment_id: (int(row.visits), row.last_visit)
             for row in session.execute(
