@@ -8,7 +8,11 @@ on PostgreSQL.
 Under load the PostgreSQL run also found writes failing on the categories' foreign key: a
 writer remembered the id of a category it had just inserted before its transaction committed,
 and other writers linked to that row while it was still invisible to them (or gone, when the
-transaction rolled back). The last test holds that window open on purpose.
+transaction rolled back). The third test holds that window open on purpose.
+
+CI once answered one batch 500 here on PostgreSQL: two batches inserting the same texts in
+their own orders each held a text the other waited for (a deadlock). The last two tests line
+two batches up on purpose, once on the memories' index and once on new categories.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's telemetry
 from claude_code_memory.config import load_settings
 from claude_code_memory.memories.server_parts import ServerParts
 from claude_code_memory.memories.service import MemoryService
+from claude_code_memory.policy.gate import content_hash
 from tests.support.postgres import PostgresDatabase
 from tests.support.server import MemoryServer
 
@@ -171,5 +176,127 @@ def test_a_category_another_writer_is_still_creating_is_not_linked_before_it_com
             for name in ("first", "second")
         }
         assert filed == {"first": ["preferences", "projects"], "second": ["preferences"]}
+    finally:
+        parts.close()
+
+
+@pytest.mark.postgres
+def test_two_batches_of_the_same_texts_in_opposite_orders_do_not_deadlock(
+    postgres: PostgresDatabase, tmp_path: Path
+) -> None:
+    """Each batch inserts its rows in one statement. In the batch's own order, two writers of
+    the same texts could each hold a text the other waits for: PostgreSQL then aborts one of
+    them (a deadlock, answered 500 in CI once). A third transaction holding the middle text
+    lines both batches up at that point, so that order is what decides, not luck."""
+    settings = load_settings(
+        config_path=None,
+        environ={},
+        overrides={"server.data_dir": str(tmp_path / "data"), "storage.database_url": postgres.url},
+    )
+    parts = ServerParts(settings)
+    service: MemoryService = parts.service
+    first, middle, last = (
+        "The staging database is restored from backup every Sunday night",
+        "Our release branches are cut on the first Monday of each month",
+        "The design review for the billing service moved to Thursdays",
+    )
+    service.writes.add_memory(user_id="racer", app_name="notes", text="An unrelated fact to make the user")
+    outcomes: dict[str, Any] = {}
+
+    def write(name: str, texts: list[str]) -> None:
+        try:
+            outcomes[name] = service.writes.add_memories(
+                user_id="racer", app_name="notes", items=[{"text": t} for t in texts]
+            )
+        except Exception as exc:
+            outcomes[name] = exc
+
+    try:
+        with postgres.superuser_connection(postgres.database) as holder, holder.transaction():
+            holder.execute(
+                "INSERT INTO memories (id, user_id, app_id, content, content_hash, metadata, state,"
+                " created_at, updated_at, redactions, entities_indexed, recalls)"
+                " SELECT %s, user_id, app_id, %s, %s, '{}', 'active', now(), now(), 0, false, 0"
+                " FROM memories LIMIT 1",
+                [uuid.uuid4(), middle, content_hash(middle)],
+            )
+            forward = threading.Thread(target=write, args=("forward", [first, middle, last]))
+            backward = threading.Thread(target=write, args=("backward", [last, middle, first]))
+            forward.start()
+            backward.start()
+            _until(lambda: _waiting_on_locks(postgres) == 2, "both batches wait for the middle text")
+            raise psycopg.Rollback  # the middle text is left to the two batches
+        forward.join(timeout=60)
+        backward.join(timeout=60)
+        for name in ("forward", "backward"):
+            assert not isinstance(outcomes[name], Exception), repr(outcomes[name])
+            assert all("error" not in item for item in outcomes[name]), outcomes[name]
+        stored = Counter(m["memory"] for m in service.reads.list_memories(user_id="racer", app_name="notes"))
+        assert [stored[t] for t in (first, middle, last)] == [1, 1, 1]
+    finally:
+        parts.close()
+
+
+@pytest.mark.postgres
+def test_two_batches_creating_the_same_categories_in_opposite_orders_do_not_deadlock(
+    postgres: PostgresDatabase, tmp_path: Path
+) -> None:
+    """A batch creates the categories its memories need. In the memories' order, one batch
+    would create "travel" then "finance" while another creates "finance" then "travel"; a third
+    transaction holding "travel" lines both up, so that order is what decides."""
+    settings = load_settings(
+        config_path=None,
+        environ={},
+        overrides={"server.data_dir": str(tmp_path / "data"), "storage.database_url": postgres.url},
+    )
+    parts = ServerParts(settings)
+    service: MemoryService = parts.service
+    trips = [
+        "We booked flights and a hotel in Lisbon for the spring trip",
+        "Our hotel in Kyoto is near the station",
+    ]
+    money = [
+        "My salary is paid into the bank account on the 25th",
+        "The quarterly taxes and invoices are due next week",
+    ]
+    writes = service.writes
+    vectors = writes.vectors.embed_batch(trips + money)
+    filed = [
+        writes.categories.categoriser.categorise(v, t) for v, t in zip(vectors, trips + money, strict=True)
+    ]
+    assert filed == [["travel"], ["travel"], ["finance"], ["finance"]]  # what the setup relies on
+    outcomes: dict[str, Any] = {}
+
+    def write(name: str, texts: list[str]) -> None:
+        try:
+            outcomes[name] = writes.add_memories(
+                user_id="racer", app_name="notes", items=[{"text": t} for t in texts]
+            )
+        except Exception as exc:
+            outcomes[name] = exc
+
+    try:
+        writes.add_memory(user_id="racer", app_name="notes", text="The standup with my manager is at nine")
+        with postgres.superuser_connection(postgres.database) as holder, holder.transaction():
+            holder.execute(
+                "INSERT INTO categories (id, name, created_at, updated_at)"
+                " VALUES (%s, 'travel', now(), now())",
+                [uuid.uuid4()],
+            )
+            trips_first = threading.Thread(target=write, args=("trips first", [trips[0], money[0]]))
+            money_first = threading.Thread(target=write, args=("money first", [money[1], trips[1]]))
+            trips_first.start()
+            _until(lambda: _waiting_on_locks(postgres) == 1, "the first batch waits for 'travel'")
+            money_first.start()
+            _until(lambda: _waiting_on_locks(postgres) == 2, "the second batch waits too")
+            raise psycopg.Rollback  # "travel" is left to the two batches
+        trips_first.join(timeout=60)
+        money_first.join(timeout=60)
+        for name in ("trips first", "money first"):
+            assert not isinstance(outcomes[name], Exception), repr(outcomes[name])
+            assert all("error" not in item for item in outcomes[name]), outcomes[name]
+        ids = [item["results"][0]["id"] for name in ("trips first", "money first") for item in outcomes[name]]
+        filed = [sorted(c.name for c in service.reads.get(i, "racer").categories) for i in ids]
+        assert filed == [["travel"], ["finance"], ["finance"], ["travel"]]
     finally:
         parts.close()

@@ -121,7 +121,9 @@ class SharedState:
                 "expires_at": expires_at,
                 "updated_at": now,
             }
-            for key in dict.fromkeys(keys)
+            # Sorted: two writers of overlapping keys take their rows in one order (in their
+            # own orders, each could wait for a row the other holds: a deadlock on PostgreSQL).
+            for key in sorted(set(keys))
         ]
         if not rows:
             return

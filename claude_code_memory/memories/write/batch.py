@@ -214,8 +214,11 @@ class BatchWrite:
         w.vectors.add_many(points, user_id=user_id)
         try:
             with w.database.session() as session:
-                # A racing writer of one of these texts fails here, on the index.
-                session.execute(insert(Memory), [row for row, _, _ in rows])
+                # A racing writer of one of these texts fails here, on the index. The rows go in
+                # by their texts' hashes, whatever the batch's order: two batches holding texts
+                # the other waits for would deadlock (PostgreSQL aborts one of them).
+                ordered = sorted((row for row, _, _ in rows), key=lambda row: row["content_hash"] or "")
+                session.execute(insert(Memory), ordered)
                 stored = [(row, admitted, vector) for row, admitted, vector in rows if vector is not None]
                 w.categories.link_new(
                     session, [(row["id"], row["content"], vector) for row, _, vector in stored]

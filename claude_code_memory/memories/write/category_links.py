@@ -24,12 +24,14 @@ class CategoryLinks:
     ) -> list[list[str]]:
         """Categorise new memories (id, text, vector) and link each to its categories, in one
         INSERT for all of them; answers each one's category names, sorted."""
-        links: list[dict[str, uuid.UUID]] = []
-        named: list[list[str]] = []
-        for memory_id, text, vector in memories:
-            names = self._names(vector, text)
-            named.append(names)
-            links += [{"memory_id": memory_id, "category_id": self._id(session, n)} for n in names]
+        named = [self._names(vector, text) for _, text, vector in memories]
+        # Missing categories are created in one order across the whole batch (see _names).
+        ids = {name: self._id(session, name) for name in sorted({n for names in named for n in names})}
+        links = [
+            {"memory_id": memory_id, "category_id": ids[name]}
+            for (memory_id, _, _), names in zip(memories, named, strict=True)
+            for name in names
+        ]
         if links:
             session.execute(insert(MemoryCategory), links)
         return named
