@@ -24,6 +24,7 @@ from tests.support.processes import require_tool
 from tests.support.server import MemoryServer, ccmem_bin
 from tests.support.tls_server import TlsServer
 from tests.support.web_ui import UiServer
+from tests.support.windows import clear_of_the_minute_edge
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.integration]
 
@@ -149,6 +150,7 @@ def test_the_consent_page_slows_an_address_after_repeated_failed_sign_ins(tmp_pa
             form = {"request": blob.group(1), "token": token, "decision": "allow"}
             return browser.post(f"{api.base_url}/oauth/consent", data=form)
 
+        clear_of_the_minute_edge()
         assert [sign_in("ccm_wrong").status_code for _ in range(2)] == [401, 401]
         waited = sign_in(good)
         assert waited.status_code == 429 and "Too many failed sign-ins" in waited.text

@@ -23,6 +23,7 @@ from tests.support.server import MemoryServer, ccmem_bin
 from tests.support.servers import StartServer
 from tests.support.tls_server import TlsServer
 from tests.support.web_ui import UiServer
+from tests.support.windows import clear_of_the_minute_edge
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.integration]
 
@@ -118,6 +119,7 @@ def test_429_past_the_limit_per_token_with_retry_after(start_server: StartServer
     }
     server = start_server(in_process=True, env=env)
     first, second = server.make_token("rl-alice"), server.make_token("rl-bob")
+    clear_of_the_minute_edge()
     with server.client(first) as http:
         answers = [http.get("/api/v1/me", headers={"Origin": "https://app.example"}) for _ in range(4)]
     assert [a.status_code for a in answers] == [200, 200, 200, 429]
@@ -137,6 +139,7 @@ def test_429_past_the_limit_per_address_whatever_the_token(start_server: StartSe
         "CCMEM_SERVER__RATE_LIMIT__PER_ADDRESS": "3/minute",
     }
     server = start_server(in_process=True, env=env)
+    clear_of_the_minute_edge()
     codes = []
     for index in range(4):
         with server.client(f"not-a-token-{index}") as http:
@@ -171,6 +174,7 @@ def test_the_ui_sign_in_slows_an_address_after_repeated_failures(tmp_path: Path)
         # Two failures allowed per minute: the third attempt waits, even with the right token.
         env = {"CCMEM_SERVER__RATE_LIMIT__LOGIN_FAILURES": "2/minute"}
         with UiServer(tmp_path / "ui2", api.base_url, env=env) as ui:
+            clear_of_the_minute_edge()
             assert [_sign_in(ui, "ccm_wrong").status_code for _ in range(2)] == [400, 400]
             waited = _sign_in(ui, token)
             assert waited.status_code == 429, waited.text

@@ -36,6 +36,7 @@ from tests.support.edge import CaddyEdge
 from tests.support.fake_qdrant import FakeQdrant
 from tests.support.processes import free_port, http_ok, wait_until
 from tests.support.server import START_TIMEOUT, MemoryServer, ccmem_bin
+from tests.support.windows import clear_of_the_minute_edge
 
 pytestmark = [pytest.mark.postgres, pytest.mark.timeout(600)]
 
@@ -137,8 +138,7 @@ def test_a_token_s_rate_limit_counts_on_every_replica_together(
             server.admin_token = admin
             server.start()
         token = servers[0].make_token(f"u{uuid.uuid4().hex[:10]}")
-        if 60 - time.time() % 60 < 15:  # the requests below are one minute's window: not across its edge
-            time.sleep(16)
+        clear_of_the_minute_edge()
         answers = []
         for turn in range(6):
             with servers[turn % 2].client(token) as client:

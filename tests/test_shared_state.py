@@ -14,6 +14,7 @@ import pytest
 from claude_code_memory.db.database import Database
 from claude_code_memory.store.leases import Leases
 from claude_code_memory.store.shared_state import SharedState
+from tests.support.windows import clear_of_the_minute_edge
 
 pytestmark = pytest.mark.postgres
 
@@ -113,8 +114,7 @@ def test_rate_limit_counters_are_shared_by_every_replica(database: Database) -> 
     from claude_code_memory.limiter import MemoryCounters, rate
     from claude_code_memory.store.shared_state import SharedCounters
 
-    if 60 - time.time() % 60 < 5:  # the counts below are one minute's window: not across its edge
-        time.sleep(6)
+    clear_of_the_minute_edge(needed=5)
     three = rate("3/minute")
     one, other = SharedCounters(SharedState(database)), SharedCounters(SharedState(database))
     assert one.hit(three, "token:a") is None and other.hit(three, "token:a") is None
