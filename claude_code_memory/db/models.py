@@ -95,6 +95,8 @@ class Memory(Base):
         # A SessionStart briefing: a scope's newest memories, and its most recalled, each a
         # seek (migration 0015); only recalled memories are in the second.
         Index("ix_memories_recent", "user_id", "project", "created_at"),
+        # A user's memories newest first, a page at a time (the lists of the UI and OpenMemory).
+        Index("ix_memories_user_created", "user_id", "created_at"),
         Index(
             "ix_memories_recalled",
             "user_id",

@@ -1,0 +1,146 @@
+"""The web UI's list, its filter options and OpenMemory's categories at scale
+(memories/read_model/facets.py, queries.py, migration 0016): the same answers as reading every
+memory, from reads that do not grow with the user's memories."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from claude_code_memory.db.database import Database
+from claude_code_memory.db.models import Category, Memory, MemoryCategory, MemoryState, User
+from claude_code_memory.memories.read_model import facets, queries
+
+from .support import rows
+from .support.rows import user_with_app
+
+#: SQLite, then PostgreSQL (tests/support/rows.py).
+database_url = rows.database_url
+
+STATES = [MemoryState.active, MemoryState.paused, MemoryState.archived, MemoryState.deleted]
+
+
+def _store(
+    session: Any, name: str, size: int, names: dict[str, Category], seed: int
+) -> tuple[User, list[Memory]]:
+    """A user of ``size`` memories over a few projects and tasks, in every state, each in up to
+    two of the categories."""
+    chance = random.Random(seed)
+    user, app = user_with_app(session, name)
+    memories = []
+    for n in range(size):
+        project = chance.choice([None, None, "atlas", "borealis", f"{name[0]}-p{n % 5}"])
+        memories.append(
+            Memory(
+                user_id=user.id,
+                app_id=app.id,
+                content=f"{name} memory {n}",
+                project=project,
+                task=chance.choice([None, None, f"t{n % 3}"]) if project else None,
+                state=chance.choice(STATES),
+                created_at=datetime(2025, 1, 1) + timedelta(seconds=chance.randrange(10**7), microseconds=n),
+            )
+        )
+    session.add_all(memories)
+    session.flush()
+    for memory in memories:
+        for category in chance.sample(sorted(names), chance.choice([0, 1, 2])):
+            session.add(MemoryCategory(memory_id=memory.id, category_id=names[category].id))
+    session.flush()
+    return user, memories
+
+
+def _categories(session: Any) -> dict[str, Category]:
+    made = {name: Category(name=name, description="") for name in ("finance", "travel", "work", "unused")}
+    session.add_all(made.values())
+    session.flush()
+    return made
+
+
+def test_the_filter_options_and_pages_are_those_of_reading_every_memory(database_url: str) -> None:
+    database = Database(database_url)
+    database.migrate()
+    with database.session() as session:
+        names = _categories(session)
+        user, memories = _store(session, "reader", 600, {k: v for k, v in names.items() if k != "unused"}, 1)
+        _store(session, "other", 300, names, 2)  # another user's projects and categories are not offered
+        links: dict[Any, set[str]] = {}
+        for memory_id, category in session.execute(
+            select(MemoryCategory.memory_id, Category.name).join(Category)
+        ):
+            links.setdefault(memory_id, set()).add(category)
+        kept = [m for m in memories if m.state in queries.BROWSABLE]
+        offered = facets.facets(session, user.id, queries.BROWSABLE)
+        assert offered == {
+            "apps": ["t"],
+            "projects": sorted({m.project for m in kept if m.project}),
+            "tasks": sorted({m.task for m in kept if m.task}),
+            "categories": sorted({c for m in kept for c in links.get(m.id, ())}),
+        }
+        listed = [m for m in memories if m.state in queries.LISTED]
+        assert [c.name for c in facets.categories(session, user.id, queries.LISTED)] == sorted(
+            {c for m in listed for c in links.get(m.id, ())}
+        )
+        conditions = queries._browsed(user.id, queries.Browse())
+        assert queries._count(session, conditions) == len(listed)
+        newest = sorted(listed, key=lambda m: m.created_at, reverse=True)  # no two at one time
+        page = session.execute(
+            queries._rows(conditions).order_by(Memory.created_at.desc(), Memory.id).offset(40).limit(20)
+        ).all()
+        assert [m.id for m, _ in page] == [m.id for m in newest[40:60]]
+        in_app = queries._browsed(user.id, queries.Browse(apps=["t"], projects=["atlas"]))
+        assert queries._count(session, in_app) == sum(1 for m in listed if m.project == "atlas")
+        assert queries._count(session, queries._browsed(user.id, queries.Browse(apps=["nope"]))) == 0
+    database.close()
+
+
+def test_the_lists_reads_do_not_grow_with_the_users_memories_on_sqlite(tmp_path: Path) -> None:
+    """SQLite's virtual-machine steps for the filter options, the categories and a page of the
+    list (its 3rd, newest first), for a store of 200 memories and one of 8,000 with the same
+    projects, tasks and categories. Before (one grouping or sort of every memory of the user):
+    573 -> 23,703, 160 -> 6,918 and 452 -> 6,103 steps; now 126 -> 172, 16 -> 15, 442 -> 443."""
+    steps: dict[tuple[str, int], int] = {}
+    for size in (200, 8000):
+        database = Database(f"sqlite:///{tmp_path / f'memory-{size}.db'}")
+        database.migrate()
+        with database.session() as session:
+            names = _categories(session)
+            user, _ = _store(session, "reader", size, {k: v for k, v in names.items() if k != "unused"}, 7)
+            for name, count in _steps(session, user).items():
+                steps[(name, size)] = count
+        database.close()
+    for name in ("facets", "categories", "page"):
+        assert 0 < steps[(name, 8000)] < 2 * steps[(name, 200)] + 50, steps
+
+
+def _steps(session: Any, user: User) -> dict[str, int]:
+    """SQLite's virtual-machine steps (in tens) of each of the list's reads for ``user``."""
+    conditions = queries._browsed(user.id, queries.Browse())
+    reads: dict[str, Callable[[], object]] = {
+        "facets": lambda: facets.facets(session, user.id, queries.BROWSABLE),
+        "categories": lambda: facets.categories(session, user.id, queries.LISTED),
+        "page": lambda: session.execute(
+            queries._rows(conditions).order_by(Memory.created_at.desc(), Memory.id).offset(40).limit(20)
+        ).all(),
+    }
+    raw = session.connection().connection.driver_connection
+    steps = {}
+    for name, read in reads.items():
+        counted = [0]
+
+        def step(counted: list[int] = counted) -> int:
+            counted[0] += 1
+            return 0  # go on
+
+        raw.set_progress_handler(step, 10)
+        try:
+            assert read()
+        finally:
+            raw.set_progress_handler(None, 10)
+        steps[name] = counted[0]
+    return steps
