@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from claude_code_memory.db.database import Database
 from claude_code_memory.db.models import Category, Memory, MemoryCategory, MemoryState, User
-from claude_code_memory.memories.read_model import facets, queries
+from claude_code_memory.memories.read_model import facets, insights, queries
 
 from .support import rows
 from .support.rows import user_with_app
@@ -44,6 +44,9 @@ def _store(
                 task=chance.choice([None, None, f"t{n % 3}"]) if project else None,
                 state=chance.choice(STATES),
                 created_at=datetime(2025, 1, 1) + timedelta(seconds=chance.randrange(10**7), microseconds=n),
+                # A few, whatever the size: what the insights page lists.
+                redactions=1 if n < 4 else 0,
+                expires_at=datetime(2025, 6, 1) + timedelta(days=n) if 4 <= n < 8 else None,
             )
         )
     session.add_all(memories)
@@ -101,7 +104,8 @@ def test_the_filter_options_and_pages_are_those_of_reading_every_memory(database
 
 def test_the_lists_reads_do_not_grow_with_the_users_memories_on_sqlite(tmp_path: Path) -> None:
     """SQLite's virtual-machine steps for the filter options, the categories and a page of the
-    list (its 3rd, newest first), for a store of 200 memories and one of 8,000 with the same
+    list (its 3rd, newest first), and the insights page's redacted and expiring memories, for a
+    store of 200 memories and one of 8,000 with the same
     projects, tasks and categories. Before (one grouping or sort of every memory of the user):
     573 -> 23,703, 160 -> 6,918 and 452 -> 6,103 steps; now 126 -> 172, 16 -> 15, 442 -> 443."""
     steps: dict[tuple[str, int], int] = {}
@@ -114,7 +118,7 @@ def test_the_lists_reads_do_not_grow_with_the_users_memories_on_sqlite(tmp_path:
             for name, count in _steps(session, user).items():
                 steps[(name, size)] = count
         database.close()
-    for name in ("facets", "categories", "page"):
+    for name in ("facets", "categories", "page", "redacted", "expiring"):
         assert 0 < steps[(name, 8000)] < 2 * steps[(name, 200)] + 50, steps
 
 
@@ -127,6 +131,9 @@ def _steps(session: Any, user: User) -> dict[str, int]:
         "page": lambda: session.execute(
             queries._rows(conditions).order_by(Memory.created_at.desc(), Memory.id).offset(40).limit(20)
         ).all(),
+        # The insights page's redacted memories and those that expire (migration 0017).
+        "redacted": lambda: insights._redacted(session, user.id)["memories"],
+        "expiring": lambda: insights._expiring(session, user.id, datetime(2025, 6, 1), 30)["memories"],
     }
     raw = session.connection().connection.driver_connection
     steps = {}

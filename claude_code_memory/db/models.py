@@ -97,6 +97,22 @@ class Memory(Base):
         Index("ix_memories_recent", "user_id", "project", "created_at"),
         # A user's memories newest first, a page at a time (the lists of the UI and OpenMemory).
         Index("ix_memories_user_created", "user_id", "created_at"),
+        # The insights page's redacted and soon-expiring memories: each a seek over those only
+        # (migration 0017).
+        Index(
+            "ix_memories_redacted",
+            "user_id",
+            "created_at",
+            sqlite_where=text("redactions > 0"),
+            postgresql_where=text("redactions > 0"),
+        ),
+        Index(
+            "ix_memories_user_expiring",
+            "user_id",
+            "expires_at",
+            sqlite_where=text("expires_at IS NOT NULL"),
+            postgresql_where=text("expires_at IS NOT NULL"),
+        ),
         Index(
             "ix_memories_recalled",
             "user_id",

@@ -72,9 +72,12 @@ def _examples(session: Any, query: Select[Any], **extra: Any) -> list[dict[str, 
 
 
 def _duplicates(session: Any, user_pk: Any) -> dict[str, Any]:
+    # Grouped in the index of (user, hash) alone (0.37 s at 1M), then the groups' memories in
+    # the kept states; grouping the kept rows read each row for its state (3 s at 1M). That
+    # index is unique since migration 0005, so a store that enforces it has no group here.
     groups = (
         select(Memory.content_hash)
-        .where(Memory.user_id == user_pk, Memory.state.in_(KEPT_STATES), Memory.content_hash.is_not(None))
+        .where(Memory.user_id == user_pk, Memory.content_hash.is_not(None))
         .group_by(Memory.content_hash)
         .having(func.count() > 1)
     )
