@@ -90,7 +90,7 @@ class MemoryService:
         self.clock = clock or utcnow
         self.vectors = Vectors(engine, has_llm=settings.llm.provider != "none")
         self.owners = Owners(database)
-        self.usage = Usage(shared=shared is not None)
+        self.usage = Usage(shared)
         self.access_log = AccessLog(database)
         self.capture_filter = CaptureFilter(settings.hygiene.filter_captures)
         self.writes = Writes(

@@ -7,6 +7,9 @@
     SharedState(...).add_keys(scope, keys, ttl=...)            keys without values, idempotent
     SharedState(...).increment(scope, key, by, ttl=...) -> n   a counter, atomically
     SharedState(...).count(scope, key) -> n                    a live counter's value (0: none)
+    SharedState(...).set_count(scope, key, n, ttl=...)         a counter set to n
+    SharedState(...).add_to(scope, key, by) -> bool            added to a live counter, if any
+    SharedState(...).counted(scope, key) -> n | None           a live counter's value (None: none)
     SharedState(...).drop(scope) / forget(scope, key) / prune()  rows gone
 
     SharedCounters(state)     rate-limit counters (limiter.CounterStore) every replica shares
@@ -166,6 +169,39 @@ class SharedState:
                 if attempt:
                     raise
         raise AssertionError("unreachable")
+
+    def set_count(self, scope: str, key: str, value: int, *, ttl: timedelta | None = None) -> None:
+        """The counter is ``value`` (made or replaced), until ``ttl`` from now."""
+        now, expires_at = utcnow(), self._expiry(ttl)
+        statement = self._dialect.insert(SharedValue).values(
+            scope=_name(scope), key=_name(key), count=value, expires_at=expires_at, updated_at=now
+        )
+        statement = statement.on_conflict_do_update(
+            index_elements=["scope", "key"],
+            set_={"count": value, "expires_at": expires_at, "updated_at": now},
+        )
+        with self.database.session() as session:
+            session.execute(statement)
+
+    def add_to(self, scope: str, key: str, by: int) -> bool:
+        """Add ``by`` to a live counter, atomically; False (nothing changed) when there is none."""
+        with self.database.session() as session:
+            result = session.execute(
+                update(SharedValue)
+                .where(SharedValue.scope == _name(scope), SharedValue.key == _name(key), self._live())
+                .values(count=SharedValue.count + by, updated_at=utcnow())
+            )
+        return bool(getattr(result, "rowcount", 0))
+
+    def counted(self, scope: str, key: str) -> int | None:
+        """A live counter's value; None when there is none (unlike :meth:`count`)."""
+        with self.database.session() as session:
+            value = session.scalar(
+                select(SharedValue.count).where(
+                    SharedValue.scope == _name(scope), SharedValue.key == _name(key), self._live()
+                )
+            )
+        return None if value is None else int(value)
 
     def count(self, scope: str, key: str) -> int:
         with self.database.session() as session:
