@@ -124,16 +124,21 @@ def _until(condition: Callable[[], bool], what: str, timeout: float = 60) -> Non
         time.sleep(0.05)
 
 
-@pytest.mark.postgres
-def test_a_category_another_writer_is_still_creating_is_not_linked_before_it_commits(
-    postgres: PostgresDatabase, tmp_path: Path
-) -> None:
+def _parts(postgres: PostgresDatabase, tmp_path: Path) -> ServerParts:
+    """The server's parts in this process, on ``postgres``."""
     settings = load_settings(
         config_path=None,
         environ={},
         overrides={"server.data_dir": str(tmp_path / "data"), "storage.database_url": postgres.url},
     )
-    parts = ServerParts(settings)
+    return ServerParts(settings)
+
+
+@pytest.mark.postgres
+def test_a_category_another_writer_is_still_creating_is_not_linked_before_it_commits(
+    postgres: PostgresDatabase, tmp_path: Path
+) -> None:
+    parts = _parts(postgres, tmp_path)
     service: MemoryService = parts.service
     # First writer: filed under "preferences" and "projects", in that order; second writer:
     # under "preferences" alone. Neither category exists yet.
@@ -188,12 +193,7 @@ def test_two_batches_of_the_same_texts_in_opposite_orders_do_not_deadlock(
     the same texts could each hold a text the other waits for: PostgreSQL then aborts one of
     them (a deadlock, answered 500 in CI once). A third transaction holding the middle text
     lines both batches up at that point, so that order is what decides, not luck."""
-    settings = load_settings(
-        config_path=None,
-        environ={},
-        overrides={"server.data_dir": str(tmp_path / "data"), "storage.database_url": postgres.url},
-    )
-    parts = ServerParts(settings)
+    parts = _parts(postgres, tmp_path)
     service: MemoryService = parts.service
     first, middle, last = (
         "The staging database is restored from backup every Sunday night",
@@ -244,12 +244,7 @@ def test_two_batches_creating_the_same_categories_in_opposite_orders_do_not_dead
     """A batch creates the categories its memories need. In the memories' order, one batch
     would create "travel" then "finance" while another creates "finance" then "travel"; a third
     transaction holding "travel" lines both up, so that order is what decides."""
-    settings = load_settings(
-        config_path=None,
-        environ={},
-        overrides={"server.data_dir": str(tmp_path / "data"), "storage.database_url": postgres.url},
-    )
-    parts = ServerParts(settings)
+    parts = _parts(postgres, tmp_path)
     service: MemoryService = parts.service
     trips = [
         "We booked flights and a hotel in Lisbon for the spring trip",
