@@ -106,6 +106,14 @@ class Memory(Base):
             sqlite_where=text("redactions > 0"),
             postgresql_where=text("redactions > 0"),
         ),
+        # The memories the entity rules have not read (memories/organise/entities.py, migration 0018).
+        Index(
+            "ix_memories_entities_unread",
+            "user_id",
+            "state",
+            sqlite_where=text("entities_indexed = 0"),
+            postgresql_where=text("entities_indexed = false"),
+        ),
         Index(
             "ix_memories_user_expiring",
             "user_id",

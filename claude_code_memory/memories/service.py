@@ -190,6 +190,7 @@ class MemoryService:
         """Stop the search threads and wait for a background reclaim (before the engine they use
         is closed), and write the queued access log."""
         self.reclaim.close()
+        self.entities.close()
         self.tiers.close()
         self.pipeline.close()
         self.teams.close()
