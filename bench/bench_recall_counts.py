@@ -30,9 +30,9 @@ from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from claude_code_memory.db.database import Database  # noqa: E402
-from claude_code_memory.db.models import App, User  # noqa: E402
 from claude_code_memory.store.access_log import SEARCH, count_recalls  # noqa: E402
 from tests.support.postgres import PostgresCluster  # noqa: E402
+from tests.support.rows import user_with_app  # noqa: E402
 
 COLUMNS = ", ".join(
     ["id", "user_id", "app_id", "content", "content_hash", "metadata", "state", "created_at"]
@@ -54,12 +54,7 @@ def main() -> None:
         database = Database(cluster.url)
         database.migrate()
         with database.session() as session:
-            user = User(user_id="big")
-            session.add(user)
-            session.flush()
-            app = App(owner_id=user.id, name="t")
-            session.add(app)
-            session.flush()
+            user, app = user_with_app(session, "big")
             user_pk, app_pk = user.id, app.id
         ids = [uuid.uuid4() for _ in range(args.memories)]
         with psycopg.connect(cluster.url) as connection:

@@ -18,6 +18,7 @@ from claude_code_memory.memories.read_model import facets, insights, queries
 
 from .support import rows
 from .support.rows import user_with_app
+from .support.steps import sqlite_steps
 
 #: SQLite, then PostgreSQL (tests/support/rows.py).
 database_url = rows.database_url
@@ -135,19 +136,8 @@ def _steps(session: Any, user: User) -> dict[str, int]:
         "redacted": lambda: insights._redacted(session, user.id)["memories"],
         "expiring": lambda: insights._expiring(session, user.id, datetime(2025, 6, 1), 30)["memories"],
     }
-    raw = session.connection().connection.driver_connection
     steps = {}
     for name, read in reads.items():
-        counted = [0]
-
-        def step(counted: list[int] = counted) -> int:
-            counted[0] += 1
-            return 0  # go on
-
-        raw.set_progress_handler(step, 10)
-        try:
-            assert read()
-        finally:
-            raw.set_progress_handler(None, 10)
-        steps[name] = counted[0]
+        answer, steps[name] = sqlite_steps(session, read)
+        assert answer
     return steps

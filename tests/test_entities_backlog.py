@@ -20,6 +20,7 @@ from claude_code_memory.store.owners import Owners
 
 from .support import rows
 from .support.rows import user_with_app
+from .support.steps import sqlite_steps
 
 #: SQLite, then PostgreSQL (tests/support/rows.py).
 database_url = rows.database_url
@@ -118,29 +119,18 @@ def test_the_unread_are_a_seek_whatever_is_read_already_on_sqlite(tmp_path: Path
         database.migrate()
         _backlog(database, read + 50, read=read)
         reader = Entities(database, Owners(database))
+        unread = (
+            select(Memory.id)
+            .where(
+                Memory.user_id == _key(database),
+                Memory.entities_indexed == false(),
+                Memory.state.in_(entities.SHOWN),
+            )
+            .limit(entities.INDEX_BATCH)
+        )
         with database.session() as session:
-            raw = session.connection().connection.driver_connection
-            counted = [0]
-
-            def step(counted: list[int] = counted) -> int:
-                counted[0] += 1
-                return 0  # go on
-
-            raw.set_progress_handler(step, 10)
-            try:
-                found = session.execute(
-                    select(Memory.id)
-                    .where(
-                        Memory.user_id == _key(database),
-                        Memory.entities_indexed == false(),
-                        Memory.state.in_(entities.SHOWN),
-                    )
-                    .limit(entities.INDEX_BATCH)
-                ).all()
-            finally:
-                raw.set_progress_handler(None, 10)
+            found, steps[read] = sqlite_steps(session, lambda query=unread: session.execute(query).all())
         assert len(found) == 50
-        steps[read] = counted[0]
         reader.close()
         database.close()
     assert steps[8000] < 2 * steps[200] + 20, steps
