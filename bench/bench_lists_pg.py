@@ -28,11 +28,11 @@ import psycopg
 from sqlalchemy import func, select
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from claude_code_memory.db.database import Database  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pg_store import pg_store  # noqa: E402
+
 from claude_code_memory.db.models import Category, Memory, MemoryCategory  # noqa: E402
 from claude_code_memory.memories.read_model import facets, queries  # noqa: E402
-from tests.support.postgres import PostgresCluster  # noqa: E402
-from tests.support.rows import user_with_app  # noqa: E402
 
 COLUMNS = ", ".join(
     ["id", "user_id", "app_id", "content", "content_hash", "metadata", "state", "created_at", "updated_at"]
@@ -56,17 +56,14 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=1_000_000)
     args = parser.parse_args()
     chance = random.Random(1)
-    with PostgresCluster() as cluster:
-        database = Database(cluster.url)
-        database.migrate()
+    with pg_store() as store:
+        database, user_pk, app_pk = store.database, store.user_pk, store.app_pk
         with database.session() as session:
-            user, app = user_with_app(session, "big")
-            user_pk, app_pk = user.id, app.id
             categories = [Category(name=f"c{i:02d}", description="") for i in range(20)]
             session.add_all(categories)
             session.flush()
             category_ids = [c.id for c in categories[:19]]  # the last holds no memory
-        with psycopg.connect(cluster.url) as connection:
+        with psycopg.connect(store.url) as connection:
             ids = []
             with connection.cursor() as cursor, cursor.copy(f"COPY memories ({COLUMNS}) FROM STDIN") as copy:
                 for n in range(args.memories):
@@ -133,7 +130,6 @@ def main() -> None:
                 "total_now": lambda: queries._count(session, conditions),
             }
             results = {name: _median_ms(read) for name, read in reads.items()}
-        database.close()
     print(
         json.dumps(
             {"memories": args.memories, "load_average": os.getloadavg(), "median_ms": results}, indent=2

@@ -29,10 +29,10 @@ import psycopg
 from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from claude_code_memory.db.database import Database  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pg_store import pg_store  # noqa: E402
+
 from claude_code_memory.store.access_log import SEARCH, count_recalls  # noqa: E402
-from tests.support.postgres import PostgresCluster  # noqa: E402
-from tests.support.rows import user_with_app  # noqa: E402
 
 COLUMNS = ", ".join(
     ["id", "user_id", "app_id", "content", "content_hash", "metadata", "state", "created_at"]
@@ -50,14 +50,10 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=200)
     args = parser.parse_args()
     results: dict[str, Any] = {}
-    with PostgresCluster() as cluster:
-        database = Database(cluster.url)
-        database.migrate()
-        with database.session() as session:
-            user, app = user_with_app(session, "big")
-            user_pk, app_pk = user.id, app.id
+    with pg_store() as store:
+        database, user_pk, app_pk = store.database, store.user_pk, store.app_pk
         ids = [uuid.uuid4() for _ in range(args.memories)]
-        with psycopg.connect(cluster.url) as connection:
+        with psycopg.connect(store.url) as connection:
             with connection.cursor() as cursor, cursor.copy(f"COPY memories ({COLUMNS}) FROM STDIN") as copy:
                 for n, memory_id in enumerate(ids):
                     day = datetime(2025, 1, 1)
@@ -95,7 +91,6 @@ def main() -> None:
                     "ms_per_search_p95": round(times[int(len(times) * 0.95) - 1], 2),
                     "wal_bytes_per_memory": round(float(wal[0]) / (args.searches * PER_SEARCH)),  # type: ignore[index]
                 }
-        database.close()
     print(
         json.dumps(
             {

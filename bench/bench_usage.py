@@ -24,11 +24,11 @@ from pathlib import Path
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from claude_code_memory.db.database import Database  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pg_store import pg_store  # noqa: E402
+
 from claude_code_memory.memories.write.usage import Usage  # noqa: E402
 from claude_code_memory.store.shared_state import SharedState  # noqa: E402
-from tests.support.postgres import PostgresCluster  # noqa: E402
-from tests.support.rows import user_with_app  # noqa: E402
 
 COLUMNS = ", ".join(
     ["id", "user_id", "app_id", "content", "metadata", "state", "created_at", "updated_at"]
@@ -44,14 +44,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
     results = []
-    with PostgresCluster() as cluster:
-        database = Database(cluster.url)
-        database.migrate()
-        with database.session() as session:
-            user, app = user_with_app(session, "big")
-            user_pk, app_pk = user.id, app.id
+    with pg_store() as store:
+        database, user_pk, app_pk = store.database, store.user_pk, store.app_pk
         stored = 0
-        with psycopg.connect(cluster.url) as connection:
+        with psycopg.connect(store.url) as connection:
             for size in sorted(args.sizes):
                 with (
                     connection.cursor() as cursor,
@@ -96,7 +92,6 @@ def main() -> None:
                         "shared_count_read_and_add_ms": round(statistics.median(keeping), 2),
                     }
                 )
-        database.close()
     print(json.dumps({"rounds": args.rounds, "load_average": os.getloadavg(), "results": results}, indent=2))
 
 

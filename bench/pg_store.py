@@ -1,0 +1,39 @@
+"""A throwaway PostgreSQL cluster with a migrated database and one user with an app, for the
+benchmarks that fill it by ``COPY`` (bench_usage.py, bench_recall_counts.py, bench_lists_pg.py)."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from claude_code_memory.db.database import Database  # noqa: E402
+from tests.support.postgres import PostgresCluster  # noqa: E402
+from tests.support.rows import user_with_app  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Store:
+    url: str
+    database: Database
+    user_pk: uuid.UUID
+    app_pk: uuid.UUID
+
+
+@contextmanager
+def pg_store(user: str = "big") -> Iterator[Store]:
+    """The cluster (stopped afterwards), its database migrated, and ``user`` with an app."""
+    with PostgresCluster() as cluster:
+        database = Database(cluster.url)
+        database.migrate()
+        with database.session() as session:
+            owner, app = user_with_app(session, user)
+            user_pk, app_pk = owner.id, app.id
+        try:
+            yield Store(cluster.url, database, user_pk, app_pk)
+        finally:
+            database.close()
