@@ -204,13 +204,7 @@ class SharedState:
         return None if value is None else int(value)
 
     def count(self, scope: str, key: str) -> int:
-        with self.database.session() as session:
-            value = session.scalar(
-                select(SharedValue.count).where(
-                    SharedValue.scope == _name(scope), SharedValue.key == _name(key), self._live()
-                )
-            )
-        return int(value or 0)
+        return self.counted(scope, key) or 0
 
     def forget(self, scope: str, key: str) -> None:
         with self.database.session() as session:

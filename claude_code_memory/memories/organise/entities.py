@@ -125,10 +125,10 @@ class Entities:
             for eid, k, name, n in session.execute(statement)
         ]
 
-    def index(self, user_id: str, budget: int | None = None) -> uuid.UUID | None:
-        """Read up to ``budget`` (``INDEX_PER_CALL``) of the user's unread memories with the
-        rules, and leave the rest to the background; the user's key (None: no such user). When
-        the background is reading this user's memories already, the call reads none itself."""
+    def index(self, user_id: str) -> uuid.UUID | None:
+        """Read up to ``INDEX_PER_CALL`` of the user's unread memories with the rules, and leave
+        the rest to the background; the user's key (None: no such user). When the background is
+        reading this user's memories already, the call reads none itself."""
         with self.database.session() as session:
             user_pk = session.scalar(select(User.id).where(User.user_id == user_id))
         if user_pk is None:
@@ -136,7 +136,7 @@ class Entities:
         lock = self._lock(user_pk)
         if lock.acquire(blocking=False):
             try:
-                done = self._read(user_pk, INDEX_PER_CALL if budget is None else budget)
+                done = self._read(user_pk, INDEX_PER_CALL)
             finally:
                 lock.release()
             if not done and not self._closing.is_set():

@@ -104,9 +104,9 @@ class Listing:
 def _listing(user_pk: uuid.UUID, listing: Listing) -> list[Any]:
     """The conditions on ``memories`` that select a listing's memories."""
     states = [*LISTED, *([MemoryState.archived] if listing.show_archived else [])]
-    query: list[Any] = [Memory.user_id == user_pk, Memory.state.in_(states)]
+    where: list[Any] = [Memory.user_id == user_pk, Memory.state.in_(states)]
     if listing.app_ids:
-        query.append(Memory.app_id.in_(listing.app_ids))
+        where.append(Memory.app_id.in_(listing.app_ids))
     if listing.category_ids or listing.category_names:
         in_category = select(MemoryCategory.memory_id).join(Category)
         in_category = in_category.where(
@@ -114,20 +114,20 @@ def _listing(user_pk: uuid.UUID, listing: Listing) -> list[Any]:
             if listing.category_ids
             else Category.name.in_(listing.category_names or [])
         )
-        query.append(Memory.id.in_(in_category))
+        where.append(Memory.id.in_(in_category))
     if listing.search_query:
-        query.append(contains(Memory.content, listing.search_query))
+        where.append(contains(Memory.content, listing.search_query))
     if (start := from_epoch(listing.from_date)) is not None:
-        query.append(Memory.created_at >= start)
+        where.append(Memory.created_at >= start)
     if (end := from_epoch(listing.to_date)) is not None:
-        query.append(Memory.created_at <= end)
+        where.append(Memory.created_at <= end)
     if listing.project is not None:
-        query.append(Memory.project == listing.project)
+        where.append(Memory.project == listing.project)
     if listing.task is not None:
-        query.append(Memory.task == listing.task)
+        where.append(Memory.task == listing.task)
     if listing.global_only:
-        query.append(Memory.project.is_(None))
-    return query
+        where.append(Memory.project.is_(None))
+    return where
 
 
 def _rows(conditions: list[Any]) -> Select[Memory, str]:
@@ -165,41 +165,41 @@ class Browse:
 def _browsed(user_pk: uuid.UUID, browse: Browse) -> list[Any]:
     """The conditions on ``memories`` that select a browse page's memories."""
     states = [MemoryState(s) for s in browse.states] if browse.states else list(LISTED)
-    query: list[Any] = [Memory.user_id == user_pk, Memory.state.in_(states)]
+    where: list[Any] = [Memory.user_id == user_pk, Memory.state.in_(states)]
     if browse.search_query:
-        query.append(contains(Memory.content, browse.search_query))
+        where.append(contains(Memory.content, browse.search_query))
     if browse.apps:
-        query.append(Memory.app_id.in_(select(App.id).where(App.name.in_(browse.apps))))
+        where.append(Memory.app_id.in_(select(App.id).where(App.name.in_(browse.apps))))
     if browse.projects:
         named = [p for p in browse.projects if p]
-        conditions = [Memory.project.in_(named)] if named else []
+        either = [Memory.project.in_(named)] if named else []
         if "" in browse.projects:
-            conditions.append(Memory.project.is_(None))
-        query.append(or_(*conditions))
+            either.append(Memory.project.is_(None))
+        where.append(or_(*either))
     if browse.tasks:
         named = [t for t in browse.tasks if t]
-        conditions = [Memory.task.in_(named)] if named else []
+        either = [Memory.task.in_(named)] if named else []
         if "" in browse.tasks:
-            conditions.append(Memory.task.is_(None))
-        query.append(or_(*conditions))
+            either.append(Memory.task.is_(None))
+        where.append(or_(*either))
     if browse.scope == "global":
-        query.append(Memory.project.is_(None))
+        where.append(Memory.project.is_(None))
     elif browse.scope == "project":
-        query += [Memory.project.is_not(None), Memory.task.is_(None)]
+        where += [Memory.project.is_not(None), Memory.task.is_(None)]
     elif browse.scope == "task":
-        query.append(Memory.task.is_not(None))
+        where.append(Memory.task.is_not(None))
     if browse.categories:
         in_category = (
             select(MemoryCategory.memory_id)
             .join(Category, MemoryCategory.category_id == Category.id)
             .where(Category.name.in_([c.lower() for c in browse.categories]))
         )
-        query.append(Memory.id.in_(in_category))
+        where.append(Memory.id.in_(in_category))
     if browse.from_date is not None:
-        query.append(Memory.created_at >= datetime.combine(browse.from_date, time.min))
+        where.append(Memory.created_at >= datetime.combine(browse.from_date, time.min))
     if browse.to_date is not None:
-        query.append(Memory.created_at < datetime.combine(browse.to_date + timedelta(days=1), time.min))
-    return query
+        where.append(Memory.created_at < datetime.combine(browse.to_date + timedelta(days=1), time.min))
+    return where
 
 
 # -- one memory's neighbours and records ----------------------------------------------------------
