@@ -9,7 +9,8 @@ and session date in metadata; `Speaker: text` as content, with an image caption 
 the turn shares an image; the session as `conversation_id` and its date as `captured_at`), then
 asks every question of categories 1-4 through `POST /api/v1/memories/search` and scores, at
 turn level: recall_any@{1,5,10,20} (any evidence turn in the top k), recall_all@10 (every
-evidence turn in the top 10), MRR, search latency p50/p95 and ingest rate. Evidence ids are
+evidence turn in the top 10), MRR (overall and by conversation), search latency p50/p95 and ingest
+rate. Evidence ids are
 parsed with `D\\d+:\\d+` and kept only when the turn exists (the data has a few malformed
 evidence strings). `--compare-plain` runs a second server side by side with the turns stored
 without conversation id and time; each ``--variant`` runs one more server side by side with
@@ -208,6 +209,7 @@ def run(
         # How much the score moves from one conversation to the next: a guide to how far a
         # conversation outside the development split may land from the mean.
         per_conversation: dict[str, list[int]] = {}
+        reciprocal_by_conversation: dict[str, list[float]] = {}
         total_turns = 0
         ingest_seconds = 0.0
         n_questions = 0
@@ -240,6 +242,9 @@ def run(
                     found = int(bool(evidence & set(ranked[:10])))
                     per_category.setdefault(qa["category"], []).append(found)
                     per_conversation.setdefault(str(conversation.get("sample_id", number)), []).append(found)
+                    reciprocal_by_conversation.setdefault(
+                        str(conversation.get("sample_id", number)), []
+                    ).append(0 if first is None else 1 / (first + 1))
         return {
             "data": name,
             "provenance": provenance,
@@ -255,6 +260,9 @@ def run(
             },
             "recall_any@10_by_conversation": {
                 conv: round(statistics.mean(v), 4) for conv, v in per_conversation.items()
+            },
+            "mrr_by_conversation": {
+                conv: round(statistics.mean(v), 4) for conv, v in reciprocal_by_conversation.items()
             },
             "search": percentiles(latencies),
             "ingest_per_s": round(total_turns / ingest_seconds, 1),

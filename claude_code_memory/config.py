@@ -180,6 +180,10 @@ class SearchSettings(_Section):
     #: ("yesterday", "last week", "in May", "2023") gain this share of their score
     #: (search/priors.py). 0: off.
     when_boost: float = Field(0.0, ge=0, le=2)
+    #: For a question that names a speaker ("What did Maria say about…"), memories that open
+    #: with that speaker's label ("Maria: …") gain this share of their score: a person's own
+    #: turn answers what they said or did (search/priors.py). 0: off.
+    speaker_boost: float = Field(0.5, ge=0, le=5)
     recency_weight: float = Field(0.0, ge=0, le=1)
     recency_half_life_days: float = Field(30.0, gt=0)
     recall_weight: float = Field(0.0, ge=0, le=1)

@@ -11,7 +11,16 @@ import pytest
 from claude_code_memory.config import SearchSettings
 from claude_code_memory.db.database import Database
 from claude_code_memory.db.models import App, Memory, User
-from claude_code_memory.search.priors import asks, asks_when, length_prior, names_a_time, time_boost
+from claude_code_memory.search.priors import (
+    asks,
+    asks_when,
+    length_prior,
+    named_speakers,
+    names_a_time,
+    speaker,
+    speaker_first,
+    time_boost,
+)
 from claude_code_memory.search.ranking import rank
 
 
@@ -81,6 +90,39 @@ def test_when_questions_and_texts_that_say_when() -> None:
     assert boosted == [("when", pytest.approx(0.9 * 1.3)), ("breed", 1.0)]
 
 
+def test_a_turn_s_speaker_and_the_speakers_a_query_names() -> None:
+    assert speaker("Maria: I joined a gym last week!") == "Maria"
+    assert speaker("Ann Lee: the train was late") == "Ann Lee"
+    assert speaker("  Jon: Took a short trip to Rome.") == "Jon"
+    # A role names no person (captured Claude Code turns open with one); no label, no speaker.
+    assert speaker("User: how do I run the tests?") is None
+    assert speaker("Assistant: Run `make test`.") is None
+    for text in ("I joined a gym", "maria: lower case", "Note:no space", "At 10:30 we met"):
+        assert speaker(text) is None, text
+    labels = ["Maria", "John", "Ann Lee", None]
+    assert named_speakers("What did Maria say about the waterfall?", labels) == {"Maria"}
+    assert named_speakers("Where did Maria's family go?", labels) == {"Maria"}
+    assert named_speakers("What did Ann tell John?", labels) == {"Ann Lee", "John"}
+    # As a word of its own, capitalised as the label is.
+    assert named_speakers("What did maria say?", labels) == set()
+    assert named_speakers("Did Johnny come?", labels) == set()
+
+
+def test_the_named_speaker_s_turns_move_up_unless_every_speaker_is_named() -> None:
+    speakers = {"reply": "John", "own": "Maria", "fact": None}
+    scored = [("reply", 1.0), ("own", 0.8), ("fact", 0.5)]
+    assert speaker_first(scored, speakers, {"Maria"}, 0.5) == [
+        ("own", pytest.approx(1.2)),
+        ("reply", 1.0),
+        ("fact", 0.5),
+    ]
+    # Naming every speaker among the candidates tells nobody's turns apart: unchanged (and
+    # turns with no speaker do not fall behind them).
+    assert speaker_first(scored, speakers, {"Maria", "John"}, 0.5) == scored
+    assert speaker_first(scored, speakers, set(), 0.5) == scored
+    assert speaker_first(scored, speakers, {"Maria"}, 0.0) == scored
+
+
 START = datetime(2024, 3, 2, 10, 0, tzinfo=UTC).replace(tzinfo=None)
 TURNS = [
     "Ann: I finally adopted a dog last weekend, after months of looking at shelters.",
@@ -146,7 +188,7 @@ def test_the_answer_after_a_question_and_long_turns_rank_up(session_with_turns) 
     # short "a dog that sleeps" next; the answer comes third in one list only.
     dense, keyword = [1, 3, 2], [1, 3, 0]
     query = "What breed is Ann's dog?"
-    off = {"answer_share": 0.0, "length_prior": 0.0, "when_boost": 0.0}
+    off = {"answer_share": 0.0, "length_prior": 0.0, "when_boost": 0.0, "speaker_boost": 0.0}
     assert ranked(session, ids, dense, keyword, query, **off)[:3] == [1, 3, 2]
     # The answer gains half its question's score instead of 15%: it passes the short turn.
     assert ranked(session, ids, dense, keyword, query, **(off | {"answer_share": 0.5}))[:2] == [1, 2]
@@ -159,3 +201,19 @@ def test_the_answer_after_a_question_and_long_turns_rank_up(session_with_turns) 
     when = "When did Ann adopt a dog?"
     assert ranked(session, ids, [2, 0], [2, 0], when, **off)[0] == 2
     assert ranked(session, ids, [2, 0], [2, 0], when, **(off | {"when_boost": 0.3}))[0] == 0
+
+
+def test_a_question_about_what_someone_said_ranks_their_own_turn_first(session_with_turns) -> None:  # type: ignore[no-untyped-def]
+    session, ids = session_with_turns
+    # "What did Ben say about the sleeping dog?": Ann's turn about her dog sleeping all day leads
+    # both lists; Ben's own remark follows (the length prior, which moves his short remark down,
+    # is left out).
+    query = "What did Ben say about the sleeping dog?"
+    off = {"speaker_boost": 0.0, "length_prior": 0.0}
+    assert ranked(session, ids, [2, 3], [2, 3], query, **off)[:2] == [2, 3]
+    assert ranked(session, ids, [2, 3], [2, 3], query, speaker_boost=0.5, length_prior=0.0)[:2] == [3, 2]
+    # A question naming both speakers, or none, is ranked as without the step.
+    for unchanged in ("What did Ann and Ben say about the sleeping dog?", "Which dog sleeps all day?"):
+        assert ranked(session, ids, [2, 3], [2, 3], unchanged) == ranked(
+            session, ids, [2, 3], [2, 3], unchanged, speaker_boost=0.0
+        )

@@ -4,6 +4,8 @@
     length_prior(scored, lengths, exponent)    short memories move down (best first)
     asks_when(query), names_a_time(text)       a question about when; a text that says when
     time_boost(scored, texts, share)           memories that say when move up (best first)
+    speaker(text), named_speakers(query, ...)  who says a turn; the speakers a query names
+    speaker_first(scored, speakers, named, share)  the named speakers' own turns move up
 
 Both correct what the retrievers cannot see. In a conversation the answer is the turn after
 the question ("What breed is it?" / "A three-legged greyhound."), while the question holds the
@@ -14,13 +16,16 @@ short text that holds a query word above a long one — yet rarely holds the fac
 :func:`length_prior` scales scores down by length. A question that asks when is answered by a
 memory that says when ("I went to the fair yesterday"), as a question asking who is by one
 that names a person: :func:`time_boost` ranks those up for such questions (answer-type
-matching). docs/search.md has the measurements.
+matching). A question about what a person said or did ("What did Maria say about the
+waterfall?") is answered by that person's own turn, not by the other speaker's reply that
+repeats the words: :func:`speaker_first` ranks the named speakers' turns up. docs/search.md has
+the measurements.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 #: A question mark that ends a sentence: after a non-space character and before a space, a
 #: closing quote or bracket, more punctuation or the end. Not the ``?`` of a URL's query string
@@ -39,6 +44,13 @@ _TIME = re.compile(
     r"august|september|october|november|december|(?:19|20)\d\d)\b",
     re.IGNORECASE,
 )
+#: A speaker label opening a conversation turn: "Caroline: ...", "Ann Lee: ...", "User: ...".
+SPEAKER_LABEL = re.compile(r"^\s*([A-Z][A-Za-z'’-]{0,19}(?: [A-Z][A-Za-z'’-]{0,19})?):\s+")
+#: The most characters a speaker label (with the space before it) takes at a text's start.
+SPEAKER_LABEL_CHARS = 48
+#: Labels that name a role, not a person: a captured Claude Code turn opens with one
+#: (memories/recall/hook_events.py), and a query that says "User" names no speaker.
+ROLE_LABELS = frozenset({"User", "Assistant"})
 #: Lengths are compared with this quantile of the candidates' lengths: a memory at least that
 #: long keeps its score, a shorter one loses by its share of it.
 REFERENCE_QUANTILE = 0.75
@@ -95,6 +107,42 @@ def time_boost(
     """Each memory whose text names a time gains ``share`` of its score; best first."""
     boosted = [
         (memory_id, score * (1 + share) if names_a_time(texts.get(memory_id, "")) else score)
+        for memory_id, score in scored
+    ]
+    return sorted(boosted, key=lambda pair: pair[1], reverse=True)
+
+
+def speaker(text: str) -> str | None:
+    """The speaker label a conversation turn opens with ("Maria" of "Maria: I joined a gym"),
+    or None: no label, or one that names a role (:data:`ROLE_LABELS`)."""
+    label = SPEAKER_LABEL.match(text)
+    if label is None or label.group(1) in ROLE_LABELS:
+        return None
+    return label.group(1)
+
+
+def named_speakers(query: str, speakers: Iterable[str | None]) -> set[str]:
+    """The ``speakers`` the query names: the whole label, or its first word ("Ann" of "Ann
+    Lee"), as a word of its own and capitalised as the label is."""
+    named = set()
+    for label in {label for label in speakers if label}:
+        first = label.split(" ", 1)[0]
+        if re.search(rf"\b(?:{re.escape(label)}|{re.escape(first)})\b", query):
+            named.add(label)
+    return named
+
+
+def speaker_first(
+    scored: Sequence[tuple[str, float]], speakers: Mapping[str, str | None], named: set[str], share: float
+) -> list[tuple[str, float]]:
+    """Each memory whose speaker the query names gains ``share`` of its score; best first.
+    Unchanged when the query names no speaker, or names every speaker among the candidates
+    (nobody's turns are told apart then)."""
+    present = {label for label in speakers.values() if label}
+    if not named or share <= 0 or present <= named:
+        return list(scored)
+    boosted = [
+        (memory_id, score * (1 + share) if speakers.get(memory_id) in named else score)
         for memory_id, score in scored
     ]
     return sorted(boosted, key=lambda pair: pair[1], reverse=True)

@@ -33,7 +33,16 @@ from ..store.values import hex_id
 from .boosts import PRESENT_DEPTH, Weights, boost, newer_first
 from .conversation import adjacent, lift, propagate
 from .keyword import fuse
-from .priors import asks, asks_when, length_prior, time_boost
+from .priors import (
+    SPEAKER_LABEL_CHARS,
+    asks,
+    asks_when,
+    length_prior,
+    named_speakers,
+    speaker,
+    speaker_first,
+    time_boost,
+)
 from .relative_dates import asks_present
 from .temporal import TimeWindow
 
@@ -68,7 +77,8 @@ def rank(
     if fused and (settings.neighbour_share or settings.conversation_share):
         nearby = adjacent(session, [memory_id for memory_id, _ in fused])
         answers: dict[str, str] = {}
-        if settings.length_prior or when or (settings.answer_share and nearby.following):
+        reads_shapes = settings.length_prior or when or settings.speaker_boost
+        if reads_shapes or (settings.answer_share and nearby.following):
             # One read for all: the candidates' texts, and their neighbours' for the lengths.
             shapes = shapes_of(
                 session, {memory_id for memory_id, _ in fused} | set(nearby.conversation), when
@@ -87,7 +97,7 @@ def rank(
             answer_share=settings.answer_share,
         )
         fused = lift(fused, nearby.conversation, settings.conversation_share)
-    if (settings.length_prior or when) and fused:
+    if (settings.length_prior or when or settings.speaker_boost) and fused:
         if not shapes:
             shapes = shapes_of(session, {memory_id for memory_id, _ in fused}, when)
         if when:
@@ -96,6 +106,10 @@ def rank(
         if settings.length_prior:
             lengths = {memory_id: shape.length for memory_id, shape in shapes.items()}
             fused = length_prior(fused, lengths, settings.length_prior, settings.length_reference_max)
+        if settings.speaker_boost:
+            speakers = {memory_id: shapes[memory_id].speaker for memory_id, _ in fused if memory_id in shapes}
+            people = named_speakers(query, speakers.values())
+            fused = speaker_first(fused, speakers, people, settings.speaker_boost)
     if settings.present_margin and fused and asks_present(query):
         fused = newer_first(fused, moments_of(session, fused[:PRESENT_DEPTH]), settings.present_margin)
     if project is not None and settings.scope_ranking and fused:
@@ -193,6 +207,8 @@ class Shape:
     #: the text itself when it may ask a question (it holds a question mark), or when asked
     #: for in full; else None: most texts need not leave the database
     text: str | None
+    #: the person who says it, when it opens with a speaker label (:func:`.priors.speaker`)
+    speaker: str | None = None
 
 
 #: :func:`shapes_of` for SQLite's driver (ids as 32 hex characters, one JSON array): through
@@ -200,7 +216,8 @@ class Shape:
 #: more (docs/search.md, "Measurements behind the code's choices").
 _SHAPES_SQLITE = """
 SELECT m.id, length(m.content),
-  CASE WHEN ? OR instr(m.content, '?') > 0 OR instr(m.content, '？') > 0 THEN m.content END
+  CASE WHEN ? OR instr(m.content, '?') > 0 OR instr(m.content, '？') > 0 THEN m.content END,
+  substr(m.content, 1, ?)
 FROM memories m WHERE m.id IN (SELECT value FROM json_each(?))
 """
 
@@ -211,13 +228,17 @@ def shapes_of(session: Session, ids: set[str], full: bool = False) -> dict[str, 
     if not ids:
         return {}
     # (docs/search.md, "Answers, short memories and the fusion constant")
-    rows = _sqlite_rows(session, _SHAPES_SQLITE, list(ids), int(full))
+    rows = _sqlite_rows(session, _SHAPES_SQLITE, list(ids), int(full), SPEAKER_LABEL_CHARS)
     if rows is not None:
-        return {memory_id: Shape(length, text) for memory_id, length, text in rows}
+        return {memory_id: Shape(length, text, speaker(head)) for memory_id, length, text, head in rows}
     keys = [uuid.UUID(memory_id) for memory_id in ids]
     found = session.execute(select(Memory.id, Memory.content).where(Memory.id.in_(keys)))
     return {
-        str(memory_id): Shape(len(content), content if full or "?" in content or "？" in content else None)
+        str(memory_id): Shape(
+            len(content),
+            content if full or "?" in content or "？" in content else None,
+            speaker(content[:SPEAKER_LABEL_CHARS]),
+        )
         for memory_id, content in found
     }
 
