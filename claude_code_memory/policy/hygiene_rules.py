@@ -20,8 +20,6 @@ import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from ..search.priors import SPEAKER_LABEL
-
 
 def _wordset(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -229,6 +227,9 @@ def junk_capture(text: str) -> str | None:
     return None
 
 
+#: A speaker label opening a captured chat turn: "Caroline: ...", "User: ...", "Ann Lee: ...".
+#: search/priors.py reads the same shape (SPEAKER_LABEL); neither layer may import the other.
+_SPEAKER_LABEL = re.compile(r"^\s*([A-Z][A-Za-z'’-]{0,19}(?: [A-Z][A-Za-z'’-]{0,19})?):\s+")
 #: A sentence ends at ".", "!" or "?" followed by more text ("v1.2" and "3.12" do not end one).
 _SENTENCE_END = re.compile(
     r"(?<![0-9])(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\betc)[.!?]+\s+(?=\S)", re.IGNORECASE
@@ -277,7 +278,7 @@ class Statement:
         ``known``: ``text``'s tokens and specifics, if computed already (used when the text is
         its own body: no label, nothing to strip)."""
         clean = _ANSI.sub("", text).strip()
-        label = SPEAKER_LABEL.match(clean)
+        label = _SPEAKER_LABEL.match(clean)
         body = clean[label.end() :] if label else clean
         all_words = words(body)
         if not all_words or "?" in body or len(all_words) > MAX_STATEMENT_WORDS:

@@ -45,6 +45,7 @@ _TIME = re.compile(
     re.IGNORECASE,
 )
 #: A speaker label opening a conversation turn: "Caroline: ...", "Ann Lee: ...", "User: ...".
+#: The shape policy/hygiene_rules.py strips from a statement; neither layer may import the other.
 SPEAKER_LABEL = re.compile(r"^\s*([A-Z][A-Za-z'’-]{0,19}(?: [A-Z][A-Za-z'’-]{0,19})?):\s+")
 #: The most characters a speaker label (with the space before it) takes at a text's start.
 SPEAKER_LABEL_CHARS = 48
