@@ -74,10 +74,10 @@ def rank(
     fused = fuse(rankings, k)
     when = bool(settings.when_boost) and asks_when(query)
     shapes: dict[str, Shape] = {}
+    reads_shapes = bool(settings.length_prior or when or settings.speaker_boost)
     if fused and (settings.neighbour_share or settings.conversation_share):
         nearby = adjacent(session, [memory_id for memory_id, _ in fused])
         answers: dict[str, str] = {}
-        reads_shapes = settings.length_prior or when or settings.speaker_boost
         if reads_shapes or (settings.answer_share and nearby.following):
             # One read for all: the candidates' texts, and their neighbours' for the lengths.
             shapes = shapes_of(
@@ -97,7 +97,7 @@ def rank(
             answer_share=settings.answer_share,
         )
         fused = lift(fused, nearby.conversation, settings.conversation_share)
-    if (settings.length_prior or when or settings.speaker_boost) and fused:
+    if reads_shapes and fused:
         if not shapes:
             shapes = shapes_of(session, {memory_id for memory_id, _ in fused}, when)
         if when:
@@ -208,7 +208,7 @@ class Shape:
     #: for in full; else None: most texts need not leave the database
     text: str | None
     #: the person who says it, when it opens with a speaker label (:func:`.priors.speaker`)
-    speaker: str | None = None
+    speaker: str | None
 
 
 #: :func:`shapes_of` for SQLite's driver (ids as 32 hex characters, one JSON array): through
