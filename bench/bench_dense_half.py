@@ -9,7 +9,10 @@ then one after the other as a search runs them: the query's embedding (fresh que
 embedding cache answers none) and the exact scan of the store's vectors for the 20 nearest of
 the bench user's active memories. If each runs slower in turn than alone, the two do not fit
 in the processor's cache together and each reads its data from memory again: the model's
-weights (int8) and the scan's matrix (float32, ``points`` x 384). Prints JSON: p50/p95 in ms of
+weights (int8) and the scan's matrix (float32, ``points`` x 384). With ``--idle-ms 2,10``, each
+step also runs alone with the process idle that long before each call (a search comes after a
+pause, not in a loop): how much of a step's time in a search is the pause before it, not the
+other step. Prints JSON: p50/p95 in ms of
 each step per mode, the sizes of both, the load average. Not a test: numbers depend on the
 machine and its load.
 """
@@ -45,7 +48,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--rounds", type=int, default=300)
+    parser.add_argument(
+        "--idle-ms",
+        default="",
+        help="comma-separated pauses (ms) before each call of a step alone, e.g. 2,10 (none by default)",
+    )
     args = parser.parse_args()
+    pauses = [float(ms) / 1000 for ms in args.idle_ms.split(",") if ms.strip()]
     from claude_code_memory.config import load_settings
     from claude_code_memory.engine.onnx_model import default_model_path
     from claude_code_memory.memories.server_parts import ServerParts
@@ -74,10 +83,19 @@ def main() -> None:
             for warm in vectors[:20]:
                 store.nearest(warm, 20, FILTERS)
             modes: dict[str, dict[str, list[float]]] = {}
-            for mode in ("embed alone", "scan alone", "in turn", "embed alone again", "scan alone again"):
+            plan = [(mode, 0.0) for mode in ("embed alone", "scan alone", "in turn")]
+            for pause in pauses:
+                plan += [
+                    (f"{step} alone, {pause * 1000:g} ms idle before each", pause)
+                    for step in ("embed", "scan")
+                ]
+            plan += [("embed alone again", 0.0), ("scan alone again", 0.0)]
+            for mode, pause in plan:
                 embeds: list[float] = []
                 scans: list[float] = []
                 for round_ in range(args.rounds):
+                    if pause:
+                        time.sleep(pause)
                     if "scan" not in mode:
                         vector, seconds = timed(embedder.embed, next(queries), "search")
                         embeds.append(seconds)

@@ -22,7 +22,7 @@ from ..deps import BearerDep, PrincipalDep, ServiceDep, acting_user, authenticat
 from ..errors import item_error
 from ..middleware import lone_surrogate_error, lone_surrogates
 from ..paging import PageField, PageQuery, SizeField, SizeQuery
-from .storage import with_quota_warning
+from .storage import quota_warned, with_quota_warning
 
 #: Most items one batch request may carry.
 MAX_BATCH_ITEMS = 500
@@ -191,10 +191,16 @@ def list_categories(
 
 
 @router.post("", summary="Create a memory")
-def create_memory(
-    body: CreateMemory, response: Response, service: ServiceDep, principal: PrincipalDep
-) -> dict[str, Any] | None:
-    uid = acting_user(principal, body.user_id)
+async def create_memory(
+    body: CreateMemory, request: Request, service: ServiceDep, _: BearerDep
+) -> JSONResponse:
+    # One worker-thread hop, as search below: as a sync route with a principal dependency,
+    # FastAPI ran the authentication and the route in two and encoded the answer on the loop.
+    return await run_in_threadpool(_create, body, request, service)
+
+
+def _create(body: CreateMemory, request: Request, service: MemoryService) -> JSONResponse:
+    uid = acting_user(authenticate(request), body.user_id)
     written = service.writes.write_memory(
         user_id=uid,
         app_name=body.app,
@@ -206,7 +212,7 @@ def create_memory(
     )
     first = written.results[0] if written.results else None
     if first is None:
-        return None
+        return JSONResponse(None)
     stored = written.rows.get(str(first["id"]))
     if stored is not None:  # the row as written: no need to read it back
         memory = stored.memory
@@ -216,7 +222,8 @@ def create_memory(
         row = memory_row(memory)
     if first.get("already_existed"):
         row["already_existed"] = True  # de-duplicated: the same text is stored once per user
-    return with_quota_warning(response, service, uid, row, memory.user_id)
+    headers = quota_warned(service, uid, row, memory.user_id)
+    return JSONResponse(row, headers=headers)
 
 
 @router.post("/batch", summary="Create up to 500 memories in one request (embedded as a batch)")

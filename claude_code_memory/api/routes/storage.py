@@ -65,9 +65,18 @@ def with_quota_warning(
 ) -> Any:
     """``body`` with the user's quota warning added (and the header set), when there is one.
     ``user_pk``: the user's key when the caller has it (saves looking the user up)."""
-    warning = service.storage.quota_warning(user_id, user_pk)
-    if warning is not None:
-        response.headers[QUOTA_HEADER] = warning["warning"]
-        if isinstance(body, dict):
-            body["quota_warning"] = warning
+    response.headers.update(quota_warned(service, user_id, body, user_pk))
     return body
+
+
+def quota_warned(
+    service: MemoryService, user_id: str, body: Any, user_pk: uuid.UUID | None = None
+) -> dict[str, str]:
+    """The response headers of the user's quota warning (none when there is none); a dict
+    ``body`` gets the warning's ``quota_warning`` key. For a route that builds its own response."""
+    warning = service.storage.quota_warning(user_id, user_pk)
+    if warning is None:
+        return {}
+    if isinstance(body, dict):
+        body["quota_warning"] = warning
+    return {QUOTA_HEADER: warning["warning"]}
