@@ -3,6 +3,7 @@ pure), and the ranking step that applies it to candidates read from a real SQLit
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from claude_code_memory.search.priors import (
     speaker_first,
     time_boost,
 )
-from claude_code_memory.search.ranking import rank
+from claude_code_memory.search.ranking import ReadAhead, rank, read_ahead
 
 
 def test_asks_finds_a_sentence_that_ends_with_a_question_mark() -> None:
@@ -217,3 +218,58 @@ def test_a_question_about_what_someone_said_ranks_their_own_turn_first(session_w
         assert ranked(session, ids, [2, 3], [2, 3], unchanged) == ranked(
             session, ids, [2, 3], [2, 3], unchanged, speaker_boost=0.0
         )
+
+
+def ranking_of(  # type: ignore[no-untyped-def]
+    session,
+    dense: list[str],
+    keyword: list[str],
+    query: str,
+    settings: SearchSettings,
+    ahead: ReadAhead | None,
+) -> list[tuple[str, float]]:
+    return rank(
+        session,
+        dense,
+        keyword,
+        query=query,
+        named=[],
+        candidates=20,
+        settings=settings,
+        clock=datetime.now,
+        ahead=ahead,
+    )
+
+
+@pytest.mark.parametrize("when_boost", [0.0, 0.3])
+def test_reading_ahead_the_keyword_candidates_ranks_exactly_as_reading_after(  # type: ignore[no-untyped-def]
+    session_with_turns, when_boost: float
+) -> None:
+    # The search reads the keyword half's candidates' neighbours and shapes on that half's
+    # thread (search/pipeline.py); the ranking then reads only the other candidates'.
+    session, ids = session_with_turns
+    settings = SearchSettings(when_boost=when_boost)
+    unknown = str(uuid.uuid4())  # a candidate with no row (a vector whose row is gone)
+    cases = [
+        ([1, 3, 2], [1, 3, 0], "What breed is Ann's dog?"),
+        ([3, 2], [4, 0], "What did Ben say about the sleeping dog?"),
+        ([0, 4], [2], "When did Ann adopt a dog?"),
+        ([2], [], "Which dog sleeps all day?"),
+    ]
+    for dense, keyword, query in cases:
+        dense_ids = [ids[n] for n in dense]
+        keyword_ids = [ids[n] for n in keyword] + [unknown]
+        ahead = read_ahead(session, keyword_ids, query=query, settings=settings)
+        assert ahead.asked == frozenset(keyword_ids)
+        assert {ids[n] for n in keyword} <= ahead.shaped
+        assert ahead.full == (when_boost > 0 and query.startswith("When"))
+        without = ranking_of(session, dense_ids, keyword_ids, query, settings, None)
+        assert ranking_of(session, dense_ids, keyword_ids, query, settings, ahead) == without
+    # Settings that read no shapes: the neighbours only are read ahead, and the ranking is the same.
+    plain = SearchSettings(length_prior=0.0, when_boost=0.0, speaker_boost=0.0, answer_share=0.0)
+    ahead = read_ahead(session, [ids[1]], query="dog", settings=plain)
+    assert (
+        ahead.asked == {ids[1]} and not ahead.shaped and ahead.nearby.neighbours[ids[1]] == [ids[0], ids[2]]
+    )
+    without = ranking_of(session, [ids[2]], [ids[1]], "dog", plain, None)
+    assert ranking_of(session, [ids[2]], [ids[1]], "dog", plain, ahead) == without

@@ -30,7 +30,7 @@ from ..store.values import epoch_seconds, validate_text
 from ..store.vectors import Vectors
 from .conversation import around
 from .keyword import KeywordIndex
-from .ranking import rank
+from .ranking import ReadAhead, rank, read_ahead
 from .temporal import ReferenceTimes, Scope, TemporalPlan, TimeWindow
 
 MAX_QUERY_CHARS = 10_000
@@ -215,6 +215,7 @@ class Search:
             query,
             plan,
             limit=depth,
+            candidates=candidates,
             app_filter=app_filter,
             project=project,
             created_from=created_from,
@@ -227,7 +228,7 @@ class Search:
         nearest = self.vectors.search(query, filters=filters, limit=depth)
         dense = [item["id"] for item in nearest]
         similarity = {item["id"]: float(item["score"]) for item in nearest}
-        app_pk, keyword, named = keyword_future.result()
+        app_pk, keyword, named, ahead = keyword_future.result()
         # One session for everything after the retrievers: the window, the neighbours, the
         # rows and the access log.
         with self.database.session() as session:
@@ -242,6 +243,7 @@ class Search:
                 settings=self.settings.search,
                 clock=self.clock if now is None else (lambda: now),
                 project=current_project if project is None else None,
+                ahead=ahead,
             )
             if exclude and excluded is None:
                 fused = [(memory_id, score) for memory_id, score in fused if memory_id not in exclude]
@@ -294,6 +296,7 @@ class Search:
         plan: TemporalPlan,
         *,
         limit: int,
+        candidates: int,
         app_filter: uuid.UUID | None,
         project: str | None,
         created_from: datetime | None,
@@ -302,15 +305,17 @@ class Search:
         exclude: Collection[str] = (),
         reader: tuple[uuid.UUID, uuid.UUID] | None = None,
         now: datetime | None = None,
-    ) -> tuple[uuid.UUID | None, list[str], list[TimeWindow]]:
+    ) -> tuple[uuid.UUID | None, list[str], list[TimeWindow], ReadAhead | None]:
         """The app a search reads through (refused when paused; None when it does not exist,
-        as a search creates no app), the keyword candidates and the time windows the query
+        as a search creates no app), the keyword candidates, the time windows the query
         names (:mod:`.temporal`: relative ones need the newest memory's time, events their
-        memories' times). ``reader``: the user's and the app's keys, already looked up. ``now``: when
+        memories' times), and what the ranking reads about the first ``candidates`` keyword
+        candidates (:func:`.ranking.read_ahead`: read here, while the dense half still runs).
+        ``reader``: the user's and the app's keys, already looked up. ``now``: when
         the search is asked, the reference of relative dates (None: the newest memory's time)."""
         user_pk, app_pk = reader or self.owners.reader(user_id, app_name, "read memories")
         if user_pk is None:  # a user with no memories yet; the search does not create them
-            return app_pk, [], list(plan.explicit)
+            return app_pk, [], list(plan.explicit), None
         keyword = self.keywords.search(
             user_pk,
             query,
@@ -327,7 +332,11 @@ class Search:
             with self.database.engine.connect() as connection:
                 where = Scope(user_pk, app_filter, project)
                 named = plan.resolve(connection, self.keywords, where, self.clock, self.references, as_of=now)
-        return app_pk, keyword, named
+        ahead = None
+        if keyword:
+            with self.database.session() as session:
+                ahead = read_ahead(session, keyword[:candidates], query=query, settings=self.settings.search)
+        return app_pk, keyword, named, ahead
 
     def close(self) -> None:
         """Stop the search threads (before the engine they use is closed)."""

@@ -20,7 +20,7 @@ import json
 import sqlite3
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -31,7 +31,7 @@ from ..config import SearchSettings
 from ..db.models import Memory, MemoryAccessLog
 from ..store.values import hex_id
 from .boosts import PRESENT_DEPTH, Weights, boost, newer_first
-from .conversation import adjacent, lift, propagate
+from .conversation import Neighbourhood, adjacent, lift, propagate
 from .keyword import fuse
 from .priors import (
     SPEAKER_LABEL_CHARS,
@@ -59,13 +59,16 @@ def rank(
     settings: SearchSettings,
     clock: Callable[[], datetime],
     project: str | None = None,
+    ahead: ReadAhead | None = None,
 ) -> list[tuple[str, float]]:
     """The fused, re-ranked candidates of both retrievers (each best first, looked for
     deeper than ``candidates`` when the query names a date). ``project``: the searcher's
     current project (see :func:`in_scope`). ``order`` "first" adds a ranking of the best
     candidates earliest first, "last" latest first. ``query``: the search's text, for the
-    priors that depend on what it asks (:func:`.priors.asks_when`)."""
+    priors that depend on what it asks (:func:`.priors.asks_when`). ``ahead``: what
+    :func:`read_ahead` read already about some candidates (the same answer, fewer reads here)."""
     k = settings.rrf_k
+    ahead = ahead or ReadAhead()
     rankings = [dense[:candidates], keyword[:candidates]]
     if named:
         rankings.append(in_windows(session, fuse([dense, keyword], k), named)[:candidates])
@@ -76,11 +79,11 @@ def rank(
     shapes: dict[str, Shape] = {}
     reads_shapes = bool(settings.length_prior or when or settings.speaker_boost)
     if fused and (settings.neighbour_share or settings.conversation_share):
-        nearby = adjacent(session, [memory_id for memory_id, _ in fused])
+        nearby = ahead.adjacent(session, [memory_id for memory_id, _ in fused])
         answers: dict[str, str] = {}
         if reads_shapes or (settings.answer_share and nearby.following):
             # One read for all: the candidates' texts, and their neighbours' for the lengths.
-            shapes = shapes_of(
+            shapes = ahead.shapes(
                 session, {memory_id for memory_id, _ in fused} | set(nearby.conversation), when
             )
         if settings.answer_share:
@@ -99,7 +102,7 @@ def rank(
         fused = lift(fused, nearby.conversation, settings.conversation_share)
     if reads_shapes and fused:
         if not shapes:
-            shapes = shapes_of(session, {memory_id for memory_id, _ in fused}, when)
+            shapes = ahead.shapes(session, {memory_id for memory_id, _ in fused}, when)
         if when:
             texts = {memory_id: shape.text or "" for memory_id, shape in shapes.items()}
             fused = time_boost(fused, texts, settings.when_boost)
@@ -209,6 +212,59 @@ class Shape:
     text: str | None
     #: the person who says it, when it opens with a speaker label (:func:`.priors.speaker`)
     speaker: str | None
+
+
+@dataclass(frozen=True)
+class ReadAhead:
+    """What :func:`rank` reads about candidates, read before it for some of them: the keyword
+    half's candidates, on its thread while the dense half still runs (the keyword half ends
+    first), so that :func:`rank` reads only the others' after both. Each id's neighbours and
+    shape are its own whatever other ids are read with it, so the ranking is the same."""
+
+    #: the ids :func:`.conversation.adjacent` was asked for (an id in no conversation has no entry)
+    asked: frozenset[str] = frozenset()
+    nearby: Neighbourhood = field(default_factory=Neighbourhood)
+    #: the ids whose shapes were read, with ``full`` texts or not (:func:`shapes_of`)
+    shaped: frozenset[str] = frozenset()
+    full: bool = False
+    shape: dict[str, Shape] = field(default_factory=dict)
+
+    def adjacent(self, session: Session, ids: list[str]) -> Neighbourhood:
+        """:func:`.conversation.adjacent` of ``ids``, reading only the ids not read ahead."""
+        missing = [memory_id for memory_id in ids if memory_id not in self.asked]
+        if len(missing) == len(ids):
+            return adjacent(session, ids)
+        found = adjacent(session, missing)
+        wanted = set(ids)
+        for memory_id, neighbours in self.nearby.neighbours.items():
+            if memory_id in wanted:
+                found.neighbours[memory_id] = neighbours
+                if memory_id in self.nearby.following:
+                    found.following[memory_id] = self.nearby.following[memory_id]
+                for member in (memory_id, *neighbours):
+                    found.conversation[member] = self.nearby.conversation[member]
+        return found
+
+    def shapes(self, session: Session, ids: set[str], full: bool) -> dict[str, Shape]:
+        """:func:`shapes_of` of ``ids``, reading only those not read ahead with the same ``full``."""
+        if full != self.full or not self.shaped:
+            return shapes_of(session, ids, full)
+        found = shapes_of(session, ids - self.shaped, full)
+        found.update((memory_id, shape) for memory_id, shape in self.shape.items() if memory_id in ids)
+        return found
+
+
+def read_ahead(session: Session, ids: list[str], *, query: str, settings: SearchSettings) -> ReadAhead:
+    """What :func:`rank` will read about the candidates ``ids`` with these settings and query:
+    their neighbouring turns, and the shapes of them and of those turns."""
+    if not ids or not (settings.neighbour_share or settings.conversation_share):
+        return ReadAhead()
+    nearby = adjacent(session, ids)
+    when = bool(settings.when_boost) and asks_when(query)
+    if not (settings.length_prior or when or settings.speaker_boost or settings.answer_share):
+        return ReadAhead(frozenset(ids), nearby)
+    shaped = frozenset(ids) | frozenset(nearby.conversation)
+    return ReadAhead(frozenset(ids), nearby, shaped, when, shapes_of(session, set(shaped), when))
 
 
 #: :func:`shapes_of` for SQLite's driver (ids as 32 hex characters, one JSON array): through
