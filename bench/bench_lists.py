@@ -6,7 +6,8 @@ store's metadata database. Prints JSON; results in bench/results/.
 ``FILE`` is a ``memory.db`` (a copy: the database is migrated first). Each read is called
 ``--repeat`` times; the JSON holds every time in ms and the median. The reads are the public
 methods the REST routes call: the UI's browse page (its first and its 500th page, with the
-filter options), OpenMemory's categories and memory list (first page), and the insights page.
+filter options), OpenMemory's categories and memory list (first page), the insights page, and
+OpenMemory's apps list (the user's apps with their counts, ``apps_page``; not in the first runs).
 
 To compare two checkouts side by side, run this file from each with ``PYTHONPATH`` set to that
 checkout, each on its own copy of the database (a newer checkout's migration adds indexes the
@@ -27,6 +28,7 @@ from typing import Any
 
 from claude_code_memory.db.database import Database
 from claude_code_memory.memories.read_model import queries
+from claude_code_memory.memories.read_model.apps import Apps
 from claude_code_memory.memories.read_model.insights import Insights
 from claude_code_memory.store.access_log import AccessLog
 from claude_code_memory.store.owners import Owners
@@ -56,12 +58,14 @@ def main() -> None:
     owners, access_log = Owners(database), AccessLog(database)
     reads = queries.Queries(database, owners, access_log, None, None)  # type: ignore[arg-type]
     insights = Insights(database, owners, access_log)
+    apps = Apps(database, access_log)
     cases: dict[str, Callable[[], object]] = {
         "browse_first_page": lambda: reads.browse_page(args.user, queries.Browse()),
         "browse_page_500": lambda: reads.browse_page(args.user, queries.Browse(page=500)),
         "categories": lambda: reads.categories(args.user),
         "memory_list_first_page": lambda: reads.memory_page(args.user, queries.Listing(page=1, size=10)),
         "insights": lambda: insights.report(args.user, 30, 7),
+        "apps_page": lambda: apps.app_page(owner=args.user),
     }
     results = {name: _timed(read, args.repeat) for name, read in cases.items()}
     access_log.close()

@@ -5,16 +5,27 @@ memory, from reads that do not grow with the user's memories."""
 from __future__ import annotations
 
 import random
+import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from claude_code_memory.db.database import Database
-from claude_code_memory.db.models import Category, Memory, MemoryCategory, MemoryState, User
+from claude_code_memory.db.models import (
+    App,
+    Category,
+    Memory,
+    MemoryAccessLog,
+    MemoryCategory,
+    MemoryState,
+    User,
+)
 from claude_code_memory.memories.read_model import facets, insights, queries
+from claude_code_memory.memories.read_model.apps import LISTED_STATES, Apps
+from claude_code_memory.store.access_log import AccessLog
 
 from .support import rows
 from .support.rows import user_with_app
@@ -141,3 +152,95 @@ def _steps(session: Any, user: User) -> dict[str, int]:
         answer, steps[name] = sqlite_steps(session, read)
         assert answer
     return steps
+
+
+def _accesses(session: Any, app: App, memories: list[Memory], every: int) -> None:
+    """The app read every ``every``-th memory twice (the count is of distinct memories)."""
+    for memory in memories[::every]:
+        for _ in range(2):
+            session.add(MemoryAccessLog(memory_id=memory.id, app_id=app.id, access_type="search"))
+    session.flush()
+
+
+def _apps(database: Database, owner: str | None, **kwargs: Any) -> dict[str, Any]:
+    return Apps(database, AccessLog(database)).app_page(owner=owner, **kwargs)
+
+
+def test_the_apps_list_counts_each_app_s_memories_and_reads(database_url: str) -> None:
+    database = Database(database_url)
+    database.migrate()
+    with database.session() as session:
+        names = _categories(session)
+        user, memories = _store(session, "reader", 300, names, 3)
+        first = session.scalar(select(App).where(App.owner_id == user.id))
+        second = App(owner_id=user.id, name="second")
+        session.add(second)
+        session.flush()
+        for memory in memories[::3]:  # a third of them written through the second app
+            memory.app_id = second.id
+        session.flush()
+        _accesses(session, first, memories, 5)
+        _accesses(session, second, memories, 7)  # an app may read another app's memories
+        other, others = _store(session, "other", 120, names, 4)
+        _accesses(session, session.scalar(select(App).where(App.owner_id == other.id)), others, 2)
+        created = {
+            app.id: sum(1 for m in memories if m.app_id == app.id and m.state in LISTED_STATES)
+            for app in (first, second)
+        }
+        accessed = {first.id: len(memories[::5]), second.id: len(memories[::7])}
+    listed = _apps(database, "reader")
+    assert listed["total"] == 2 and [a["name"] for a in listed["apps"]] == ["second", "t"]
+    for app in listed["apps"]:
+        key = uuid.UUID(app["id"])
+        assert (app["total_memories_created"], app["total_memories_accessed"]) == (
+            created[key],
+            accessed[key],
+        )
+        assert app["user_id"] == "reader"
+    by_count = _apps(database, "reader", sort_by="memories", sort_direction="desc")["apps"]
+    assert [a["total_memories_created"] for a in by_count] == sorted(created.values(), reverse=True)
+    # The admin's list holds every user's apps; a page of one still counts every app.
+    everyone = _apps(database, None, page_size=1, sort_by="memories_accessed", sort_direction="desc")
+    assert everyone["total"] == 3 and everyone["apps"][0]["total_memories_accessed"] == len(others[::2])
+    assert _apps(database, "reader", name="SEC")["total"] == 1
+    database.close()
+
+
+def _apps_steps(database: Database, owner: str) -> tuple[dict[str, Any], int]:
+    """The apps list of ``owner``, and SQLite's virtual-machine steps (in tens) for it, on
+    whichever pooled connections it used."""
+    counted = [0]
+
+    def step() -> int:
+        counted[0] += 1
+        return 0
+
+    def watch(connection: Any, *_: Any) -> None:
+        connection.set_progress_handler(step, 10)
+
+    event.listen(database.engine, "checkout", watch)
+    try:
+        listed = _apps(database, owner)
+    finally:
+        event.remove(database.engine, "checkout", watch)
+    return listed, counted[0]
+
+
+def test_a_user_s_apps_list_does_not_read_other_users_memories_on_sqlite(tmp_path: Path) -> None:
+    """SQLite's virtual-machine steps of one user's apps list, beside another user of 200 and of
+    8,000 memories (each read once): the same. Before, the counts joined a grouping of every
+    app's memories and reads, twice a call (the total too)."""
+    steps = {}
+    for size in (200, 8000):
+        database = Database(f"sqlite:///{tmp_path / f'apps-{size}.db'}")
+        database.migrate()
+        with database.session() as session:
+            names = _categories(session)
+            user, memories = _store(session, "reader", 50, names, 5)
+            _accesses(session, session.scalar(select(App).where(App.owner_id == user.id)), memories, 1)
+            other, others = _store(session, "other", size, names, 6)
+            _accesses(session, session.scalar(select(App).where(App.owner_id == other.id)), others, 1)
+        listed, steps[size] = _apps_steps(database, "reader")
+        assert listed["apps"][0]["total_memories_accessed"] == 50
+        database.close()
+    assert 0 < steps[8000] < 2 * steps[200] + 50, steps

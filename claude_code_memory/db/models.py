@@ -240,10 +240,12 @@ class MemoryStatusHistory(Base):
 
 class MemoryAccessLog(Base):
     __tablename__ = "memory_access_logs"
+    #: An app's distinct memories read are counted from this index alone (migration 0019).
+    __table_args__ = (Index("ix_memory_access_logs_app_memory", "app_id", "memory_id"),)
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
     memory_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("memories.id", ondelete="CASCADE"), index=True)
-    app_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("apps.id", ondelete="CASCADE"), index=True)
+    app_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("apps.id", ondelete="CASCADE"))
     accessed_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, index=True)
     access_type: Mapped[str] = mapped_column(String(32), index=True)
     metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)

@@ -41,20 +41,23 @@ def owned_app(session: Session, app_id: str, principal: Principal) -> App:
     return app
 
 
-def _created_counts() -> Any:
+def _created_count() -> Any:
+    """How many memories the app of the row created (active, paused, archived): a range of
+    the index on ``(app_id, state)`` per app listed, not a grouping of every app's."""
     return (
-        select(Memory.app_id, func.count(Memory.id).label("n"))
-        .where(Memory.state.in_(LISTED_STATES))
-        .group_by(Memory.app_id)
-        .subquery()
+        select(func.count(Memory.id))
+        .where(Memory.app_id == App.id, Memory.state.in_(LISTED_STATES))
+        .scalar_subquery()
     )
 
 
-def _accessed_counts() -> Any:
+def _accessed_count() -> Any:
+    """How many distinct memories the app of the row read: read from the index on
+    ``(app_id, memory_id)`` alone (migration 0019)."""
     return (
-        select(MemoryAccessLog.app_id, func.count(func.distinct(MemoryAccessLog.memory_id)).label("n"))
-        .group_by(MemoryAccessLog.app_id)
-        .subquery()
+        select(func.count(func.distinct(MemoryAccessLog.memory_id)))
+        .where(MemoryAccessLog.app_id == App.id)
+        .scalar_subquery()
     )
 
 
@@ -92,28 +95,31 @@ class Apps:
         """Apps (``owner``'s, or everyone's for None) with how many memories each created and how
         many distinct memories it read."""
         self.access_log.flush()
-        created, accessed = _created_counts(), _accessed_counts()
-        created_n = func.coalesce(created.c.n, 0)
-        accessed_n = func.coalesce(accessed.c.n, 0)
+        conditions: list[Any] = []
+        if owner is not None:
+            conditions.append(User.user_id == owner)
+        if name:
+            conditions.append(contains(App.name, name, "name"))
+        if is_active is not None:
+            conditions.append(App.is_active == is_active)
+        # The total counts the apps alone; the counts are read for the apps listed only. Both
+        # were joined to groupings of every app's memories and accesses, done twice a call.
+        matching = (
+            select(func.count()).select_from(App).join(User, App.owner_id == User.id).where(*conditions)
+        )
+        created_n, accessed_n = _created_count(), _accessed_count()
         query: Select[Any] = (
             select(App, User.user_id, created_n.label("created"), accessed_n.label("accessed"))
             .join(User, App.owner_id == User.id)
-            .outerjoin(created, App.id == created.c.app_id)
-            .outerjoin(accessed, App.id == accessed.c.app_id)
+            .where(*conditions)
         )
-        if owner is not None:
-            query = query.where(User.user_id == owner)
-        if name:
-            query = query.where(contains(App.name, name, "name"))
-        if is_active is not None:
-            query = query.where(App.is_active == is_active)
         sort_field = {"name": App.name, "memories": created_n, "memories_accessed": accessed_n}[sort_by]
         ordered = query.order_by(
             desc(sort_field) if sort_direction == "desc" else sort_field, App.name, App.id
         )
 
         with self.database.session() as session:
-            total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+            total = session.scalar(matching) or 0
             rows = session.execute(ordered.offset((page - 1) * page_size).limit(page_size)).all()
             apps = [
                 {
