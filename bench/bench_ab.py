@@ -15,11 +15,12 @@ checkout's server. Both checkouts are byte-compiled first, as install.sh leaves 
 servers run at once; searches alternate between them (the order flips every query), every
 query asked once, so neither side's embedding cache answers. With
 ``--restarts``, each side is stopped (SIGTERM) and started again that many times, alternately:
-seconds until ``/health`` answers, and how long the start-up reconciliation then ran (the next
-restart waits for it). With ``--hooks N``, N UserPromptSubmit hooks a side, alternating,
-each side one session throughout; with ``--session-starts N``, N SessionStart hooks a side
-(a briefing each), after everything else; with ``--profiles N``, N reads of the profile a side
-(each refreshes the tiers). Not a test: numbers depend on the machine.
+seconds until ``/health`` answers, the time of a search asked right then, and how long the
+start-up reconciliation then ran (the next restart waits for it). With ``--hooks N``, N
+UserPromptSubmit hooks a side, alternating, each side one session throughout; with
+``--session-starts N``, N SessionStart hooks a side (a briefing each), after everything else;
+with ``--profiles N``, N reads of the profile a side (each refreshes the tiers). Not a test:
+numbers depend on the machine.
 """
 
 from __future__ import annotations
@@ -179,15 +180,30 @@ def main() -> None:
         if args.restarts:
             seconds: dict[str, list[float]] = {name: [] for name in servers}
             passes: dict[str, list[float]] = {name: [] for name in servers}
+            firsts: dict[str, list[float]] = {name: [] for name in servers}
+            asked_first = fresh_queries(seed=29)
             for _ in range(args.restarts):
                 for name, server in servers.items():
                     seconds[name].append(server.restart()["start_to_healthy_s"])
+                    # A search as soon as the server answers, as a client waiting for it asks.
+                    started = time.perf_counter()
+                    response = httpx.post(
+                        f"{server.base}/api/v1/memories/search",
+                        json={"query": next(asked_first), "limit": 10},
+                        headers={"Authorization": f"Bearer {tokens[name]}"},
+                        timeout=60,
+                    )
+                    firsts[name].append(round((time.perf_counter() - started) * 1000, 1))
+                    response.raise_for_status()
                     passes[name].append(server.start_up_pass())  # the next restart waits for it
             report["restart_s"] = {
                 name: {"median": round(statistics.median(v), 2), "each": v} for name, v in seconds.items()
             }
             report["start_up_pass_s"] = {
                 name: {"median": round(statistics.median(v), 2), "each": v} for name, v in passes.items()
+            }
+            report["first_search_ms"] = {
+                name: {"median": round(statistics.median(v), 1), "each": v} for name, v in firsts.items()
             }
 
         clients = {

@@ -227,3 +227,53 @@ def test_the_server_reads_the_copy_after_its_start_up_pass(tmp_path: Path) -> No
         store.scan_copy.settle()
         assert parts.reconciler.status()["state"] == "done"
         assert store.scan_copy.scan is not None and len(store.scan_copy.scan) == 3  # no search asked
+
+
+def test_writes_while_the_copy_is_read_go_on_and_reach_the_copy(tmp_path: Path) -> None:
+    """The reading takes the store's lock a page of points at a time: writes (and searches,
+    which Edge answers) go on between pages instead of waiting for the whole reading, and
+    every write the shard took meanwhile is in the copy once it is read, whether the reading had
+    passed that point yet or not."""
+    rng, vectors = random.Random(3), np.random.default_rng(3)
+    store = QdrantEdgeStore("memories", tmp_path / "vectors", DIMS, index_from=0)
+    ids = [str(uuid.uuid4()) for _ in range(3000)]
+    payloads = [payload(rng) for _ in ids]
+    for start in range(0, len(ids), 500):
+        chunk = slice(start, start + 500)
+        store.insert([vector(vectors) for _ in ids[chunk]], payloads[chunk], ids[chunk])
+    owners = {i: p["user_id"] for i, p in zip(ids, payloads, strict=True)}
+    live = list(ids)
+    store.close()
+    store = QdrantEdgeStore("memories", tmp_path / "vectors", DIMS, index_from=0)
+    store.reload_min = 10**9  # no reload in the middle of the reading
+    store.prepare_search()
+    reader = store.scan_copy._reader
+    assert reader is not None
+    during = 0
+    while reader.is_alive() and during < 200:
+        point_id = rng.choice(live)
+        match rng.randrange(5):
+            case 0:
+                new = str(uuid.uuid4())
+                fields = payload(rng)
+                store.insert([vector(vectors)], [fields], [new])
+                owners[new] = fields["user_id"]
+                live.append(new)
+            case 1:
+                fields = payload(rng)
+                store.update(point_id, vector=vector(vectors), payload=fields)
+                owners[point_id] = fields["user_id"]
+            case 2:
+                store.set_payload(point_id, {"state": rng.choice(STATES), "project": rng.choice(PROJECTS)})
+            case 3:
+                store.update(point_id, vector=vector(vectors))
+            case _:
+                store.delete(point_id)
+                live.remove(point_id)
+        during += 1
+    store.scan_copy.settle()
+    assert during >= 5, "no write went through while the copy was read"
+    copy = store.scan_copy.scan
+    assert copy is not None and len(copy) == len(live)
+    check_round(store, rng, vectors, owners)
+    store.close()

@@ -5,8 +5,14 @@
     copy.write(shard, change)      a write the shard took, made in the copy too
     copy.carry(old, new)           the same points opened again as another shard object
 
-Every call is made with the store's lock held (engine/edge_store.py), and so is the reading,
-so the copy and the shard change together. The copy is of one shard object: for another one (a
+Every call is made with the store's lock held (engine/edge_store.py). The reading takes the
+lock a page of points at a time and sleeps between pages, so searches (which Edge answers until
+the copy is read) and writes go on meanwhile; the writes the shard takes during the reading are
+kept and made in the copy once it is read, before a search uses it, so the copy and the shard
+stay the same. Each such write is idempotent (a point written whole, fields merged, a vector
+replaced, a point removed): one the reading saw already does no harm made again. (Read under the
+lock in one go, the first search after a start waited for all of it: 0.8-1.3 s at 10k memories.)
+The copy is of one shard object: for another one (a
 compaction, an index swap) it is read again once a search asks, in a thread, while Edge answers;
 a reload, which opens the same points again, carries it over. Nothing reads it during start-up
 (a start-up that read it took 0.5-1 s longer at 10k): the server starts the reading once its
@@ -20,10 +26,12 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping
+import time
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
+import numpy as np
 from qdrant_edge import EdgeShard, ScrollRequest
 
 from .exact_scan import ExactScan, Unfit
@@ -33,7 +41,11 @@ logger = logging.getLogger(__name__)
 #: The most points the copy holds when no index size is set (``index_from`` 0).
 EXACT_SCAN_MAX = 20_000
 #: Points read from the shard a page at a time.
-_PAGE = 1000
+_PAGE = 200
+#: Seconds the reading sleeps after each page. Each page holds the interpreter while Edge hands
+#: its points over as Python objects and NumPy converts them; the searches that come meanwhile
+#: need it too, many times each (docs/performance.md, "The first searches after a start").
+PAUSE = 0.004
 
 
 class ScanCopy:
@@ -48,6 +60,8 @@ class ScanCopy:
         self._current: Callable[[], EdgeShard | None] | None = None
         self._reader: threading.Thread | None = None
         self._guard = threading.Lock()
+        #: While a reading is under way, the writes the shard took since it began (lock held).
+        self._pending: list[Callable[[ExactScan], None]] | None = None
 
     def of(self, shard: EdgeShard) -> ExactScan | None:
         """The copy of this shard when it has been read; None when off, not read yet (a thread
@@ -60,13 +74,30 @@ class ScanCopy:
         self._start_reading()
         return None
 
-    def _read(self, shard: EdgeShard) -> None:
-        """Read the copy of ``shard`` (lock held): ~0.6 s at 12k points."""
-        self._shard, self.scan = shard, None
+    def _begin(self, shard: EdgeShard) -> bool:
+        """Start reading the copy of ``shard`` (lock held); False when it gets none (indexed, or
+        too large): Edge answers its searches."""
+        self._shard, self.scan, self._pending = shard, None, None
         info = shard.info()
         if info.indexed_vectors_count or info.points_count >= self.limit():
+            return False
+        self._pending = []
+        return True
+
+    def _finish(self, shard: EdgeShard, scan: ExactScan | None) -> None:
+        """Make the writes the shard took while it was read in the copy, then let searches use
+        it (lock held). ``scan`` None: a payload the copy cannot match, so none for this shard."""
+        pending, self._pending = self._pending or [], None
+        if scan is None or self._shard is not shard:
             return
-        self.scan = ExactScan.of(_points(shard), self.dims)
+        try:
+            for change in pending:
+                change(scan)
+        except Unfit as reason:
+            logger.info("vector store: exact scan off for this shard (%s)", reason)
+            return
+        if len(scan) < self.limit():
+            self.scan = scan
 
     def settle(self, timeout: float = 60) -> None:
         """Wait for a reading under way (tests and benchmarks)."""
@@ -86,18 +117,58 @@ class ScanCopy:
             self._reader.start()
 
     def _read_current(self) -> None:
+        """Read the copy of the store's current shard, a page at a time (~1.5 s at 17k points)."""
         assert self._lock is not None and self._current is not None
         try:
             with self._lock:
-                current = self._current()
-                if current is not None and self._shard is not current:
-                    self._read(current)
+                shard = self._current()
+                if shard is None or self._shard is shard or not self._begin(shard):
+                    return
+            points: list[tuple[str, Any, Mapping[str, Any]]] = []
+            offset: Any = None
+            while True:
+                with self._lock:
+                    if not self._reading(shard):  # another shard now: a search reads that one
+                        if self._shard is shard:
+                            self._pending = None
+                        return
+                    page, offset = shard.scroll(
+                        ScrollRequest(offset=offset, limit=_PAGE, with_payload=True, with_vector=True)
+                    )
+                read = [_point(point) for point in page]
+                if read:  # float32 rows a page at a time, between the pauses
+                    try:
+                        rows = np.asarray([vector for _, vector, _ in read], dtype=np.float32)
+                    except (TypeError, ValueError):
+                        rows = None
+                    if rows is not None and rows.ndim == 2:
+                        read = [(i, rows[n], payload) for n, (i, _, payload) in enumerate(read)]
+                points.extend(read)
+                time.sleep(PAUSE)
+                if offset is None:
+                    break
+            scan = ExactScan.of(points, self.dims)
+            with self._lock:
+                if self._reading(shard):
+                    self._finish(shard, scan)
         except Exception:  # noqa: BLE001 - the copy only speeds searches up: Edge answers without it
             logger.warning("vector store: could not read the exact scan's copy", exc_info=True)
+            with self._lock:
+                self._pending = None
+
+    def _reading(self, shard: EdgeShard) -> bool:
+        """Whether ``shard`` is still the one being read and the store's (lock held)."""
+        assert self._current is not None
+        return self._pending is not None and self._shard is shard and self._current() is shard
 
     def write(self, shard: EdgeShard, change: Callable[[ExactScan], None]) -> None:
-        """Make a write the shard took in the copy too; a copy it cannot keep exact is dropped."""
-        if self.scan is None or self._shard is not shard:
+        """Make a write the shard took in the copy too; a copy it cannot keep exact is dropped.
+        While the copy is read, the write is kept and made once it is."""
+        if self._shard is not shard:
+            return
+        if self.scan is None:
+            if self._pending is not None:
+                self._pending.append(change)
             return
         try:
             change(self.scan)
@@ -114,16 +185,8 @@ class ScanCopy:
             self._shard = new
 
 
-def _points(shard: EdgeShard) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
-    offset: Any = None
-    while True:
-        points, offset = shard.scroll(
-            ScrollRequest(offset=offset, limit=_PAGE, with_payload=True, with_vector=True)
-        )
-        for point in points:
-            vector: Any = point.vector
-            if isinstance(vector, dict):  # named vectors: the store keeps one, unnamed
-                vector = next(iter(vector.values()), None)
-            yield str(point.id), vector, point.payload or {}
-        if offset is None:
-            return
+def _point(point: Any) -> tuple[str, Any, Mapping[str, Any]]:
+    vector: Any = point.vector
+    if isinstance(vector, dict):  # named vectors: the store keeps one, unnamed
+        vector = next(iter(vector.values()), None)
+    return str(point.id), vector, point.payload or {}
