@@ -84,11 +84,11 @@ class ScanCopy:
         self._pending = []
         return True
 
-    def _finish(self, shard: EdgeShard, scan: ExactScan | None) -> None:
+    def _finish(self, scan: ExactScan | None) -> None:
         """Make the writes the shard took while it was read in the copy, then let searches use
         it (lock held). ``scan`` None: a payload the copy cannot match, so none for this shard."""
         pending, self._pending = self._pending or [], None
-        if scan is None or self._shard is not shard:
+        if scan is None:
             return
         try:
             for change in pending:
@@ -135,22 +135,14 @@ class ScanCopy:
                     page, offset = shard.scroll(
                         ScrollRequest(offset=offset, limit=_PAGE, with_payload=True, with_vector=True)
                     )
-                read = [_point(point) for point in page]
-                if read:  # float32 rows a page at a time, between the pauses
-                    try:
-                        rows = np.asarray([vector for _, vector, _ in read], dtype=np.float32)
-                    except (TypeError, ValueError):
-                        rows = None
-                    if rows is not None and rows.ndim == 2:
-                        read = [(i, rows[n], payload) for n, (i, _, payload) in enumerate(read)]
-                points.extend(read)
+                points.extend(_page_points(page))
                 time.sleep(PAUSE)
                 if offset is None:
                     break
             scan = ExactScan.of(points, self.dims)
             with self._lock:
                 if self._reading(shard):
-                    self._finish(shard, scan)
+                    self._finish(scan)
         except Exception:  # noqa: BLE001 - the copy only speeds searches up: Edge answers without it
             logger.warning("vector store: could not read the exact scan's copy", exc_info=True)
             with self._lock:
@@ -183,6 +175,19 @@ class ScanCopy:
         """The points of ``old`` opened again as ``new``: the copy stays as it is."""
         if new is not None and self._shard is old and self.scan is not None:
             self._shard = new
+
+
+def _page_points(page: list[Any]) -> list[tuple[str, Any, Mapping[str, Any]]]:
+    """A scrolled page's points, their vectors as float32 rows when they convert (a page at a
+    time, between the reading's pauses; :meth:`ExactScan.of` tells a vector it cannot read)."""
+    points = [_point(point) for point in page]
+    try:
+        rows = np.asarray([vector for _, vector, _ in points], dtype=np.float32)
+    except (TypeError, ValueError):
+        return points
+    if rows.ndim != 2:
+        return points
+    return [(point_id, rows[n], payload) for n, (point_id, _, payload) in enumerate(points)]
 
 
 def _point(point: Any) -> tuple[str, Any, Mapping[str, Any]]:

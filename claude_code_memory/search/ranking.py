@@ -75,9 +75,9 @@ def rank(
     if order is not None:
         rankings.append(in_order(session, fuse(rankings, k)[:candidates], latest_first=order == "last"))
     fused = fuse(rankings, k)
-    when = bool(settings.when_boost) and asks_when(query)
+    when = _boosts_when(settings, query)
     shapes: dict[str, Shape] = {}
-    reads_shapes = bool(settings.length_prior or when or settings.speaker_boost)
+    reads_shapes = _reads_shapes(settings, when)
     if fused and (settings.neighbour_share or settings.conversation_share):
         nearby = ahead.adjacent(session, [memory_id for memory_id, _ in fused])
         answers: dict[str, str] = {}
@@ -121,6 +121,16 @@ def rank(
     if weights.enabled and fused:
         fused = boosted(session, fused[:candidates], weights, clock)
     return fused
+
+
+def _boosts_when(settings: SearchSettings, query: str) -> bool:
+    """Whether the "when" prior applies to this query (its shapes then carry full texts)."""
+    return bool(settings.when_boost) and asks_when(query)
+
+
+def _reads_shapes(settings: SearchSettings, when: bool) -> bool:
+    """Whether a prior reads the candidates' shapes whatever their neighbours."""
+    return bool(settings.length_prior or when or settings.speaker_boost)
 
 
 def in_scope(
@@ -260,8 +270,8 @@ def read_ahead(session: Session, ids: list[str], *, query: str, settings: Search
     if not ids or not (settings.neighbour_share or settings.conversation_share):
         return ReadAhead()
     nearby = adjacent(session, ids)
-    when = bool(settings.when_boost) and asks_when(query)
-    if not (settings.length_prior or when or settings.speaker_boost or settings.answer_share):
+    when = _boosts_when(settings, query)
+    if not (_reads_shapes(settings, when) or settings.answer_share):
         return ReadAhead(frozenset(ids), nearby)
     shaped = frozenset(ids) | frozenset(nearby.conversation)
     return ReadAhead(frozenset(ids), nearby, shaped, when, shapes_of(session, set(shaped), when))

@@ -195,7 +195,7 @@ async def create_memory(
     body: CreateMemory, request: Request, service: ServiceDep, _: BearerDep
 ) -> JSONResponse:
     # One worker-thread hop, as search below: as a sync route with a principal dependency,
-    # FastAPI ran the authentication and the route in two and encoded the answer on the loop.
+    # FastAPI handed the authentication, the route and the check of its answer to three.
     return await run_in_threadpool(_create, body, request, service)
 
 
