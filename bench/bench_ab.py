@@ -13,7 +13,8 @@ The data is a copy, for each side, of one data directory: ``--data-dir`` (as kep
 ``bench_server.py --data-dir``), or ``--size`` synthetic memories stored once through this
 checkout's server. Both checkouts are byte-compiled first, as install.sh leaves one. Both
 servers run at once; searches alternate between them (the order flips every query), every
-query asked once, so neither side's embedding cache answers. With
+query asked once, so neither side's embedding cache answers; their p50/p95 are also given by
+the time each query names (``rest_search_by_when``). With
 ``--restarts``, each side is stopped (SIGTERM) and started again that many times, alternately:
 seconds until ``/health`` answers, the time of a search asked right then, and how long the
 start-up reconciliation then ran (the next restart waits for it). With ``--hooks N``, N
@@ -41,11 +42,26 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_server import ROOT, WARMUP, Server, fresh_queries, ingest_batches, percentiles, rss_mb, synthetic  # noqa: E402
+from bench_server import (  # noqa: E402
+    ROOT,
+    WARMUP,
+    WHEN,
+    Server,
+    fresh_queries,
+    ingest_batches,
+    percentiles,
+    rss_mb,
+    synthetic,
+)
 
 #: With ``--block``: seconds between one side's block of searches and the other's.
 BLOCK_PAUSE_S = 2.0
 USER = "bench"
+
+
+def when_of(query: str) -> str:
+    """The time a bench query names (one of ``bench_server.WHEN``), or "none"."""
+    return next((when for when in WHEN if when and query.endswith(" " + when)), "none")
 
 
 def checkout(revision: str, into: Path) -> str:
@@ -217,6 +233,7 @@ def main() -> None:
             for client in clients.values():
                 client.post("/api/v1/memories/search", json={"query": query, "limit": 10}).raise_for_status()
         samples: dict[str, list[float]] = {name: [] for name in servers}
+        by_when: dict[str, dict[str, list[float]]] = {name: {} for name in servers}
         order = list(servers)
         block = max(1, args.block)
         asked = list(itertools.islice(queries, args.queries))
@@ -230,9 +247,16 @@ def main() -> None:
                         "/api/v1/memories/search", json={"query": query, "limit": 10}
                     )
                     samples[name].append(time.perf_counter() - started)
+                    by_when[name].setdefault(when_of(query), []).append(samples[name][-1])
                     response.raise_for_status()
                     assert response.json()["results"], "search returned nothing"
         report["rest_search"] = {name: percentiles(v) for name, v in samples.items()}
+        # By the time the query names (bench_server.WHEN; "none": no time): "yesterday" and
+        # "last week" are relative dates, which look deeper and rank by the candidates' moments.
+        report["rest_search_by_when"] = {
+            when: {name: percentiles(by_when[name][when]) for name in servers}
+            for when in sorted(by_when["this"])
+        }
         if block > 1:
             report["rest_search_block"] = block
         if args.hooks:
