@@ -5,7 +5,7 @@ at a point in time, whose "last Saturday" counts back from the day it is asked."
 from __future__ import annotations
 
 import sys
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -161,5 +161,49 @@ def test_of_two_memories_that_disagree_the_newer_answers_what_stands_now(tmp_pat
         for query in ("What is my current personal best for the 5K?", "What is my 5K personal best now?"):
             ranked, _ = harness.search("u", query, asked, present)
             assert [t.session for t in ranked[:2] if t is not None] == [1, 0], query
+    finally:
+        harness.close()
+
+
+def test_a_users_short_statement_outranks_the_assistants_long_replies_about_it(tmp_path: Path) -> None:
+    # LongMemEval's shape: the user's one-line fact between long assistant replies that repeat
+    # the question's words. Through the service (real SQLite, Edge, the model), roles in metadata.
+    harness = bench.Bench(tmp_path / "data")
+    at = bench.moment("2023/05/20 (Sat) 20:05")
+    reply = (
+        "Congratulations on your new plants! Snake plants, peace lilies and succulents are great "
+        "choices for a beginner. Water the snake plant and the succulent every two to three weeks, "
+        "letting the soil dry out in between, and keep the peace lily's soil lightly moist. All "
+        "three like bright, indirect light; fertilize once a month in spring and summer with a "
+        "balanced houseplant fertilizer diluted to half strength, and repot when roots circle the pot."
+    )
+    turns = [
+        bench.Turn(
+            "I've been getting into houseplants lately. Last weekend I got a peace lily and a succulent "
+            "at the nursery, and my sister gave me a snake plant, so I'm working out a watering routine.",
+            "user",
+            0,
+            at,
+            False,
+        ),
+        bench.Turn(reply, "assistant", 0, at + timedelta(seconds=1), False),
+        bench.Turn(
+            reply.replace("Congratulations", "Great news"), "assistant", 0, at + timedelta(seconds=2), False
+        ),
+        bench.Turn(
+            "What should I plant on my balcony this spring?", "user", 1, at + timedelta(days=1), False
+        ),
+    ]
+    try:
+        harness.write("u", turns)
+        asked = bench.moment("2023/05/30 (Tue) 21:51")
+        question = "How many plants did I get at the nursery and from my sister?"
+        off, _ = harness.search("u", question, asked, {"search.role_boost": "0"})
+        on, _ = harness.search("u", question, asked, {})
+        assert off[0] is not None and off[0].role == "assistant"  # the chatter first without the step
+        assert on[0] is turns[0]  # the user's own statement first with it (the default)
+        # A question about what the assistant said still has the assistant's reply first.
+        told, _ = harness.search("u", "What did you recommend for watering my new plants?", asked, {})
+        assert told[0] is not None and told[0].role == "assistant"
     finally:
         harness.close()

@@ -13,11 +13,14 @@ from claude_code_memory.config import SearchSettings
 from claude_code_memory.db.database import Database
 from claude_code_memory.db.models import App, Memory, User
 from claude_code_memory.search.priors import (
+    asked_role,
     asks,
     asks_when,
     length_prior,
     named_speakers,
     names_a_time,
+    role,
+    role_first,
     speaker,
     speaker_first,
     time_boost,
@@ -124,6 +127,49 @@ def test_the_named_speaker_s_turns_move_up_unless_every_speaker_is_named() -> No
     assert speaker_first(scored, speakers, {"Maria"}, 0.0) == scored
 
 
+def test_asked_role_tells_questions_about_the_user_from_questions_about_the_assistant() -> None:
+    for about_user in (
+        "How many plants did I acquire in the last month?",
+        "Where did I complete my Bachelor's degree?",
+        "What is my sister's name?",
+        "Do you think it would be a good idea to attend my high school reunion?",
+        "Can you remind me where I parked?",
+    ):
+        assert asked_role(about_user) == "user", about_user
+    for about_assistant in (
+        "What did you recommend for my snake plant?",
+        "Can you remind me of the Instagram handle you mentioned?",
+        "I'm going back to our previous conversation about the grant. What were the three aims?",
+        "What was your suggestion for a weekend in Rome?",
+        "Did you say the museum opens at nine?",
+        "I'm looking back at the songs you created for me: what was the chorus?",
+    ):
+        assert asked_role(about_assistant) == "assistant", about_assistant
+    for nobody in ("How long did Alex marinate the ribs?", "Which seeds were started first?", "i/o limits"):
+        assert asked_role(nobody) is None, nobody
+
+
+def test_role_reads_the_two_chat_roles_in_any_case_and_nothing_else() -> None:
+    assert role("user") == "user" and role(" Assistant ") == "assistant"
+    for other in ("system", "tool", "", None, 5, ["user"]):
+        assert role(other) is None
+
+
+def test_role_first_moves_the_other_roles_turns_down_and_leaves_the_rest() -> None:
+    scored = [("reply", 1.0), ("fact", 0.8), ("note", 0.7), ("other-reply", 0.5)]
+    roles = {"reply": "assistant", "fact": "user", "note": None, "other-reply": "assistant"}
+    ranked = role_first(scored, roles, "user", 0.5)
+    assert [m for m, _ in ranked] == ["fact", "note", "reply", "other-reply"]
+    assert dict(ranked)["reply"] == pytest.approx(1 / 1.5) and dict(ranked)["fact"] == 0.8
+    # A question about what the assistant said moves the user's turns down instead.
+    about_reply = role_first(scored, roles, "assistant", 0.5)
+    assert [m for m, _ in about_reply] == ["reply", "note", "fact", "other-reply"]
+    # A memory without a role is never moved; no role asked for, or no share: unchanged.
+    assert dict(role_first(scored, roles, "user", 0.5))["note"] == 0.7
+    assert role_first(scored, roles, None, 0.5) == scored
+    assert role_first(scored, roles, "user", 0.0) == scored
+
+
 START = datetime(2024, 3, 2, 10, 0, tzinfo=UTC).replace(tzinfo=None)
 TURNS = [
     "Ann: I finally adopted a dog last weekend, after months of looking at shelters.",
@@ -165,6 +211,80 @@ def session_with_turns(request: pytest.FixtureRequest, tmp_path: Path):  # type:
         session.flush()
         yield session, [str(m.id) for m in memories]
     database.close()
+
+
+#: A chat whose turns carry their role in metadata (as a chat client writes them), a memory
+#: with no role, and roles that are none of the two.
+CHAT = [
+    ("user", "I got a snake plant from my sister and two succulents at the nursery this week."),
+    (
+        "assistant",
+        "Congratulations on your new plants! Snake plants are very forgiving: water them every two "
+        "to three weeks, let the soil dry out between waterings, and keep them in bright, indirect "
+        "light. Succulents like the same treatment, with a gritty mix and a pot with a drainage hole. "
+        "I recommend a cactus mix for both, and fertilizing once a month in spring and summer.",
+    ),
+    (None, "Owns plants: a snake plant and two succulents."),
+    ("System", "Plants were discussed."),
+]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def session_with_chat(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-untyped-def]
+    url = (
+        f"sqlite:///{tmp_path / 'memory.db'}"
+        if request.param == "sqlite"
+        else str(request.getfixturevalue("postgres_url"))
+    )
+    database = Database(url)
+    database.migrate()
+    with database.session() as session:
+        user = User(user_id="ann")
+        session.add(user)
+        session.flush()
+        app = App(owner_id=user.id, name="chat")
+        session.add(app)
+        session.flush()
+        memories = [
+            Memory(
+                user_id=user.id,
+                app_id=app.id,
+                content=text,
+                metadata_={"role": said_by} if said_by else {"source": "note"},
+                created_at=START + timedelta(minutes=n),
+            )
+            for n, (said_by, text) in enumerate(CHAT)
+        ]
+        session.add_all(memories)
+        session.flush()
+        yield session, [str(m.id) for m in memories]
+    database.close()
+
+
+def test_a_question_about_the_user_ranks_their_statement_over_the_assistants_reply(session_with_chat) -> None:  # type: ignore[no-untyped-def]
+    session, ids = session_with_chat
+    # Both retrievers rank the assistant's long reply first (it repeats the words); the user's
+    # own statement follows, then the note without a role and the turn of another role.
+    lists = ([1, 0, 2, 3], [1, 0, 3, 2])
+    question = "How many plants did I get this week?"
+    assert ranked(session, ids, *lists, question, role_boost=0.0)[0] == 1
+    with_roles = ranked(session, ids, *lists, question, role_boost=0.5)
+    assert with_roles[:2] == [0, 1]
+    # A question about what the assistant said keeps its reply first and moves the user's down.
+    about_reply = "What did you recommend for the snake plant?"
+    assert ranked(session, ids, [0, 1, 2], [0, 1, 2], about_reply, role_boost=0.0)[0] == 0
+    assert ranked(session, ids, [0, 1, 2], [0, 1, 2], about_reply, role_boost=0.5)[0] == 1
+    # A question about nobody, or the step off: the retrievers' order.
+    for query, boost in (("Which plants are easy to keep?", 0.5), (question, 0.0)):
+        assert ranked(session, ids, *lists, query, role_boost=boost)[:2] == [1, 0]
+    # Read ahead on the keyword thread, the roles come with the shapes: the same ranking.
+    settings = SearchSettings(role_boost=0.5)
+    keyword_ids = [ids[n] for n in lists[1]]
+    ahead = read_ahead(session, keyword_ids, query=question, settings=settings)
+    assert {ahead.shape[ids[n]].role for n in range(4)} == {"user", "assistant", None}
+    dense_ids = [ids[n] for n in lists[0]]
+    without = ranking_of(session, dense_ids, keyword_ids, question, settings, None)
+    assert ranking_of(session, dense_ids, keyword_ids, question, settings, ahead) == without
 
 
 def ranked(
@@ -266,7 +386,9 @@ def test_reading_ahead_the_keyword_candidates_ranks_exactly_as_reading_after(  #
         without = ranking_of(session, dense_ids, keyword_ids, query, settings, None)
         assert ranking_of(session, dense_ids, keyword_ids, query, settings, ahead) == without
     # Settings that read no shapes: the neighbours only are read ahead, and the ranking is the same.
-    plain = SearchSettings(length_prior=0.0, when_boost=0.0, speaker_boost=0.0, answer_share=0.0)
+    plain = SearchSettings(
+        length_prior=0.0, when_boost=0.0, speaker_boost=0.0, role_boost=0.0, answer_share=0.0
+    )
     ahead = read_ahead(session, [ids[1]], query="dog", settings=plain)
     assert (
         ahead.asked == {ids[1]} and not ahead.shaped and ahead.nearby.neighbours[ids[1]] == [ids[0], ids[2]]

@@ -6,6 +6,8 @@
     time_boost(scored, texts, share)           memories that say when move up (best first)
     speaker(text), named_speakers(query, ...)  who says a turn; the speakers a query names
     speaker_first(scored, speakers, named, share)  the named speakers' own turns move up
+    role(value), asked_role(query)             a turn's role; whose turns a query asks about
+    role_first(scored, roles, wanted, share)   the other role's turns move down
 
 Both correct what the retrievers cannot see. In a conversation the answer is the turn after
 the question ("What breed is it?" / "A three-legged greyhound."), while the question holds the
@@ -18,8 +20,12 @@ memory that says when ("I went to the fair yesterday"), as a question asking who
 that names a person: :func:`time_boost` ranks those up for such questions (answer-type
 matching). A question about what a person said or did ("What did Maria say about the
 waterfall?") is answered by that person's own turn, not by the other speaker's reply that
-repeats the words: :func:`speaker_first` ranks the named speakers' turns up. docs/search.md has
-the measurements.
+repeats the words: :func:`speaker_first` ranks the named speakers' turns up. In a chat between
+a user and an assistant (turns whose role is known), a question about the user's own life ("How
+many plants did I buy?") is answered by the user's short statement, not by the assistant's long
+replies around it, while one about what the assistant said ("What did you recommend…?") is
+answered by the assistant: :func:`role_first` ranks the other role's turns down. docs/search.md
+has the measurements.
 """
 
 from __future__ import annotations
@@ -52,6 +58,23 @@ SPEAKER_LABEL_CHARS = 48
 #: Labels that name a role, not a person: a captured Claude Code turn opens with one
 #: (memories/recall/hook_events.py), and a query that says "User" names no speaker.
 ROLE_LABELS = frozenset({"User", "Assistant"})
+#: The roles a turn of a chat between a user and an assistant can have (a memory's
+#: ``metadata.role``, as a chat client writes it; other values are no role).
+ROLES = frozenset({"user", "assistant"})
+#: A question about what the assistant said or did: "what did you recommend", "you told me",
+#: "our previous conversation", "your suggestion". Checked before :data:`_FIRST_PERSON`: such
+#: questions are mostly asked in the first person too ("Can you remind me what you said…").
+_ASKS_ASSISTANT = re.compile(
+    r"\b(?:you\s+(?:\w+\s+)?(?:told|said|mentioned|suggested|recommended|gave|provided|shared|"
+    r"listed|explained|described|wrote|created|made|showed|named|offered|proposed|came\s+up)\b|"
+    r"did\s+you\b|your\s+(?:\w+\s+)?(?:suggestions?|recommendations?|advice|answers?|"
+    r"responses?|lists?|explanations?|replies|reply|tips?)\b|"
+    r"(?:our|the)\s+(?:previous|earlier|last|past)\s+(?:conversation|chat|discussion|session)\b)",
+    re.IGNORECASE,
+)
+#: The user speaking of themselves: "I", "my", "me" (a capitalised "I" only: "i" is rare in a
+#: question and "I" in other words is not matched, the word boundaries see to that).
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
 #: Lengths are compared with this quantile of the candidates' lengths: a memory at least that
 #: long keeps its score, a shorter one loses by its share of it.
 REFERENCE_QUANTILE = 0.75
@@ -147,3 +170,37 @@ def speaker_first(
         for memory_id, score in scored
     ]
     return sorted(boosted, key=lambda pair: pair[1], reverse=True)
+
+
+def role(value: object) -> str | None:
+    """A turn's role from its ``metadata.role`` ("user", "assistant", any case), else None."""
+    if not isinstance(value, str):
+        return None
+    lowered = value.strip().lower()
+    return lowered if lowered in ROLES else None
+
+
+def asked_role(query: str) -> str | None:
+    """Whose turns answer the query in a chat between a user and an assistant: "assistant" for
+    a question about what the assistant said or did, "user" for one in the first person about
+    the user ("Where did I…", "my sister"), None for neither (it names nobody's turns)."""
+    if _ASKS_ASSISTANT.search(query):
+        return "assistant"
+    if _FIRST_PERSON.search(query):
+        return "user"
+    return None
+
+
+def role_first(
+    scored: Sequence[tuple[str, float]], roles: Mapping[str, str | None], wanted: str | None, share: float
+) -> list[tuple[str, float]]:
+    """Each memory whose role is known and not ``wanted`` has its score divided by 1 + ``share``;
+    best first. Memories without a role keep theirs (a fact written by a client that gives none
+    is not a chat turn), so only the turns of the other role move, down."""
+    if wanted is None or share <= 0:
+        return list(scored)
+    demoted = [
+        (memory_id, score / (1 + share) if roles.get(memory_id) not in (None, wanted) else score)
+        for memory_id, score in scored
+    ]
+    return sorted(demoted, key=lambda pair: pair[1], reverse=True)

@@ -6,7 +6,8 @@ The steps, each its own module: reciprocal-rank fusion of the dense and keyword 
 (:func:`.keyword.fuse`), plus a third ranking of the candidates inside a date the query names
 (:mod:`.dates`); each candidate passes a share of its score to its neighbouring turns (more to
 the turn after one that asks a question) and gains a share of the best score in its
-conversation (:mod:`.conversation`); short memories move down (:mod:`.priors`); for a question
+conversation (:mod:`.conversation`); short memories move down, a named speaker's turns and
+the role a question asks about up (:mod:`.priors`); for a question
 about the present, of two close candidates the newer ranks first (:func:`.boosts.newer_first`); with
 ``search.recency_weight`` or ``search.recall_weight`` set, recent or often-recalled candidates
 are boosted (:mod:`.boosts`); a search from a known project keeps that project's and global
@@ -35,10 +36,13 @@ from .conversation import Neighbourhood, adjacent, lift, propagate
 from .keyword import fuse
 from .priors import (
     SPEAKER_LABEL_CHARS,
+    asked_role,
     asks,
     asks_when,
     length_prior,
     named_speakers,
+    role,
+    role_first,
     speaker,
     speaker_first,
     time_boost,
@@ -113,6 +117,9 @@ def rank(
             speakers = {memory_id: shapes[memory_id].speaker for memory_id, _ in fused if memory_id in shapes}
             people = named_speakers(query, speakers.values())
             fused = speaker_first(fused, speakers, people, settings.speaker_boost)
+        if settings.role_boost:
+            roles = {memory_id: shapes[memory_id].role for memory_id, _ in fused if memory_id in shapes}
+            fused = role_first(fused, roles, asked_role(query), settings.role_boost)
     if settings.present_margin and fused and asks_present(query):
         fused = newer_first(fused, moments_of(session, fused[:PRESENT_DEPTH]), settings.present_margin)
     if project is not None and settings.scope_ranking and fused:
@@ -130,7 +137,7 @@ def _boosts_when(settings: SearchSettings, query: str) -> bool:
 
 def _reads_shapes(settings: SearchSettings, when: bool) -> bool:
     """Whether a prior reads the candidates' shapes whatever their neighbours."""
-    return bool(settings.length_prior or when or settings.speaker_boost)
+    return bool(settings.length_prior or when or settings.speaker_boost or settings.role_boost)
 
 
 def in_scope(
@@ -222,6 +229,8 @@ class Shape:
     text: str | None
     #: the person who says it, when it opens with a speaker label (:func:`.priors.speaker`)
     speaker: str | None
+    #: its role in a chat, "user" or "assistant", from its metadata (:func:`.priors.role`)
+    role: str | None = None
 
 
 @dataclass(frozen=True)
@@ -283,7 +292,8 @@ def read_ahead(session: Session, ids: list[str], *, query: str, settings: Search
 _SHAPES_SQLITE = """
 SELECT m.id, length(m.content),
   CASE WHEN ? OR instr(m.content, '?') > 0 OR instr(m.content, '？') > 0 THEN m.content END,
-  substr(m.content, 1, ?)
+  substr(m.content, 1, ?),
+  CASE WHEN json_valid(m.metadata) THEN json_extract(m.metadata, '$.role') END
 FROM memories m WHERE m.id IN (SELECT value FROM json_each(?))
 """
 
@@ -296,16 +306,20 @@ def shapes_of(session: Session, ids: set[str], full: bool = False) -> dict[str, 
     # (docs/search.md, "Answers, short memories and the fusion constant")
     rows = _sqlite_rows(session, _SHAPES_SQLITE, list(ids), int(full), SPEAKER_LABEL_CHARS)
     if rows is not None:
-        return {memory_id: Shape(length, text, speaker(head)) for memory_id, length, text, head in rows}
+        return {
+            memory_id: Shape(length, text, speaker(head), role(said_by))
+            for memory_id, length, text, head, said_by in rows
+        }
     keys = [uuid.UUID(memory_id) for memory_id in ids]
-    found = session.execute(select(Memory.id, Memory.content).where(Memory.id.in_(keys)))
+    found = session.execute(select(Memory.id, Memory.content, Memory.metadata_).where(Memory.id.in_(keys)))
     return {
         str(memory_id): Shape(
             len(content),
             content if full or "?" in content or "？" in content else None,
             speaker(content[:SPEAKER_LABEL_CHARS]),
+            role(metadata.get("role") if isinstance(metadata, dict) else None),
         )
-        for memory_id, content in found
+        for memory_id, content, metadata in found
     }
 
 
