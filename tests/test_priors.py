@@ -180,10 +180,11 @@ TURNS = [
 ]
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def session_with_turns(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-untyped-def]
-    # SQLite reads the texts' shapes with its own statement (straight to the driver);
-    # PostgreSQL through the ORM.
+def _session_with(request: pytest.FixtureRequest, tmp_path: Path, memories: list[dict]):  # type: ignore[no-untyped-def]
+    """A session on a fresh database (SQLite, or PostgreSQL by the fixture's param) holding one
+    user's ``memories`` (Memory's fields besides the owner), and their ids in that order.
+    SQLite reads the texts' shapes with its own statement (straight to the driver); PostgreSQL
+    through the ORM."""
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path / 'memory.db'}"
     else:
@@ -197,20 +198,20 @@ def session_with_turns(request: pytest.FixtureRequest, tmp_path: Path):  # type:
         app = App(owner_id=user.id, name="chat")
         session.add(app)
         session.flush()
-        memories = [
-            Memory(
-                user_id=user.id,
-                app_id=app.id,
-                content=text,
-                conversation_id="s1",
-                captured_at=START + timedelta(seconds=n),
-            )
-            for n, text in enumerate(TURNS)
-        ]
-        session.add_all(memories)
+        rows = [Memory(user_id=user.id, app_id=app.id, **fields) for fields in memories]
+        session.add_all(rows)
         session.flush()
-        yield session, [str(m.id) for m in memories]
+        yield session, [str(m.id) for m in rows]
     database.close()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def session_with_turns(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-untyped-def]
+    turns = [
+        {"content": text, "conversation_id": "s1", "captured_at": START + timedelta(seconds=n)}
+        for n, text in enumerate(TURNS)
+    ]
+    yield from _session_with(request, tmp_path, turns)
 
 
 #: A chat whose turns carry their role in metadata (as a chat client writes them), a memory
@@ -231,34 +232,15 @@ CHAT = [
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def session_with_chat(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-untyped-def]
-    url = (
-        f"sqlite:///{tmp_path / 'memory.db'}"
-        if request.param == "sqlite"
-        else str(request.getfixturevalue("postgres_url"))
-    )
-    database = Database(url)
-    database.migrate()
-    with database.session() as session:
-        user = User(user_id="ann")
-        session.add(user)
-        session.flush()
-        app = App(owner_id=user.id, name="chat")
-        session.add(app)
-        session.flush()
-        memories = [
-            Memory(
-                user_id=user.id,
-                app_id=app.id,
-                content=text,
-                metadata_={"role": said_by} if said_by else {"source": "note"},
-                created_at=START + timedelta(minutes=n),
-            )
-            for n, (said_by, text) in enumerate(CHAT)
-        ]
-        session.add_all(memories)
-        session.flush()
-        yield session, [str(m.id) for m in memories]
-    database.close()
+    chat = [
+        {
+            "content": text,
+            "metadata_": {"role": said_by} if said_by else {"source": "note"},
+            "created_at": START + timedelta(minutes=n),
+        }
+        for n, (said_by, text) in enumerate(CHAT)
+    ]
+    yield from _session_with(request, tmp_path, chat)
 
 
 def test_a_question_about_the_user_ranks_their_statement_over_the_assistants_reply(session_with_chat) -> None:  # type: ignore[no-untyped-def]
