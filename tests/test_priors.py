@@ -134,6 +134,7 @@ def test_asked_role_tells_questions_about_the_user_from_questions_about_the_assi
         "What is my sister's name?",
         "Do you think it would be a good idea to attend my high school reunion?",
         "Can you remind me where I parked?",
+        "Did Ann text me yesterday?",
     ):
         assert asked_role(about_user) == "user", about_user
     for about_assistant in (
@@ -145,7 +146,13 @@ def test_asked_role_tells_questions_about_the_user_from_questions_about_the_assi
         "I'm looking back at the songs you created for me: what was the chorus?",
     ):
         assert asked_role(about_assistant) == "assistant", about_assistant
-    for nobody in ("How long did Alex marinate the ribs?", "Which seeds were started first?", "i/o limits"):
+    for nobody in (
+        "How long did Alex marinate the ribs?",
+        "Which seeds were started first?",
+        "i/o limits",
+        "Tell me the capital of France.",  # a request made of "me" is not about the user
+        "Can you remind me of the hotel's name?",
+    ):
         assert asked_role(nobody) is None, nobody
 
 

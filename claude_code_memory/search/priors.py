@@ -75,6 +75,10 @@ _ASKS_ASSISTANT = re.compile(
 #: The user speaking of themselves: "I", "my", "me" (a capitalised "I" only: "i" is rare in a
 #: question and "I" in other words is not matched, the word boundaries see to that).
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
+#: "me" as the one a request is made of ("tell me", "remind me of", "show me"): such a question
+#: asks for something, it is not about the user ("Tell me the capital of France"). Left out
+#: before :data:`_FIRST_PERSON` looks.
+_REQUEST_OF_ME = re.compile(r"\b(?:tell|give|show|remind|help|let|send|teach|ask|get|find|list)\s+me\b", re.I)
 #: Lengths are compared with this quantile of the candidates' lengths: a memory at least that
 #: long keeps its score, a shorter one loses by its share of it.
 REFERENCE_QUANTILE = 0.75
@@ -186,7 +190,7 @@ def asked_role(query: str) -> str | None:
     the user ("Where did I…", "my sister"), None for neither (it names nobody's turns)."""
     if _ASKS_ASSISTANT.search(query):
         return "assistant"
-    if _FIRST_PERSON.search(query):
+    if _FIRST_PERSON.search(_REQUEST_OF_ME.sub(" ", query)):
         return "user"
     return None
 
