@@ -13,6 +13,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import bench_longmemeval as bench  # noqa: E402
 
+from tests.support.chat import ABOUT_THE_REPLY, ABOUT_THE_USER, PLANT_CHAT  # noqa: E402
+
 pytestmark = pytest.mark.integration
 
 CHATTER = (
@@ -170,40 +172,22 @@ def test_a_users_short_statement_outranks_the_assistants_long_replies_about_it(t
     # the question's words. Through the service (real SQLite, Edge, the model), roles in metadata.
     harness = bench.Bench(tmp_path / "data")
     at = bench.moment("2023/05/20 (Sat) 20:05")
-    reply = (
-        "Congratulations on your new plants! Snake plants, peace lilies and succulents are great "
-        "choices for a beginner. Water the snake plant and the succulent every two to three weeks, "
-        "letting the soil dry out in between, and keep the peace lily's soil lightly moist. All "
-        "three like bright, indirect light; fertilize once a month in spring and summer with a "
-        "balanced houseplant fertilizer diluted to half strength, and repot when roots circle the pot."
-    )
     turns = [
-        bench.Turn(
-            "I've been getting into houseplants lately. Last weekend I got a peace lily and a succulent "
-            "at the nursery, and my sister gave me a snake plant, so I'm working out a watering routine.",
-            "user",
-            0,
-            at,
-            False,
-        ),
-        bench.Turn(reply, "assistant", 0, at + timedelta(seconds=1), False),
-        bench.Turn(
-            reply.replace("Congratulations", "Great news"), "assistant", 0, at + timedelta(seconds=2), False
-        ),
-        bench.Turn(
-            "What should I plant on my balcony this spring?", "user", 1, at + timedelta(days=1), False
-        ),
+        bench.Turn(text, role, 0, at + timedelta(seconds=n), False)
+        for n, (role, text) in enumerate(PLANT_CHAT)
     ]
+    turns.append(
+        bench.Turn("What should I plant on my balcony this spring?", "user", 1, at + timedelta(days=1), False)
+    )
     try:
         harness.write("u", turns)
         asked = bench.moment("2023/05/30 (Tue) 21:51")
-        question = "How many plants did I get at the nursery and from my sister?"
-        off, _ = harness.search("u", question, asked, {"search.role_boost": "0"})
-        on, _ = harness.search("u", question, asked, {})
+        off, _ = harness.search("u", ABOUT_THE_USER, asked, {"search.role_boost": "0"})
+        on, _ = harness.search("u", ABOUT_THE_USER, asked, {})
         assert off[0] is not None and off[0].role == "assistant"  # the chatter first without the step
         assert on[0] is turns[0]  # the user's own statement first with it (the default)
         # A question about what the assistant said still has the assistant's reply first.
-        told, _ = harness.search("u", "What did you recommend for watering my new plants?", asked, {})
+        told, _ = harness.search("u", ABOUT_THE_REPLY, asked, {})
         assert told[0] is not None and told[0].role == "assistant"
     finally:
         harness.close()

@@ -12,6 +12,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.support.chat import ABOUT_THE_REPLY, ABOUT_THE_USER, PLANT_CHAT
 from tests.support.in_process import InProcessServer
 from tests.support.server import MemoryServer
 from tests.support.servers import ApiServer, StartServer
@@ -177,6 +178,30 @@ def test_mcp_search_memory_takes_context_and_shows_when(shared_server: MemorySer
     assert item["id"] == ids[1] and item["captured_at"] == "2024-05-01T10:01:00Z"
     assert [m["id"] for m in item["context"]["before"]] == [ids[0]]
     assert [m["id"] for m in item["context"]["after"]] == [ids[2]]
+
+
+def test_chat_turns_with_roles_answer_by_whom_the_question_is_about(srv: ApiServer) -> None:
+    # One memory per turn, written one at a time (the single-write path) with its role in
+    # metadata, as a chat client stores them.
+    _, _, c = fresh_user(srv)
+    ids = []
+    for n, (role, text) in enumerate(PLANT_CHAT):
+        response = c.post(
+            "/api/v1/memories/",
+            json={
+                "text": text,
+                "app": "chat",
+                "metadata": {"role": role},
+                "conversation_id": "plants",
+                "captured_at": f"2023-05-20T20:05:0{n}Z",
+            },
+        )
+        assert response.status_code == 200, response.text
+        ids.append(response.json()["id"])
+    about_me = search(c, ABOUT_THE_USER)
+    assert about_me[0]["id"] == ids[0] and about_me[0]["metadata"]["role"] == "user"
+    about_reply = search(c, ABOUT_THE_REPLY)
+    assert about_reply[0]["id"] in ids[1:]
 
 
 def test_project_and_date_filters_apply_inside_both_retrievers(srv: ApiServer) -> None:
