@@ -184,11 +184,13 @@ class SearchSettings(_Section):
     #: with that speaker's label ("Maria: …") gain this share of their score: a person's own
     #: turn answers what they said or did (search/priors.py). 0: off.
     speaker_boost: float = Field(0.5, ge=0, le=5)
-    #: In a chat between a user and an assistant (memories whose ``metadata.role`` says which),
-    #: a question about the user ("Where did I…") ranks the assistant's turns down, one about
-    #: what the assistant said ("What did you recommend…") the user's: their scores are divided
-    #: by 1 + this (search/priors.py). Memories without a role never move. 0: off.
+    #: A question about the user ("Where did I…") divides the scores of memories whose
+    #: ``metadata.role`` is "assistant" by 1 + this; one about what the assistant said, the
+    #: user's (search/priors.py). Memories without a role never move. 0: off.
     role_boost: float = Field(0.5, ge=0, le=5)
+    #: The first 40 candidates gain this × the share of the query's words their text holds
+    #: (search/priors.py). 0: off.
+    coverage_share: float = Field(0.5, ge=0, le=5)
     recency_weight: float = Field(0.0, ge=0, le=1)
     recency_half_life_days: float = Field(30.0, gt=0)
     recall_weight: float = Field(0.0, ge=0, le=1)

@@ -182,8 +182,10 @@ def test_a_users_short_statement_outranks_the_assistants_long_replies_about_it(t
     try:
         harness.write("u", turns)
         asked = bench.moment("2023/05/30 (Tue) 21:51")
-        off, _ = harness.search("u", ABOUT_THE_USER, asked, {"search.role_boost": "0"})
-        on, _ = harness.search("u", ABOUT_THE_USER, asked, {})
+        # The coverage step off on both sides: the statement holds more of the question's words.
+        only_roles = {"search.coverage_share": "0"}
+        off, _ = harness.search("u", ABOUT_THE_USER, asked, only_roles | {"search.role_boost": "0"})
+        on, _ = harness.search("u", ABOUT_THE_USER, asked, only_roles)
         assert off[0] is not None and off[0].role == "assistant"  # the chatter first without the step
         assert on[0] is turns[0]  # the user's own statement first with it (the default)
         # A question about what the assistant said still has the assistant's reply first.

@@ -16,6 +16,8 @@ from claude_code_memory.search.priors import (
     asked_role,
     asks,
     asks_when,
+    coverage,
+    coverage_first,
     length_prior,
     named_speakers,
     names_a_time,
@@ -23,6 +25,7 @@ from claude_code_memory.search.priors import (
     role_first,
     speaker,
     speaker_first,
+    stems,
     time_boost,
 )
 from claude_code_memory.search.ranking import ReadAhead, rank, read_ahead
@@ -177,6 +180,31 @@ def test_role_first_moves_the_other_roles_turns_down_and_leaves_the_rest() -> No
     assert role_first(scored, roles, "user", 0.0) == scored
 
 
+def test_coverage_counts_the_query_words_a_text_holds_by_their_first_letters() -> None:
+    words = stems(["hikes", "consecutive", "weekends", "of", "hikes"])
+    assert words == ["hikes", "conse", "weeke"]  # five letters, short words and repeats dropped
+    assert coverage("Two consecutive WEEKENDS of hikes", words) == 1.0
+    assert coverage("I hiked on a weekend", words) == pytest.approx(1 / 3)  # "weekend" holds "weeke"
+    assert coverage("unconsecutive reweekends", words) == 0.0  # a prefix must begin a word
+    assert coverage("anything", []) == 0.0
+
+
+def test_coverage_first_moves_up_the_candidates_that_hold_more_of_the_query() -> None:
+    words = stems(["hikes", "consecutive", "weekends"])
+    scored = [("topic", 1.0), ("answer", 0.8), ("unread", 0.7)]
+    texts = {
+        "topic": "Hiking boots need a break-in period.",
+        "answer": "Two consecutive weekends of hikes: 12 km and 9 km.",
+    }
+    ranked = coverage_first(scored, texts, words, 0.5)
+    assert [m for m, _ in ranked] == ["answer", "topic", "unread"]
+    assert dict(ranked)["answer"] == pytest.approx(0.8 * 1.5) and dict(ranked)["topic"] == 1.0
+    assert dict(ranked)["unread"] == 0.7  # no text read: left as it was
+    # Off, or a query of one word: unchanged.
+    assert coverage_first(scored, texts, words, 0.0) == scored
+    assert coverage_first(scored, texts, stems(["hikes"]), 0.5) == scored
+
+
 START = datetime(2024, 3, 2, 10, 0, tzinfo=UTC).replace(tzinfo=None)
 TURNS = [
     "Ann: I finally adopted a dog last weekend, after months of looking at shelters.",
@@ -276,6 +304,16 @@ def test_a_question_about_the_user_ranks_their_statement_over_the_assistants_rep
     assert ranking_of(session, dense_ids, keyword_ids, question, settings, ahead) == without
 
 
+def test_the_coverage_step_reads_the_first_candidates_texts_and_ranks_last(session_with_turns) -> None:  # type: ignore[no-untyped-def]
+    session, ids = session_with_turns
+    # "Which greyhound from the shelter sleeps all day?": Ann's adoption turn (shelter) leads
+    # both lists; the turn that names the greyhound, the shelter and the sleeping follows.
+    query = "Which greyhound from the shelter sleeps all day?"
+    off = {"coverage_share": 0.0, "length_prior": 0.0, "speaker_boost": 0.0}
+    assert ranked(session, ids, [0, 2], [0, 2], query, **off)[:2] == [0, 2]
+    assert ranked(session, ids, [0, 2], [0, 2], query, **(off | {"coverage_share": 0.5}))[:2] == [2, 0]
+
+
 def ranked(
     session, ids: list[str], dense: list[int], keyword: list[int], query: str, **settings: float
 ) -> list[int]:  # type: ignore[no-untyped-def]
@@ -298,7 +336,13 @@ def test_the_answer_after_a_question_and_long_turns_rank_up(session_with_turns) 
     # short "a dog that sleeps" next; the answer comes third in one list only.
     dense, keyword = [1, 3, 2], [1, 3, 0]
     query = "What breed is Ann's dog?"
-    off = {"answer_share": 0.0, "length_prior": 0.0, "when_boost": 0.0, "speaker_boost": 0.0}
+    off = {
+        "answer_share": 0.0,
+        "length_prior": 0.0,
+        "when_boost": 0.0,
+        "speaker_boost": 0.0,
+        "coverage_share": 0.0,
+    }
     assert ranked(session, ids, dense, keyword, query, **off)[:3] == [1, 3, 2]
     # The answer gains half its question's score instead of 15%: it passes the short turn.
     assert ranked(session, ids, dense, keyword, query, **(off | {"answer_share": 0.5}))[:2] == [1, 2]
@@ -319,9 +363,9 @@ def test_a_question_about_what_someone_said_ranks_their_own_turn_first(session_w
     # both lists; Ben's own remark follows (the length prior, which moves his short remark down,
     # is left out).
     query = "What did Ben say about the sleeping dog?"
-    off = {"speaker_boost": 0.0, "length_prior": 0.0}
+    off = {"speaker_boost": 0.0, "length_prior": 0.0, "coverage_share": 0.0}
     assert ranked(session, ids, [2, 3], [2, 3], query, **off)[:2] == [2, 3]
-    assert ranked(session, ids, [2, 3], [2, 3], query, speaker_boost=0.5, length_prior=0.0)[:2] == [3, 2]
+    assert ranked(session, ids, [2, 3], [2, 3], query, **(off | {"speaker_boost": 0.5}))[:2] == [3, 2]
     # A question naming both speakers, or none, is ranked as without the step.
     for unchanged in ("What did Ann and Ben say about the sleeping dog?", "Which dog sleeps all day?"):
         assert ranked(session, ids, [2, 3], [2, 3], unchanged) == ranked(

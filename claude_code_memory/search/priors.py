@@ -8,6 +8,7 @@
     speaker_first(scored, speakers, named, share)  the named speakers' own turns move up
     role(value), asked_role(query)             a turn's role; whose turns a query asks about
     role_first(scored, roles, wanted, share)   the other role's turns move down
+    coverage_first(scored, texts, words, share)  memories holding more of the query's words move up
 
 Both correct what the retrievers cannot see. In a conversation the answer is the turn after
 the question ("What breed is it?" / "A three-legged greyhound."), while the question holds the
@@ -24,14 +25,19 @@ repeats the words: :func:`speaker_first` ranks the named speakers' turns up. In 
 a user and an assistant (turns whose role is known), a question about the user's own life ("How
 many plants did I buy?") is answered by the user's short statement, not by the assistant's long
 replies around it, while one about what the assistant said ("What did you recommend…?") is
-answered by the assistant: :func:`role_first` ranks the other role's turns down. docs/search.md
-has the measurements.
+answered by the assistant: :func:`role_first` ranks the other role's turns down. The dense
+half ranks by meaning and BM25 by a few rare words, so a memory that holds most of what the
+question names ("the hikes I did on two consecutive weekends": hikes, consecutive, weekends) can
+rank behind one that shares a single word or only the topic: :func:`coverage_first` ranks the
+first candidates up by the share of the query's words they hold. docs/search.md has the
+measurements.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 
 #: A question mark that ends a sentence: after a non-space character and before a space, a
 #: closing quote or bracket, more punctuation or the end. Not the ``?`` of a URL's query string
@@ -79,6 +85,10 @@ _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|[Mm]e|[Mm]y|[Mm]ine|[Mm]ys
 #: asks for something, it is not about the user ("Tell me the capital of France"). Left out
 #: before :data:`_FIRST_PERSON` looks.
 _REQUEST_OF_ME = re.compile(r"\b(?:tell|give|show|remind|help|let|send|teach|ask|get|find|list)\s+me\b", re.I)
+#: A query word is looked for by its first this many letters, at the start of a word of the
+#: text ("consecutive" as "conse", "weekends" as "weeke", which "weekend" holds): a truncation
+#: stemmer, crude but close to Porter's for English. A shorter word must begin a word whole.
+STEM_LETTERS = 5
 #: Lengths are compared with this quantile of the candidates' lengths: a memory at least that
 #: long keeps its score, a shorter one loses by its share of it.
 REFERENCE_QUANTILE = 0.75
@@ -208,3 +218,48 @@ def role_first(
         for memory_id, score in scored
     ]
     return sorted(demoted, key=lambda pair: pair[1], reverse=True)
+
+
+def stems(words: Iterable[str]) -> list[str]:
+    """The query words (lower case, three letters or more) as the prefixes :func:`coverage_first`
+    looks for: each cut to :data:`STEM_LETTERS` letters, duplicates dropped."""
+    return list(dict.fromkeys(word[:STEM_LETTERS] for word in words if len(word) > 2))
+
+
+def coverage(text: str, prefixes: Sequence[str]) -> float:
+    """The share of ``prefixes`` that begin a word of ``text`` (any case)."""
+    if not prefixes:
+        return 0.0
+    return len(_found(text, _prefix_pattern(tuple(prefixes)))) / len(set(prefixes))
+
+
+@lru_cache(maxsize=256)
+def _prefix_pattern(prefixes: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern for all the prefixes, longest first (so "weeke" is not taken as "week")."""
+    alternatives = "|".join(re.escape(p) for p in sorted(set(prefixes), key=len, reverse=True))
+    return re.compile(rf"\b(?:{alternatives})")
+
+
+def _found(text: str, pattern: re.Pattern[str]) -> set[str]:
+    """The prefixes that begin a word of ``text``: one pass over the text for all of them (a
+    word is taken by the longest prefix it begins with, so "week" counts only where a word
+    begins "week" and not "weeke")."""
+    return set(pattern.findall(text.lower()))
+
+
+def coverage_first(
+    scored: Sequence[tuple[str, float]], texts: Mapping[str, str], prefixes: Sequence[str], share: float
+) -> list[tuple[str, float]]:
+    """Each memory with a text in ``texts`` gains ``share`` × its :func:`coverage` of the query's
+    word ``prefixes`` (:func:`stems`); best first. Unchanged for a query of fewer than two words
+    (one word tells nothing apart that the retrievers did not)."""
+    if share <= 0 or len(prefixes) < 2:
+        return list(scored)
+    boosted = [
+        (
+            memory_id,
+            score * (1 + share * coverage(texts[memory_id], prefixes)) if memory_id in texts else score,
+        )
+        for memory_id, score in scored
+    ]
+    return sorted(boosted, key=lambda pair: pair[1], reverse=True)

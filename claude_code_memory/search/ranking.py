@@ -33,18 +33,20 @@ from ..db.models import Memory, MemoryAccessLog
 from ..store.values import hex_id
 from .boosts import PRESENT_DEPTH, Weights, boost, newer_first
 from .conversation import Neighbourhood, adjacent, lift, propagate
-from .keyword import fuse
+from .keyword import fuse, terms
 from .priors import (
     SPEAKER_LABEL_CHARS,
     asked_role,
     asks,
     asks_when,
+    coverage_first,
     length_prior,
     named_speakers,
     role,
     role_first,
     speaker,
     speaker_first,
+    stems,
     time_boost,
 )
 from .relative_dates import asks_present
@@ -120,6 +122,8 @@ def rank(
         if settings.role_boost:
             roles = {memory_id: shapes[memory_id].role for memory_id, _ in fused if memory_id in shapes}
             fused = role_first(fused, roles, asked_role(query), settings.role_boost)
+    if settings.coverage_share and fused:
+        fused = _covered_first(session, fused, query, settings.coverage_share)
     if settings.present_margin and fused and asks_present(query):
         fused = newer_first(fused, moments_of(session, fused[:PRESENT_DEPTH]), settings.present_margin)
     if project is not None and settings.scope_ranking and fused:
@@ -128,6 +132,24 @@ def rank(
     if weights.enabled and fused:
         fused = boosted(session, fused[:candidates], weights, clock)
     return fused
+
+
+#: How many of the best candidates the coverage step reads and may reorder: past them a
+#: candidate's share of the query's words does not bring it to the top.
+COVERAGE_DEPTH = 40
+
+
+def _covered_first(
+    session: Session, fused: list[tuple[str, float]], query: str, share: float
+) -> list[tuple[str, float]]:
+    """The first :data:`COVERAGE_DEPTH` candidates reordered by :func:`.priors.coverage_first`
+    (their texts read for it), the rest after them as they were."""
+    prefixes = stems(terms(query))
+    if len(prefixes) < 2:
+        return fused
+    head = fused[:COVERAGE_DEPTH]
+    texts = texts_of(session, [memory_id for memory_id, _ in head])
+    return coverage_first(head, texts, prefixes, share) + fused[COVERAGE_DEPTH:]
 
 
 def _boosts_when(settings: SearchSettings, query: str) -> bool:
@@ -320,6 +342,26 @@ def shapes_of(session: Session, ids: set[str], full: bool = False) -> dict[str, 
             role(metadata.get("role") if isinstance(metadata, dict) else None),
         )
         for memory_id, content, metadata in found
+    }
+
+
+#: :func:`texts_of` for SQLite's driver.
+_TEXTS_SQLITE = """
+SELECT m.id, m.content FROM memories m WHERE m.id IN (SELECT value FROM json_each(?))
+"""
+
+
+def texts_of(session: Session, ids: list[str]) -> dict[str, str]:
+    """Each memory's text by id (ids without a row are left out)."""
+    if not ids:
+        return {}
+    rows = _sqlite_rows(session, _TEXTS_SQLITE, ids)
+    if rows is not None:
+        return dict(rows)
+    keys = [uuid.UUID(memory_id) for memory_id in ids]
+    return {
+        str(mid): content
+        for mid, content in session.execute(select(Memory.id, Memory.content).where(Memory.id.in_(keys)))
     }
 
 
