@@ -304,7 +304,7 @@ def test_a_question_about_the_user_ranks_their_statement_over_the_assistants_rep
     assert ranking_of(session, dense_ids, keyword_ids, question, settings, ahead) == without
 
 
-def test_the_coverage_step_reads_the_first_candidates_texts_and_ranks_last(session_with_turns) -> None:  # type: ignore[no-untyped-def]
+def test_the_coverage_step_ranks_the_candidate_holding_more_of_the_query_first(session_with_turns) -> None:  # type: ignore[no-untyped-def]
     session, ids = session_with_turns
     # "Which greyhound from the shelter sleeps all day?": Ann's adoption turn (shelter) leads
     # both lists; the turn that names the greyhound, the shelter and the sleeping follows.

@@ -6,8 +6,9 @@ The steps, each its own module: reciprocal-rank fusion of the dense and keyword 
 (:func:`.keyword.fuse`), plus a third ranking of the candidates inside a date the query names
 (:mod:`.dates`); each candidate passes a share of its score to its neighbouring turns (more to
 the turn after one that asks a question) and gains a share of the best score in its
-conversation (:mod:`.conversation`); short memories move down, a named speaker's turns and
-the role a question asks about up (:mod:`.priors`); for a question
+conversation (:mod:`.conversation`); short memories move down, a named speaker's turns, the
+role a question asks about and the candidates holding more of its words up (:mod:`.priors`);
+for a question
 about the present, of two close candidates the newer ranks first (:func:`.boosts.newer_first`); with
 ``search.recency_weight`` or ``search.recall_weight`` set, recent or often-recalled candidates
 are boosted (:mod:`.boosts`); a search from a known project keeps that project's and global
