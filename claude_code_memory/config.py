@@ -188,7 +188,7 @@ class SearchSettings(_Section):
     #: ``metadata.role`` is "assistant" by 1 + this; one about what the assistant said, the
     #: user's (search/priors.py). Memories without a role never move. 0: off.
     role_boost: float = Field(0.5, ge=0, le=5)
-    #: The first 40 candidates gain this × the share of the query's words their text holds
+    #: The first 20 candidates gain this × the share of the query's words their text holds
     #: (search/priors.py). 0: off.
     coverage_share: float = Field(0.5, ge=0, le=5)
     recency_weight: float = Field(0.0, ge=0, le=1)

@@ -137,7 +137,7 @@ def rank(
 
 #: How many of the best candidates the coverage step reads and may reorder: past them a
 #: candidate's share of the query's words does not bring it to the top.
-COVERAGE_DEPTH = 40
+COVERAGE_DEPTH = 20
 
 
 def _covered_first(
