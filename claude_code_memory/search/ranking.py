@@ -149,7 +149,8 @@ def _covered_first(
     if len(prefixes) < 2:
         return fused
     head = fused[:COVERAGE_DEPTH]
-    texts = texts_of(session, [memory_id for memory_id, _ in head])
+    shapes = shapes_of(session, {memory_id for memory_id, _ in head}, full=True)
+    texts = {memory_id: shape.text or "" for memory_id, shape in shapes.items()}
     return coverage_first(head, texts, prefixes, share) + fused[COVERAGE_DEPTH:]
 
 
@@ -343,26 +344,6 @@ def shapes_of(session: Session, ids: set[str], full: bool = False) -> dict[str, 
             role(metadata.get("role") if isinstance(metadata, dict) else None),
         )
         for memory_id, content, metadata in found
-    }
-
-
-#: :func:`texts_of` for SQLite's driver.
-_TEXTS_SQLITE = """
-SELECT m.id, m.content FROM memories m WHERE m.id IN (SELECT value FROM json_each(?))
-"""
-
-
-def texts_of(session: Session, ids: list[str]) -> dict[str, str]:
-    """Each memory's text by id (ids without a row are left out)."""
-    if not ids:
-        return {}
-    rows = _sqlite_rows(session, _TEXTS_SQLITE, ids)
-    if rows is not None:
-        return dict(rows)
-    keys = [uuid.UUID(memory_id) for memory_id in ids]
-    return {
-        str(mid): content
-        for mid, content in session.execute(select(Memory.id, Memory.content).where(Memory.id.in_(keys)))
     }
 
 
