@@ -394,14 +394,14 @@ def ranking_of(  # type: ignore[no-untyped-def]
     )
 
 
-@pytest.mark.parametrize("when_boost", [0.0, 0.3])
+@pytest.mark.parametrize(("when_boost", "coverage_share"), [(0.0, 0.0), (0.3, 0.0), (0.0, 0.5)])
 def test_reading_ahead_the_keyword_candidates_ranks_exactly_as_reading_after(  # type: ignore[no-untyped-def]
-    session_with_turns, when_boost: float
+    session_with_turns, when_boost: float, coverage_share: float
 ) -> None:
     # The search reads the keyword half's candidates' neighbours and shapes on that half's
     # thread (search/pipeline.py); the ranking then reads only the other candidates'.
     session, ids = session_with_turns
-    settings = SearchSettings(when_boost=when_boost)
+    settings = SearchSettings(when_boost=when_boost, coverage_share=coverage_share)
     unknown = str(uuid.uuid4())  # a candidate with no row (a vector whose row is gone)
     cases = [
         ([1, 3, 2], [1, 3, 0], "What breed is Ann's dog?"),
@@ -415,7 +415,9 @@ def test_reading_ahead_the_keyword_candidates_ranks_exactly_as_reading_after(  #
         ahead = read_ahead(session, keyword_ids, query=query, settings=settings)
         assert ahead.asked == frozenset(keyword_ids)
         assert {ids[n] for n in keyword} <= ahead.shaped
-        assert ahead.full == (when_boost > 0 and query.startswith("When"))
+        # Full texts for the when prior, or for the coverage step (every query here has two
+        # words or more for it).
+        assert ahead.full == (coverage_share > 0 or (when_boost > 0 and query.startswith("When")))
         without = ranking_of(session, dense_ids, keyword_ids, query, settings, None)
         assert ranking_of(session, dense_ids, keyword_ids, query, settings, ahead) == without
     # Settings that read no shapes: the neighbours only are read ahead, and the ranking is the same.
@@ -428,3 +430,28 @@ def test_reading_ahead_the_keyword_candidates_ranks_exactly_as_reading_after(  #
     )
     without = ranking_of(session, [ids[2]], [ids[1]], "dog", plain, None)
     assert ranking_of(session, [ids[2]], [ids[1]], "dog", plain, ahead) == without
+
+
+@pytest.mark.parametrize("session_with_turns", ["sqlite"], indirect=True)  # SQLite's trace of statements
+def test_the_coverage_step_reads_no_texts_beyond_the_shapes_read_for_the_priors(  # type: ignore[no-untyped-def]
+    session_with_turns,
+) -> None:
+    # The shapes the priors read carry full texts when the coverage step will run, so the step
+    # reads nothing of its own: one read of shapes in the ranking (the candidates not read
+    # ahead), where a second read of the first candidates' texts cost every search ~0.2 ms.
+    session, ids = session_with_turns
+    raw = session.connection().connection.driver_connection
+    settings = SearchSettings()
+    query = "What breed is Ann's dog?"
+    dense, keyword = [ids[3], ids[2]], [ids[1]]
+    ahead = read_ahead(session, keyword, query=query, settings=settings)
+    assert ahead.full
+    statements: list[str] = []
+    raw.set_trace_callback(statements.append)
+    try:
+        ranked = ranking_of(session, dense, keyword, query, settings, ahead)
+    finally:
+        raw.set_trace_callback(None)
+    shape_reads = [sql for sql in statements if "length(m.content)" in sql]
+    assert len(shape_reads) == 1, shape_reads
+    assert ranked == ranking_of(session, dense, keyword, query, settings, None)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -83,6 +83,8 @@ def rank(
         rankings.append(in_order(session, fuse(rankings, k)[:candidates], latest_first=order == "last"))
     fused = fuse(rankings, k)
     when = _boosts_when(settings, query)
+    prefixes = _coverage_prefixes(settings, query)
+    full = when or bool(prefixes)
     shapes: dict[str, Shape] = {}
     reads_shapes = _reads_shapes(settings, when)
     if fused and (settings.neighbour_share or settings.conversation_share):
@@ -91,7 +93,7 @@ def rank(
         if reads_shapes or (settings.answer_share and nearby.following):
             # One read for all: the candidates' texts, and their neighbours' for the lengths.
             shapes = ahead.shapes(
-                session, {memory_id for memory_id, _ in fused} | set(nearby.conversation), when
+                session, {memory_id for memory_id, _ in fused} | set(nearby.conversation), full
             )
         if settings.answer_share:
             answers = {
@@ -109,7 +111,7 @@ def rank(
         fused = lift(fused, nearby.conversation, settings.conversation_share)
     if reads_shapes and fused:
         if not shapes:
-            shapes = ahead.shapes(session, {memory_id for memory_id, _ in fused}, when)
+            shapes = ahead.shapes(session, {memory_id for memory_id, _ in fused}, full)
         if when:
             texts = {memory_id: shape.text or "" for memory_id, shape in shapes.items()}
             fused = time_boost(fused, texts, settings.when_boost)
@@ -123,8 +125,8 @@ def rank(
         if settings.role_boost:
             roles = {memory_id: shapes[memory_id].role for memory_id, _ in fused if memory_id in shapes}
             fused = role_first(fused, roles, asked_role(query), settings.role_boost)
-    if settings.coverage_share and fused:
-        fused = _covered_first(session, fused, query, settings.coverage_share)
+    if prefixes and fused:
+        fused = _covered_first(session, fused, prefixes, settings.coverage_share, shapes)
     if settings.present_margin and fused and asks_present(query):
         fused = newer_first(fused, moments_of(session, fused[:PRESENT_DEPTH]), settings.present_margin)
     if project is not None and settings.scope_ranking and fused:
@@ -141,21 +143,36 @@ COVERAGE_DEPTH = 20
 
 
 def _covered_first(
-    session: Session, fused: list[tuple[str, float]], query: str, share: float
+    session: Session,
+    fused: list[tuple[str, float]],
+    prefixes: list[str],
+    share: float,
+    shapes: Mapping[str, Shape],
 ) -> list[tuple[str, float]]:
     """The first :data:`COVERAGE_DEPTH` candidates reordered by :func:`.priors.coverage_first`
-    (their texts read for it), the rest after them as they were."""
-    prefixes = stems(terms(query))
-    if len(prefixes) < 2:
-        return fused
+    of the query's word ``prefixes``, the rest after them as they were. Their texts are those
+    of ``shapes`` (read in full for this step, :func:`_coverage_prefixes`), read here only for
+    a candidate without one (where no prior read the shapes)."""
     head = fused[:COVERAGE_DEPTH]
-    shapes = shapes_of(session, {memory_id for memory_id, _ in head}, full=True)
-    texts = {memory_id: shape.text or "" for memory_id, shape in shapes.items()}
+    unread = {memory_id for memory_id, _ in head if memory_id not in shapes}
+    read = {**shapes, **shapes_of(session, unread, full=True)} if unread else shapes
+    texts = {memory_id: read[memory_id].text or "" for memory_id, _ in head if memory_id in read}
     return coverage_first(head, texts, prefixes, share) + fused[COVERAGE_DEPTH:]
 
 
+def _coverage_prefixes(settings: SearchSettings, query: str) -> list[str]:
+    """The query's word prefixes the coverage step looks for (:func:`.priors.stems`), or none
+    when the step is off or has nothing to tell apart (fewer than two words): with some, the
+    candidates' shapes are read with their full texts, so the step reads nothing more."""
+    if not settings.coverage_share:
+        return []
+    prefixes = stems(terms(query))
+    return prefixes if len(prefixes) >= 2 else []
+
+
 def _boosts_when(settings: SearchSettings, query: str) -> bool:
-    """Whether the "when" prior applies to this query (its shapes then carry full texts)."""
+    """Whether the "when" prior applies to this query (its shapes then carry full texts, as for
+    the coverage step: :func:`_coverage_prefixes`)."""
     return bool(settings.when_boost) and asks_when(query)
 
 
@@ -306,8 +323,9 @@ def read_ahead(session: Session, ids: list[str], *, query: str, settings: Search
     when = _boosts_when(settings, query)
     if not (_reads_shapes(settings, when) or settings.answer_share):
         return ReadAhead(frozenset(ids), nearby)
+    full = when or bool(_coverage_prefixes(settings, query))
     shaped = frozenset(ids) | frozenset(nearby.conversation)
-    return ReadAhead(frozenset(ids), nearby, shaped, when, shapes_of(session, set(shaped), when))
+    return ReadAhead(frozenset(ids), nearby, shaped, full, shapes_of(session, set(shaped), full))
 
 
 #: :func:`shapes_of` for SQLite's driver (ids as 32 hex characters, one JSON array): through
