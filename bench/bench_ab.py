@@ -53,6 +53,7 @@ from bench_server import (  # noqa: E402
     rss_mb,
     synthetic,
 )
+from machine_speed import measure  # noqa: E402
 
 #: With ``--block``: seconds between one side's block of searches and the other's.
 BLOCK_PAUSE_S = 2.0
@@ -191,7 +192,10 @@ def main() -> None:
             shutil.copytree(source, work / name / "copy")
             servers[name] = Server(work / name / "copy", code=code)
         tokens = {name: server.token(USER) for name, server in servers.items()}
-        report: dict[str, object] = {"baseline": {"revision": args.baseline, "commit": commit}}
+        report: dict[str, object] = {
+            "baseline": {"revision": args.baseline, "commit": commit},
+            "machine_speed": {"before": measure()},
+        }
 
         if args.restarts:
             seconds: dict[str, list[float]] = {name: [] for name in servers}
@@ -266,6 +270,7 @@ def main() -> None:
         if args.session_starts:
             report["session_start"] = session_starts(clients, args.session_starts)
         report["rss_mb"] = {name: round(rss_mb(server.process.pid), 1) for name, server in servers.items()}
+        report["machine_speed"]["after"] = measure()  # type: ignore[index]
         print(json.dumps(report, indent=2))
     finally:
         for server in servers.values():

@@ -58,6 +58,9 @@ from pathlib import Path
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine_speed import measure  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 CCMEM = ROOT / ".venv" / "bin" / "ccmem"
 if not CCMEM.exists():  # a worktree without its own virtualenv: the running one's ccmem
@@ -549,6 +552,9 @@ def main() -> None:
         queries = fresh_queries()
         report: dict[str, object] = {
             "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+            # The machine's speed before and after (bench/machine_speed.py): read the figures
+            # against it, the same code moves by half between hours on a shared host.
+            "machine_speed": {"before": measure()},
             "turns_per_conversation": args.turns,
             "fill": "bulk_load.py (precomputed embeddings)"
             if args.bulk_load
@@ -594,6 +600,7 @@ def main() -> None:
         report["index_builds"] = index_builds(server)
         server.stop_only()
         report["shard"] = shard_counts(data)
+        report["machine_speed"]["after"] = measure()  # type: ignore[index]
         print(json.dumps(report, indent=2))
     except BaseException:
         print((server.data_dir / "server.log").read_text()[-4000:], file=sys.stderr)
