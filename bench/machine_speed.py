@@ -75,11 +75,9 @@ def reference(rounds: int = 100) -> dict[str, float | int]:
 
 def measure(rounds: int = 100) -> dict[str, float | int | list[float]]:
     """:func:`reference` in a process of its own, with the load average as it started."""
-    env = {key: value for key, value in os.environ.items() if key != "OPENBLAS_NUM_THREADS"}
     load = [round(value, 2) for value in os.getloadavg()]
     done = subprocess.run(
         [sys.executable, str(Path(__file__).resolve()), "--rounds", str(rounds)],
-        env=env,
         check=True,
         capture_output=True,
         text=True,

@@ -255,10 +255,13 @@ def coverage_first(
     (one word tells nothing apart that the retrievers did not)."""
     if share <= 0 or len(prefixes) < 2:
         return list(scored)
+    pattern, words = _prefix_pattern(tuple(prefixes)), len(set(prefixes))  # once, not per text
     boosted = [
         (
             memory_id,
-            score * (1 + share * coverage(texts[memory_id], prefixes)) if memory_id in texts else score,
+            score * (1 + share * (len(_found(texts[memory_id], pattern)) / words))
+            if memory_id in texts
+            else score,
         )
         for memory_id, score in scored
     ]
