@@ -1,0 +1,89 @@
+"""The connected user: which server, which user, which token, and how the server is started.
+
+``ccmem connect claude-code`` writes it (``connection.json`` in the per-user config directory,
+mode 0600, like ``gh auth login``'s hosts file); every user command of the CLI reads it as its
+default credentials, and the hooks read it to start a local server that is down. ``--undo``
+removes it. Standard library only: the hooks' scripts load the same file with ``json``.
+
+The token itself stays in its own 0600 file (``token_file``), so that this file can be read
+for the URL and the start command without handling a secret.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..config import user_dirs
+
+FILE_NAME = "connection.json"
+
+
+@dataclass(frozen=True)
+class Connection:
+    #: The server's base URL, no trailing slash.
+    url: str
+    user: str
+    #: The 0600 file that holds the user's token.
+    token_file: str
+    #: "plugin" or "hooks": how Claude Code is connected.
+    route: str = "hooks"
+    #: The config file of the installation that serves ``url`` (absent for a remote server).
+    config: str | None = None
+    #: The command that starts the local server (argv, absolute paths); empty: never started by
+    #: anything of ours (a remote server, or a user who turned the start on demand off).
+    start: list[str] = field(default_factory=list)
+    #: The command a person types to start it, for messages ("start it with ...").
+    start_hint: str = "ccmem up"
+
+    @property
+    def local(self) -> bool:
+        return bool(self.start)
+
+    def token(self) -> str | None:
+        """The token in ``token_file``; None when the file is gone or empty."""
+        try:
+            value = Path(self.token_file).read_text(encoding="utf-8").strip()
+        except OSError:
+            return None
+        return value or None
+
+
+def path(environ: Mapping[str, str] | None = None) -> Path:
+    return user_dirs(dict(environ) if environ is not None else None)[0] / FILE_NAME
+
+
+def load(environ: Mapping[str, str] | None = None) -> Connection | None:
+    """The saved connection; None when there is none or it cannot be read."""
+    try:
+        raw = json.loads(path(environ).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(raw, dict):
+        return None
+    known = {key: raw[key] for key in Connection.__dataclass_fields__ if key in raw}
+    try:
+        return Connection(**known)
+    except TypeError:
+        return None
+
+
+def save(connection: Connection, environ: Mapping[str, str] | None = None) -> Path:
+    """Write it mode 0600 from its first byte (the config directory made 0700 when new)."""
+    target = path(environ)
+    if not target.parent.exists():
+        target.parent.mkdir(parents=True, mode=0o700)
+    partial = target.with_name(f".{target.name}.tmp")
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+        stream.write(json.dumps(asdict(connection), indent=2) + "\n")
+    os.chmod(partial, 0o600)
+    os.replace(partial, target)
+    return target
+
+
+def remove(environ: Mapping[str, str] | None = None) -> None:
+    path(environ).unlink(missing_ok=True)
