@@ -73,7 +73,7 @@ from bench_server import (  # noqa: E402
 )
 
 RESULTS = Path(__file__).resolve().parent / "results"
-#: The targets of issue #30 item 9: p95 of each operation, in milliseconds.
+#: The load targets: p95 of each operation, in milliseconds.
 TARGET_P95_MS = {"search": 100.0, "add": 200.0}
 #: Examples of errors kept per transport and operation.
 EXAMPLES = 5

@@ -13,7 +13,7 @@ events, which the server resolves against the store, are left out. On the develo
 it lands within 0.01 of ``bench_locomo.py`` (recall_any@10 and MRR).
 
 Each ``--idea`` (all of :data:`IDEAS` without one) is the defaults plus one change; the ideas
-are those of issue 22 that ``docs/search.md`` reports as not kept. A result here is a reason
+are the ranking ideas that ``docs/search.md`` reports as not kept. A result here is a reason
 to build a change into the server and measure it there, side by side; not a result on its own.
 """
 

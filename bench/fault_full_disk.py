@@ -1,4 +1,4 @@
-"""Fault: the data directory's disk fills up (issue 17, item 2). Needs root (it mounts a tmpfs).
+"""Fault: the data directory's disk fills up. Needs root (it mounts a tmpfs).
 
     python bench/fault_full_disk.py [--size-mb 112] [--reserve-mb 4] [--rounds 1]
 

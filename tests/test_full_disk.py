@@ -1,4 +1,4 @@
-"""A full disk under the data directory: 507 and a live server, never SIGBUS (issue 17, item 2).
+"""A full disk under the data directory: 507 and a live server, never SIGBUS.
 
 The end-to-end test mounts a real tmpfs (it needs root, as CI has: it fails, never skips, when
 the mount is refused), runs a real server on it, fills it until writes are refused (over REST,
@@ -238,7 +238,7 @@ def test_a_full_tmpfs_answers_507_keeps_the_server_up_and_loses_nothing(tmp_path
         disk.unmount()
 
 
-#: The small volume issue 30 found refusing every write (the guard wanted 105-137 MB free).
+#: A small volume that an outside audit found refusing every write (the guard wanted 105-137 MB free).
 SMALL_VOLUME_MB = 30
 
 

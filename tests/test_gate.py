@@ -370,7 +370,7 @@ def test_every_write_path_leaves_no_secret_in_any_store(gated: MemoryServer) -> 
 
 
 def test_a_rest_write_of_the_second_audits_variants_stores_no_secret(gated: MemoryServer) -> None:
-    # issue 30: what an outside audit found stored, on disk and in REST answers
+    # what an outside audit found stored, on disk and in REST answers
     rng = random.Random(30)
     fakes = {
         name: GENERATORS[name](rng)

@@ -1,4 +1,4 @@
-"""Deeply nested JSON (issue 30, item 3): refused before anything parses it, never a 500.
+"""Deeply nested JSON: refused before anything parses it, never a 500.
 
 The pure check against a parser's own depth, then a real server: the Claude Code hook route
 answers 200 ``{}`` to 50,000 levels (it answered 500 and reset the connection), every other
