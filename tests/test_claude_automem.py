@@ -345,3 +345,61 @@ def test_the_pinned_cli_s_memory_folder_is_the_one_synced(server: MemoryServer, 
     assert report["imported"] == 1, report
     [item] = memories(server, token, "project").values()
     assert Path(item["metadata_"]["file"]) == folder / "project_freeze.md"
+
+
+@pytest.mark.parametrize("route", ["hooks", "plugin"])
+def test_session_start_takes_new_auto_memory_in_by_itself(server: MemoryServer, route: str) -> None:
+    """Claude Code's SessionStart hook, as `ccmem hooks install` writes it (hook_command.py) and
+    as the plugin runs it (memory_hook.sh session-start, with the connected ccmem from
+    connection.json): the session's auto-memory file reaches the consent queue with no command
+    run by hand, and the hook returns before the sync is done."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from claude_code_memory.client import claude_settings, connection
+    from claude_code_memory.client.claude_automem import session_folder
+
+    from .support.server import ccmem_bin
+
+    token = server.make_token(f"gil-{route}-{uuid.uuid4().hex[:6]}")
+    home = Path(server.env["HOME"])
+    name = f"plover{uuid.uuid4().hex[:4]}"
+    repo = home / "code" / name
+    (repo / ".git").mkdir(parents=True)
+    folder = session_folder(home / ".claude" / "projects", str(repo))
+    folder.mkdir(parents=True)
+    (folder / "project_freeze.md").write_text(PROJECT)
+    body = json.dumps(
+        {"hook_event_name": "SessionStart", "session_id": "s", "cwd": str(repo), "source": "startup"}
+    )
+    env = {key: value for key, value in server.env.items() if key != "CCMEM_TOKEN"}
+    if route == "hooks":
+        command = [sys.executable, "-I", "-S", str(claude_settings.script_path())]
+        command += [server.base_url + claude_settings.HOOK_PATH, "4"]
+        env["CCMEM_TOKEN"] = token
+    else:
+        connection.save(
+            connection.Connection(
+                url=server.base_url, user="gil", token_file="", sync=[str(ccmem_bin()), "sync", "claude-code"]
+            ),
+            env,
+        )
+        script = Path(__file__).resolve().parents[1] / "plugin" / "scripts" / "memory_hook.sh"
+        command = ["/bin/sh", str(script), "session-start"]
+        env |= {"CLAUDE_PLUGIN_OPTION_SERVER_URL": server.base_url, "CLAUDE_PLUGIN_OPTION_TOKEN": token}
+        env["CLAUDE_PROJECT_DIR"] = str(repo)
+        env["PATH"] = os.environ.get("PATH", "/usr/bin:/bin")
+    done = subprocess.run(command, input=body.encode(), env=env, cwd=repo, capture_output=True, timeout=30)
+    assert done.returncode == 0 and done.stderr == b"", done
+    deadline = time.monotonic() + 90
+    with server.client(token) as client:
+        while time.monotonic() < deadline:
+            items = client.get("/api/v1/consent/pending", params={"project": name}).json()["items"]
+            if items:
+                break
+            time.sleep(0.5)
+    assert [item["content"] for item in items] == [
+        "Merge freeze for the mobile release\n\nMerge freeze begins 2026-03-05 for the mobile release cut."
+    ], server.log()
