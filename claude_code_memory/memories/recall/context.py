@@ -335,9 +335,10 @@ class Recall:
         now: datetime | None = None,
     ) -> Recollection:
         """Memories similar to the prompt (at least ``recall_min_similarity``) of the project and
-        of no project (:func:`in_reach`), the project's first, none given to this session before, at most ``limit`` (default
-        ``prompt_memories``), and their block within ``prompt_budget``. The memories are those
-        the block holds: a memory the budget left out is not counted as given. ``now``: when
+        of no project (:func:`in_reach`), the project's first, none given to this session before,
+        at most ``limit`` (default ``prompt_memories``), and their block within ``prompt_budget``.
+        The memories are those the block holds: a memory the budget left out is not counted as
+        given. ``now``: when
         the prompt was made (the search's as-of: its relative dates count back from it)."""
         budget = self.settings.prompt_budget
         if not budget or not prompt.strip():
