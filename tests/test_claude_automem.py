@@ -81,6 +81,15 @@ def memories(server: MemoryServer, token: str, project: str) -> dict[str, dict[s
     return {item["id"]: item for item in answer.json()["items"]}
 
 
+def approve_all(server: MemoryServer, token: str, project: str) -> int:
+    """Approve the project's pending items (the sync's captures wait for consent)."""
+    with server.client(token) as client:
+        items = client.get("/api/v1/consent/pending", params={"project": project}).json()["items"]
+        for item in items:
+            assert client.post(f"/api/v1/consent/{item['id']}/approve").status_code == 200
+    return len(items)
+
+
 def digests(folder: Path) -> dict[str, str]:
     return {
         path.name: hashlib.sha256(path.read_bytes()).hexdigest()
@@ -103,6 +112,8 @@ def test_files_come_in_once_and_the_server_goes_out_to_our_file(server: MemorySe
     assert (first["imported"], first["memory_files"]) == (3, 4), first
     assert [Path(bad["file"]).name for bad in first["bad_files"]] == ["broken.md"]
     assert "closing ---" in first["bad_files"][0]["reason"]
+    assert first["pending"] == 3 and memories(server, token, project) == {}  # consent, as captures
+    assert approve_all(server, token, project) == 3
     stored = memories(server, token, project)
     assert len(stored) == 3
     by_file = {Path(item["metadata_"]["file"]).name: item for item in stored.values()}
@@ -167,11 +178,12 @@ def test_edits_and_deletions_of_claude_codes_files_and_the_conflict_rules(server
         "---\nname: role\nmetadata:\n  type: user\n---\nThe user is an SRE.\n"
     )
     assert sync(server, token, "--project", project, command="import")["auto_memory"]["imported"] == 3
+    assert approve_all(server, token, project) == 3
     ids = {
         Path(item["metadata_"]["file"]).name: item["id"] for item in memories(server, token, project).values()
     }
 
-    # Claude Code edits a file: the memory follows (same memory, new text).
+    # Claude Code edits a file: its new text comes in through consent and replaces the memory.
     (folder / "project_freeze.md").write_text(PROJECT.replace("2026-03-05", "2026-03-12"))
     # Both sides changed: the file wins.
     with server.client(token) as client:
@@ -182,9 +194,11 @@ def test_edits_and_deletions_of_claude_codes_files_and_the_conflict_rules(server
         client.request("DELETE", "/api/v1/memories", json={"memory_ids": [ids["user_role.md"]]})
     report = sync(server, token, "--project", project)
     assert (report["updated"], report["kept_deleted"], report["imported"]) == (2, 1, 0), report
+    assert memories(server, token, project) == {}  # the old texts are gone, the new ones wait
+    assert approve_all(server, token, project) == 2
     now = {Path(item["metadata_"]["file"]).name: item for item in memories(server, token, project).values()}
     assert set(now) == {"feedback_tests.md", "project_freeze.md"}
-    assert now["project_freeze.md"]["id"] == ids["project_freeze.md"]
+    ids["project_freeze.md"] = now["project_freeze.md"]["id"]
     assert "2026-03-12" in now["project_freeze.md"]["content"]
     assert "PostgreSQL 15" in now["feedback_tests.md"]["content"]
     assert not (folder / OWN_FILE).exists()  # nothing but Claude Code's own memories
@@ -209,6 +223,58 @@ def test_edits_and_deletions_of_claude_codes_files_and_the_conflict_rules(server
     # A file of the user's kind that changes after its memory was deleted comes in again.
     (folder / "user_role.md").write_text("---\nname: role\n---\nThe user is a staff SRE.\n")
     assert sync(server, token, "--project", project)["imported"] == 1
+
+
+def test_a_session_s_sync_takes_its_folder_in_and_makes_folders_only_to_write(server: MemoryServer) -> None:
+    """`--cwd`: the one folder of a session in that directory (Claude Code names it after the git
+    work tree), files through consent, only what changed; a folder is made only to write our file
+    into it and removed with it; a second sync while one runs does nothing."""
+    from claude_code_memory.client.claude_automem import session_folder, sync_lock
+
+    token = server.make_token(f"fay-{uuid.uuid4().hex[:6]}")
+    name = f"egret.{uuid.uuid4().hex[:4]}"
+    home = Path(server.env["HOME"])
+    repo = home / "code" / name
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    root = home / ".claude" / "projects"
+    folder = session_folder(root, str(repo / "src"))
+    assert folder == root / ("-" + str(repo).strip("/").replace("/", "-").replace(".", "-")) / "memory"
+
+    def session_sync(*extra: str) -> dict[str, Any]:
+        return sync(server, token, "--cwd", str(repo / "src"), *extra)
+
+    assert session_sync()["memory_files"] == 0
+    with server.client(token) as client:  # a capture is a turn or a note, never both or neither
+        for body in ({}, {"text": "x", "messages": [{"role": "user", "content": "x"}]}):
+            assert client.post("/api/v1/capture", json=body).status_code == 422
+    assert not folder.parent.exists()  # nothing to write: no folder made
+    with server.client(token) as client:
+        added = client.post("/api/v1/memories", json={"text": "Egret builds with meson.", "project": name})
+    assert added.status_code == 200, added.text
+    assert session_sync()["own_written"] == 1
+    assert "Egret builds with meson." in (folder / OWN_FILE).read_text()
+    (folder / "project_freeze.md").write_text(PROJECT)
+    first = session_sync()
+    assert (first["imported"], first["pending"]) == (1, 1), first
+    assert approve_all(server, token, name) == 1
+    assert session_sync()["unchanged"] == 1  # nothing sent for a file that did not change
+    state_dir = Path(server.env.get("XDG_STATE_HOME") or home / ".local" / "state") / "ccmem"
+    (folder / "user_role.md").write_text("---\nname: role\n---\nThe user is an SRE.\n")
+    with sync_lock(state_dir / "claude-code-import") as mine:
+        assert mine
+        quiet = server.ccmem(
+            "sync", "claude-code", "--cwd", str(repo), "--quiet", "--url", server.base_url, "--token", token
+        )
+        assert quiet.stdout == ""  # another sync holds the lock: nothing done, nothing said
+    assert session_sync()["imported"] == 1
+    # Nothing left to write: our file goes, and the folder the sync made with it.
+    (folder / "project_freeze.md").unlink()
+    (folder / "user_role.md").unlink()
+    with server.client(token) as client:
+        client.request("DELETE", "/api/v1/memories", json={"memory_ids": [added.json()["id"]]})
+    session_sync()
+    assert not folder.exists()
 
 
 def test_a_file_saying_what_the_user_stored_already_never_costs_that_memory(server: MemoryServer) -> None:
@@ -279,3 +345,61 @@ def test_the_pinned_cli_s_memory_folder_is_the_one_synced(server: MemoryServer, 
     assert report["imported"] == 1, report
     [item] = memories(server, token, "project").values()
     assert Path(item["metadata_"]["file"]) == folder / "project_freeze.md"
+
+
+@pytest.mark.parametrize("route", ["hooks", "plugin"])
+def test_session_start_takes_new_auto_memory_in_by_itself(server: MemoryServer, route: str) -> None:
+    """Claude Code's SessionStart hook, as `ccmem hooks install` writes it (hook_command.py) and
+    as the plugin runs it (memory_hook.sh session-start, with the connected ccmem from
+    connection.json): the session's auto-memory file reaches the consent queue with no command
+    run by hand, and the hook returns before the sync is done."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from claude_code_memory.client import claude_settings, connection
+    from claude_code_memory.client.claude_automem import session_folder
+
+    from .support.server import ccmem_bin
+
+    token = server.make_token(f"gil-{route}-{uuid.uuid4().hex[:6]}")
+    home = Path(server.env["HOME"])
+    name = f"plover{uuid.uuid4().hex[:4]}"
+    repo = home / "code" / name
+    (repo / ".git").mkdir(parents=True)
+    folder = session_folder(home / ".claude" / "projects", str(repo))
+    folder.mkdir(parents=True)
+    (folder / "project_freeze.md").write_text(PROJECT)
+    body = json.dumps(
+        {"hook_event_name": "SessionStart", "session_id": "s", "cwd": str(repo), "source": "startup"}
+    )
+    env = {key: value for key, value in server.env.items() if key != "CCMEM_TOKEN"}
+    if route == "hooks":
+        command = [sys.executable, "-I", "-S", str(claude_settings.script_path())]
+        command += [server.base_url + claude_settings.HOOK_PATH, "4"]
+        env["CCMEM_TOKEN"] = token
+    else:
+        connection.save(
+            connection.Connection(
+                url=server.base_url, user="gil", token_file="", sync=[str(ccmem_bin()), "sync", "claude-code"]
+            ),
+            env,
+        )
+        script = Path(__file__).resolve().parents[1] / "plugin" / "scripts" / "memory_hook.sh"
+        command = ["/bin/sh", str(script), "session-start"]
+        env |= {"CLAUDE_PLUGIN_OPTION_SERVER_URL": server.base_url, "CLAUDE_PLUGIN_OPTION_TOKEN": token}
+        env["CLAUDE_PROJECT_DIR"] = str(repo)
+        env["PATH"] = os.environ.get("PATH", "/usr/bin:/bin")
+    done = subprocess.run(command, input=body.encode(), env=env, cwd=repo, capture_output=True, timeout=30)
+    assert done.returncode == 0 and done.stderr == b"", done
+    deadline = time.monotonic() + 90
+    with server.client(token) as client:
+        while time.monotonic() < deadline:
+            items = client.get("/api/v1/consent/pending", params={"project": name}).json()["items"]
+            if items:
+                break
+            time.sleep(0.5)
+    assert [item["content"] for item in items] == [
+        "Merge freeze for the mobile release\n\nMerge freeze begins 2026-03-05 for the mobile release cut."
+    ], server.log()

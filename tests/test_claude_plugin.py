@@ -69,12 +69,14 @@ def test_the_token_is_a_sensitive_option_and_every_option_the_mcp_server_names_e
 def test_the_hooks_are_exec_form_command_hooks_for_the_events_ccmem_hooks_install_uses() -> None:
     hooks = read_json(PLUGIN_DIR / "hooks" / "hooks.json")["hooks"]
     assert tuple(hooks) == cs.DEFAULT_EVENTS
-    for groups in hooks.values():
+    for event, groups in hooks.items():
         [group] = groups
         [hook] = group["hooks"]
         # Exec form, and no option on the command line: the script reads them from its environment.
         assert hook["type"] == "command" and hook["command"] == "sh" and "user_config" not in json.dumps(hook)
-        assert hook["args"] == ["${CLAUDE_PLUGIN_ROOT}/scripts/memory_hook.sh"]
+        # SessionStart also starts the auto-memory sync (docs/import.md).
+        extra = ["session-start"] if event == "SessionStart" else []
+        assert hook["args"] == ["${CLAUDE_PLUGIN_ROOT}/scripts/memory_hook.sh", *extra]
         assert hook["timeout"] > memory_hook.TIMEOUT
     script = (PLUGIN_DIR / "scripts" / "memory_hook.sh").read_text(encoding="utf-8")
     assert f"hook_path={cs.HOOK_PATH}\n" in script and f"-m {int(memory_hook.TIMEOUT)} " in script

@@ -259,6 +259,83 @@ def test_hooks_recall_once_above_the_floor_and_capture_the_turn(
     assert duplicate["status"] == "duplicate" and duplicate["id"] == captured[0]["id"], duplicate
 
 
+def test_one_rule_for_recall_across_projects(server: InProcessServer, tmp_path: Path) -> None:
+    """A memory captured in project A is recalled in A and never in B; a memory of no project
+    (stored by `ccmem add` or MCP `add_memories` without one) is recalled in both, after A's own
+    in A: at SessionStart and for a prompt alike (docs/scopes.md, "Recall across projects")."""
+    token = server.make_token(f"rule-{uuid.uuid4().hex[:6]}")
+    auth = {"Authorization": f"Bearer {token}"}
+    alpha, beta = tmp_path / "alpha-repo", tmp_path / "beta-repo"
+    for repo in (alpha, beta):
+        (repo / ".git").mkdir(parents=True)
+    captured_in = str(uuid.uuid4())
+    hook(
+        server,
+        token,
+        event("UserPromptSubmit", captured_in, alpha, prompt="When does the kestrel release train leave?"),
+    )
+    hook(
+        server,
+        token,
+        event(
+            "Stop",
+            captured_in,
+            alpha,
+            last_assistant_message="The kestrel release train leaves on Thursdays.",
+        ),
+    )
+    [pending] = server.client().get("/api/v1/consent/pending", headers=auth, timeout=30).json()["items"]
+    assert pending["project"] == "alpha-repo", pending
+    approved = server.client().post(f"/api/v1/consent/{pending['id']}/approve", headers=auth, timeout=30)
+    assert approved.status_code == 200, approved.text
+    own = "The kestrel release train leaves on Thursdays."
+    everywhere = add(server, token, "Release trains of every kestrel service leave at noon.")
+
+    def briefed(cwd: Path) -> str:
+        return context(
+            hook(server, token, event("SessionStart", str(uuid.uuid4()), cwd, source="startup")),
+            "SessionStart",
+        )
+
+    def recalled(cwd: Path) -> str:
+        ask = event(
+            "UserPromptSubmit", str(uuid.uuid4()), cwd, prompt="When does the kestrel release train leave?"
+        )
+        return context(hook(server, token, ask), "UserPromptSubmit")
+
+    for block in (briefed(alpha), recalled(alpha)):
+        assert own in block and "leave at noon" in block, block
+        assert block.index(own) < block.index("leave at noon"), block  # the project's first
+    for block in (briefed(beta), recalled(beta)):
+        assert own not in block and "leave at noon" in block, block
+    assert everywhere
+
+
+def test_recall_keeps_other_projects_out_with_scope_ranking_off(tmp_path: Path) -> None:
+    """`search.scope_ranking: false` lets a search see every project; the hooks' recall keeps
+    to the one rule all the same."""
+    settings = load_settings(
+        config_path=None,
+        environ={},
+        overrides={"server.data_dir": str(tmp_path / "data"), "search.scope_ranking": False},
+    )
+    parts = ServerParts(settings)
+    try:
+        writes, recall = parts.service.writes, parts.service.recall
+        user = f"u{uuid.uuid4().hex[:8]}"
+        writes.add_memory(
+            user_id=user, app_name="notes", text="The lighthouse runs on tidal power", project="alpha"
+        )
+        writes.add_memory(user_id=user, app_name="notes", text="Every lighthouse keeper logs the tide")
+        prompt = "what powers the lighthouse"
+        in_alpha = recall.recall_prompt(user, session_id="a", project="alpha", prompt=prompt)
+        in_beta = recall.recall_prompt(user, session_id="b", project="beta", prompt=prompt)
+    finally:
+        parts.close()
+    assert [m.project for m in in_alpha.memories] == ["alpha", None], in_alpha.memories
+    assert [m.project for m in in_beta.memories] == [None], in_beta.memories
+
+
 def test_hooks_answer_nothing_rather_than_fail(server: InProcessServer, tmp_path: Path) -> None:
     token = server.make_token(f"carol-{uuid.uuid4().hex[:6]}")
     url = f"{server.base_url}/api/v1/hooks/claude-code"

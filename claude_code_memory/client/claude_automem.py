@@ -6,8 +6,10 @@ Claude Code (2.1.x) keeps one fact per file, with YAML frontmatter (``name``, ``
 ``MEMORY.md`` (one pointer line per memory, no content). :func:`sync_folder`:
 
 * each of Claude Code's memory files becomes one memory of the folder's project (app
-  ``claude-code``, metadata naming the file), through ``POST /api/v1/memories`` and so the
-  policy gate; an edited file updates its memory, a deleted file deletes it;
+  ``claude-code``, metadata naming the file), through ``POST /api/v1/capture`` and so the
+  policy gate with consent as for a captured turn (pending until approved while
+  ``privacy.require_consent`` is on); an edited file comes in as a new capture that replaces
+  its memory, a deleted file deletes it;
 * every other memory of that project in the server (and an imported one edited in the server)
   is written to a file of ours beside Claude Code's, :data:`OWN_FILE`, so Claude Code's memory
   recall finds it. ``MEMORY.md`` and Claude Code's files are only read.
@@ -19,6 +21,10 @@ memory in the server; a memory deleted in the server stays deleted while its fil
 State (which file became which memory, and the file's hash at that time) is one small JSON file
 per memory folder, so a second run sends nothing. A file that cannot be read or parsed, or that
 the gate refuses, is reported and skipped; it never stops the sync.
+
+:func:`sync_session` is the same for the one folder of a session's working directory (run by
+the SessionStart hooks in the background, under :func:`sync_lock`). A sync makes a folder only
+to write a file into it, and removes a folder it made once it holds nothing.
 """
 
 from __future__ import annotations
@@ -26,7 +32,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -102,6 +111,8 @@ class SyncReport:
             "kept_deleted",
             "would_import",
             "own_written",
+            "pending",
+            "filtered",
         )
         return {
             "memory_folders": self.folders,
@@ -192,16 +203,21 @@ class FolderState:
         digest = hashlib.sha256(str(memory_dir.resolve()).encode()).hexdigest()[:24]
         self.path = state_dir / "auto-memory" / f"{digest}.json"
         self.memory_dir = memory_dir
+        #: The sync made the memory folder (to write :data:`OWN_FILE`): it removes it when empty.
+        self.made_folder = False
         try:
-            files = json.loads(self.path.read_text())["files"]
+            saved = json.loads(self.path.read_text())
+            files = saved["files"]
             self.files: dict[str, dict[str, Any]] = files if isinstance(files, dict) else {}
-        except (OSError, ValueError, KeyError, TypeError):
+            self.made_folder = saved.get("made_folder") is True
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             self.files = {}
 
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_suffix(".tmp")
-        temporary.write_text(json.dumps({"folder": str(self.memory_dir), "files": self.files}, indent=1))
+        saved = {"folder": str(self.memory_dir), "files": self.files, "made_folder": self.made_folder}
+        temporary.write_text(json.dumps(saved, indent=1))
         os.replace(temporary, self.path)
 
 
@@ -209,15 +225,31 @@ def _metadata(memory: MemoryFile) -> dict[str, Any]:
     return {"source": SOURCE, "file": str(memory.path), "name": memory.name, "type": memory.kind}
 
 
-def _add(server: Server, memory: MemoryFile, project: str) -> tuple[str | None, str, bool]:
-    """The memory's id, its text as stored (after the gate's redaction), and whether the sync
-    made it (False: the gate's de-duplication found the same text stored already, a memory of
-    the user's that the sync must never delete or rewrite)."""
+@dataclass(frozen=True)
+class Captured:
+    """What the gate made of a file: the memory's id (None: the capture filter dropped it), its
+    text as stored (after redaction), how (``stored``, ``pending`` consent, ``duplicate``:
+    the same text was stored already, a memory of the user's that the sync must never delete
+    or rewrite; ``filtered``)."""
+
+    memory_id: str | None
+    text: str
+    status: str
+
+    @property
+    def ours(self) -> bool:
+        return self.memory_id is not None and self.status != "duplicate"
+
+
+def _capture(server: Server, memory: MemoryFile, project: str) -> Captured:
+    """The file's text into the write path on the ``capture`` channel: Claude Code wrote it
+    unasked, so it waits for consent as a captured turn does."""
     body = {"text": memory.text(), "app": APP, "project": project, "metadata": _metadata(memory)}
-    answer = server.request("POST", "/api/v1/memories", json=body)
-    if not isinstance(answer, dict) or not answer.get("id"):
-        return None, memory.text(), False
-    return str(answer["id"]), _content(answer) or memory.text(), not answer.get("already_existed")
+    answer = server.request("POST", "/api/v1/capture", json=body)
+    if not isinstance(answer, dict):
+        return Captured(None, memory.text(), "filtered")
+    memory_id = str(answer["id"]) if answer.get("id") else None
+    return Captured(memory_id, str(answer.get("memory") or memory.text()), str(answer.get("status")))
 
 
 def _current(server: Server, memory_id: str) -> dict[str, Any] | None:
@@ -225,7 +257,7 @@ def _current(server: Server, memory_id: str) -> dict[str, Any] | None:
         answer = server.request("GET", f"/api/v1/memories/{memory_id}")
     except NotFound:
         return None
-    if not isinstance(answer, dict) or answer.get("state") not in ("active", "paused", "archived"):
+    if not isinstance(answer, dict) or answer.get("state") not in ("active", "paused", "archived", "pending"):
         return None
     return answer
 
@@ -269,28 +301,43 @@ def render_own_file(project: str, rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write_own(memory_dir: Path, text: str | None) -> bool:
-    """Write (or, with ``text`` None, remove) :data:`OWN_FILE`; True when it changed."""
+def _write_own(memory_dir: Path, text: str | None, state: FolderState) -> bool:
+    """Write (or, with ``text`` None, remove) :data:`OWN_FILE`; True when it changed. The
+    folder is made only to write the file, and removed with it when the sync made it and
+    nothing else is in it."""
     target = memory_dir / OWN_FILE
     old = target.read_text(encoding="utf-8") if target.exists() else None
     if text == old:
         return False
     if text is None:
         target.unlink()
+        if state.made_folder and not any(memory_dir.iterdir()):
+            memory_dir.rmdir()
+            state.made_folder = False
+            state.save()
         return True
+    if not memory_dir.is_dir():
+        memory_dir.mkdir(parents=True)
+        state.made_folder = True
+        state.save()
     temporary = memory_dir / f".{OWN_FILE}.tmp"
     temporary.write_text(text, encoding="utf-8")
     os.replace(temporary, target)
     return True
 
 
-def sync_folder(server: Server | None, memory_dir: Path, state_dir: Path) -> SyncReport:
-    """Sync one memory folder; ``server`` None is a dry run (read and count, change nothing)."""
+def sync_folder(
+    server: Server | None, memory_dir: Path, state_dir: Path, project: str | None = None
+) -> SyncReport:
+    """Sync one memory folder (it need not exist: then only the way out, when there is
+    something to write); ``server`` None is a dry run (read and count, change nothing).
+    ``project``: the folder's project (default: :func:`folder_project`)."""
     report = SyncReport(folders=1)
-    project = folder_project(memory_dir)
+    project = project or folder_project(memory_dir)
     state = FolderState(state_dir, memory_dir)
     present: set[str] = set()
-    for path in sorted(memory_dir.glob("*.md")):
+    approved: dict[str, str] | None = None  # read when a pending capture's id is gone
+    for path in sorted(memory_dir.glob("*.md")) if memory_dir.is_dir() else []:
         if path.name in (INDEX_FILE, OWN_FILE) or not path.is_file():
             continue
         report.files += 1
@@ -303,6 +350,12 @@ def sync_folder(server: Server | None, memory_dir: Path, state_dir: Path) -> Syn
         if server is None:
             report.counts["would_import" if path.name not in state.files else "unchanged"] += 1
             continue
+        entry = state.files.get(path.name)
+        if entry is not None and entry.get("pending") and not _exists(server, entry):
+            # Approval stores a pending item under a new id: the file's memory is found by its file.
+            approved = approved if approved is not None else _approved_files(server, project)
+            found = approved.get(str(path))
+            entry["memory_id"], entry["pending"] = found or entry.get("memory_id"), False
         try:
             _sync_file(server, memory, project, state, report)
         except (BadInput, TooLarge) as exc:  # the gate refused it: reported, the rest goes on
@@ -328,7 +381,7 @@ def sync_folder(server: Server | None, memory_dir: Path, state_dir: Path) -> Syn
         and (row.get("metadata_") or {}).get("source") not in TURN_SOURCES
     ]
     report.counts["own_memories"] += len(own)
-    if _write_own(memory_dir, render_own_file(project, own) if own else None):
+    if _write_own(memory_dir, render_own_file(project, own) if own else None, state):
         report.counts["own_written"] += 1
     return report
 
@@ -337,33 +390,42 @@ def _sync_file(
     server: Server, memory: MemoryFile, project: str, state: FolderState, report: SyncReport
 ) -> None:
     entry = state.files.get(memory.path.name)
-    text = memory.text()
-    ours = True
-    if entry is None:
-        memory_id, text, ours = _add(server, memory, project)
-        report.counts["imported" if ours else "already_stored"] += 1
-    elif entry.get("digest") == memory.digest:
+    if entry is not None and entry.get("digest") == memory.digest:
         report.counts[
             "unchanged" if entry.get("memory_id") and _exists(server, entry) else "kept_deleted"
         ] += 1
         return
-    elif (
-        entry.get("memory_id")
-        and entry.get("ours", True)
-        and _current(server, entry["memory_id"]) is not None
-    ):
-        memory_id = entry["memory_id"]
-        answer = server.request("PUT", f"/api/v1/memories/{memory_id}", json={"memory_content": text})
-        text = _content(answer) if isinstance(answer, dict) and _content(answer) else text
-        report.counts["updated"] += 1  # the file changed since the last sync: the file wins
+    captured = _capture(server, memory, project)
+    replaced = entry.get("memory_id") if entry is not None and entry.get("ours", True) else None
+    if replaced and replaced == captured.memory_id:
+        report.counts["unchanged"] += 1  # the file changed, its text did not
+    elif replaced and _current(server, replaced) is not None:
+        # The file changed since the last sync: the file wins, its new text through consent.
+        server.request("DELETE", "/api/v1/memories", json={"memory_ids": [replaced]})
+        report.counts["updated"] += 1
+    elif captured.memory_id is None:
+        report.counts["filtered"] += 1
     else:
-        memory_id, text, ours = _add(server, memory, project)
-        report.counts["imported" if ours else "already_stored"] += 1
+        report.counts["imported" if captured.ours else "already_stored"] += 1
+    if captured.status == "pending":
+        report.counts["pending"] += 1
     state.files[memory.path.name] = {
         "digest": memory.digest,
-        "memory_id": memory_id,
-        "text": text,
-        "ours": ours,
+        "memory_id": captured.memory_id,
+        "text": captured.text,
+        "ours": captured.ours or captured.memory_id == replaced,
+        "pending": captured.status == "pending",
+    }
+
+
+def _approved_files(server: Server, project: str) -> dict[str, str]:
+    """The project's memories that came from a memory file, by the file's path."""
+    return {
+        str(row["metadata_"]["file"]): str(row["id"])
+        for row in project_memories(server, project)
+        if isinstance(row.get("metadata_"), dict)
+        and row["metadata_"].get("source") == SOURCE
+        and row["metadata_"].get("file")
     }
 
 
@@ -381,3 +443,48 @@ def sync_all(server: Server | None, root: Path, state_dir: Path, project: str | 
             reason = exc.message if isinstance(exc, MemoryStackError) else str(exc)
             total.bad_files.append({"file": str(memory_dir), "reason": reason})
     return total
+
+
+#: The lock file beside the sync's state: one sync at a time, whoever starts it.
+LOCK_FILE = "sync.lock"
+
+
+@contextmanager
+def sync_lock(state_dir: Path) -> Iterator[bool]:
+    """Hold the sync's lock while inside; yields False (holding nothing) when another sync
+    holds it. Two sessions started together run one sync, and the other skips its turn: the
+    next session start takes in whatever it missed. Where ``fcntl`` is missing (Windows) it
+    yields True without a lock."""
+    try:
+        import fcntl
+    except ImportError:
+        yield True
+        return
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with open(state_dir / LOCK_FILE, "a+b") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+_NOT_IN_A_FOLDER_NAME = re.compile(r"[^A-Za-z0-9]")
+
+
+def session_folder(root: Path, cwd: str) -> Path:
+    """The memory folder Claude Code keeps for a session in ``cwd``: under ``root``, the git
+    work tree holding ``cwd`` (else ``cwd``) with every character but a letter or a digit made
+    ``-``, then ``memory`` (the pinned CLI's ``init`` event names the same folder)."""
+    path = Path(cwd)
+    top = next((folder for folder in (path, *path.parents) if (folder / ".git").exists()), path)
+    return root / _NOT_IN_A_FOLDER_NAME.sub("-", str(top)) / "memory"
+
+
+def sync_session(server: Server, cwd: str, root: Path, state_dir: Path) -> SyncReport:
+    """Sync the memory folder of a session in ``cwd``, its project named as the hooks name it."""
+    return sync_folder(server, session_folder(root, cwd), state_dir, project_of(cwd))

@@ -38,6 +38,10 @@ class Connection:
     start: list[str] = field(default_factory=list)
     #: The command a person types to start it, for messages ("start it with ...").
     start_hint: str = "ccmem up"
+    #: The command that takes Claude Code's auto-memory in (argv, absolute paths: the connected
+    #: ccmem's ``sync claude-code``); the plugin's SessionStart hook adds ``--cwd DIR --quiet``
+    #: and runs it in the background. Empty: the ccmem of ``start``, else none.
+    sync: list[str] = field(default_factory=list)
 
     @property
     def local(self) -> bool:

@@ -10,11 +10,18 @@ the variable still has memory) and prints the answer when it is a JSON object. W
 wrong (no server, a refused token, a slow answer) it prints nothing and exits 0: the session
 goes on without memories. CA_FILE: the certificate(s) an https URL's server is checked against
 instead of the system's (a server's self-signed certificate, pinned by ``ccmem connect``).
+
+At SessionStart, once the server has answered, it also starts ``ccmem sync claude-code --cwd
+CWD --quiet`` with the interpreter running it (the package's own: ``ccmem hooks install`` wrote
+its path) in a session of its own, and does not wait: Claude Code's new or changed auto-memory
+files of this project come in through consent while the session goes on (docs/import.md).
 """
 
+import contextlib
 import json
 import os
 import ssl
+import subprocess
 import sys
 import time
 import urllib.request
@@ -26,6 +33,33 @@ def stamped(url: str) -> str:
     """``url`` with ``now``: the time this hook ran, which is when the prompt was made (Claude
     Code's hook input carries no time); the server counts a prompt's "yesterday" back from it."""
     return url + ("&" if "?" in url else "?") + "now=" + time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+HOOK_PATH = "/api/v1/hooks/claude-code"
+
+
+def start_sync(body: bytes, url: str, token: str | None) -> None:
+    """SessionStart: Claude Code's auto-memory files of the session's folder taken in, in the
+    background; the token goes by the environment, never the command line."""
+    hook = json.loads(body or b"{}")
+    cwd = (
+        hook.get("cwd") if isinstance(hook, dict) and hook.get("hook_event_name") == "SessionStart" else None
+    )
+    if not isinstance(cwd, str) or not cwd:
+        return
+    base = url.split(HOOK_PATH)[0]
+    command = [sys.executable, "-m", "claude_code_memory.cli", "sync", "claude-code"]
+    environ = dict(os.environ, CCMEM_TOKEN=token) if token else dict(os.environ)
+    # cwd "/": a config.yaml where the session runs is the project's, not ccmem's.
+    subprocess.Popen(
+        [*command, "--cwd", cwd, "--quiet", "--url", base],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd="/",
+        env=environ,
+        start_new_session=True,
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -52,6 +86,8 @@ def main(argv: list[str]) -> int:
             answer = json.loads(response.read())
     except Exception:  # noqa: BLE001 - a hook must never stand in the session's way
         return 0
+    with contextlib.suppress(Exception):  # the sync is a bonus; the answer still goes out
+        start_sync(body, url, token)
     if isinstance(answer, dict) and answer:
         sys.stdout.write(json.dumps(answer))
     return 0

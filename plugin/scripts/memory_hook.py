@@ -2,6 +2,7 @@
 
     python3 -I -S memory_hook.py hook   < hook-input.json   (SessionStart, UserPromptSubmit, Stop)
     python3 -I -S memory_hook.py status [SERVER_URL]        (the memory-status skill)
+    python3 -I -S memory_hook.py sync CWD                    (SessionStart, in the background)
 
 Claude Code runs ``hook`` as an exec-form command hook. It reads the plugin's options from the
 environment Claude Code gives a plugin's command hooks, ``CLAUDE_PLUGIN_OPTION_SERVER_URL`` and
@@ -10,14 +11,21 @@ other users' ``ps`` would see it), posts the hook input to the server's hook end
 the answer. The pinned Claude Code substitutes no option into an http hook's headers, hence a
 command hook for every event (docs/plugin.md).
 
+``sync`` starts the connected ccmem's ``sync claude-code --cwd CWD --quiet`` (the command
+in ``connection.json``, which ``ccmem connect claude-code`` writes) in a session of its own and
+does not wait: Claude Code's new or changed auto-memory files come in through consent. Without
+a connected ccmem it does nothing.
+
 It stands aside (prints nothing, calls nothing) when ``ccmem hooks install`` put our hooks into
 one of Claude Code's settings files for this session: those hooks answer the prompt, and one
 prompt is never served twice. Whatever goes wrong (no server, a refused token, a slow answer) it
 prints nothing and exits 0: the session goes on without memories.
 """
 
+import contextlib
 import json
 import os
+import subprocess
 import sys
 import time
 import urllib.request
@@ -106,13 +114,18 @@ def stamped(url):
 def hook(environ, body):
     """Answer one hook (``body``: its input, as bytes): the server's JSON object, or nothing."""
     try:
-        cwd = json.loads(body).get("cwd") if body.strip() else None
+        hook_input = json.loads(body) if body.strip() else {}
+        cwd = hook_input.get("cwd")
+        session_start = hook_input.get("hook_event_name") == "SessionStart"
     except (ValueError, AttributeError):
-        cwd = None
+        cwd, session_start = None, False
     if settings_hooks(environ, cwd or os.getcwd()):
         return None
     url = stamped(server_url(environ) + HOOK_PATH)
     answer = post(url, body, environ.get("CLAUDE_PLUGIN_OPTION_TOKEN"), TIMEOUT)
+    if session_start:
+        with contextlib.suppress(Exception):  # the sync is a bonus; the answer still goes out
+            start_sync(environ, cwd or os.getcwd())
     return answer if isinstance(answer, dict) and answer else None
 
 
@@ -140,8 +153,53 @@ def status(environ, url):
     return lines
 
 
+def sync_command(environ):
+    """The connected ccmem's auto-memory sync (argv), from ``connection.json`` in ccmem's config
+    directory: its ``sync``, else the ccmem of its ``start``; None without one."""
+    home = environ.get("HOME") or os.path.expanduser("~")
+    config_home = environ.get("XDG_CONFIG_HOME", "")
+    base = config_home if os.path.isabs(config_home) else os.path.join(home, ".config")
+    try:
+        with open(os.path.join(base, "ccmem", "connection.json"), encoding="utf-8") as file:
+            connection = json.load(file)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(connection, dict):
+        return None
+    command = connection.get("sync")
+    if isinstance(command, list) and command and all(isinstance(part, str) for part in command):
+        return command
+    start = connection.get("start")
+    if isinstance(start, list) and start and os.path.basename(str(start[0])).startswith("ccmem"):
+        return [str(start[0]), "sync", "claude-code"]
+    return None
+
+
+def start_sync(environ, cwd):
+    """Start the sync for a session in ``cwd`` in the background (the token by the environment)."""
+    command = sync_command(environ)
+    if not command or not cwd:
+        return
+    child = dict(environ)
+    if environ.get("CLAUDE_PLUGIN_OPTION_TOKEN"):
+        child["CCMEM_TOKEN"] = environ["CLAUDE_PLUGIN_OPTION_TOKEN"]
+    subprocess.Popen(
+        [*command, "--cwd", cwd, "--quiet", "--url", server_url(environ)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd="/",
+        env=child,
+        start_new_session=True,
+    )
+
+
 def main(argv, environ, stdin, stdout):
     command = argv[1] if len(argv) > 1 else "hook"
+    if command == "sync":
+        with contextlib.suppress(Exception):  # a hook must never stand in the session's way
+            start_sync(environ, argv[2] if len(argv) > 2 else None)
+        return 0
     if command == "status":
         stdout.write("\n".join(status(environ, argv[2] if len(argv) > 2 else None)) + "\n")
         return 0

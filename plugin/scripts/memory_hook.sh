@@ -46,4 +46,9 @@ answer=$(printf 'header = "Authorization: Bearer %s"\n' "$token" |
 case $answer in
     "{"*) printf '%s' "$answer" ;;
 esac
+# SessionStart (hooks.json passes session-start): Claude Code's new or changed auto-memory files
+# come in through consent, in the background (memory_hook.py sync: the connected ccmem, detached).
+if [ "${1:-}" = session-start ] && command -v python3 >/dev/null 2>&1; then
+    python3 -I -S "${0%/*}/memory_hook.py" sync "$project" </dev/null >/dev/null 2>&1 &
+fi
 exit 0

@@ -1,9 +1,10 @@
-"""`POST /api/v1/capture`: one captured conversation turn, from the capture proxy.
+"""`POST /api/v1/capture`: one captured conversation turn, from the capture proxy, or one
+captured note (``text``: a Claude Code auto-memory file, from the client's sync).
 
-The turn becomes one memory (``User: …`` / ``Assistant: …``) through the same service call
-and policy gate as every other write, on the ``capture`` channel: redacted, capped (truncated
-with a marker or refused, by ``performance.capture_oversize``), and with consent on, parked
-as a pending item until its owner approves it or a standing rule decides.
+The turn becomes one memory (``User: …`` / ``Assistant: …``), a note its text, through the same
+service call and policy gate as every other write, on the ``capture`` channel: redacted, capped
+(truncated with a marker or refused, by ``performance.capture_oversize``), and with consent on,
+parked as a pending item until its owner approves it or a standing rule decides.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from fastapi import APIRouter, Response
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ...memories.read_model.shapes import naive_utc
 from ...memories.recall.hook_events import turn_text as stored_turn_text
@@ -37,7 +38,9 @@ class CaptureRequest(BaseModel):
     project: str | None = Field(None, max_length=512)
     conversation_id: str | None = Field(None, max_length=128)
     model: str | None = Field(None, max_length=128)
-    messages: list[CapturedMessage] = Field(min_length=1, max_length=200)
+    #: A turn's messages, or ``text``: one of the two.
+    messages: list[CapturedMessage] | None = Field(None, min_length=1, max_length=200)
+    text: str | None = Field(None, min_length=1)
     captured_at: datetime | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     #: How many secrets the sender (the capture proxy) already masked; older proxies send none.
@@ -47,6 +50,12 @@ class CaptureRequest(BaseModel):
     @classmethod
     def _naive_utc(cls, value: datetime | None) -> datetime | None:
         return naive_utc(value)
+
+    @model_validator(mode="after")
+    def _one_of(self) -> CaptureRequest:
+        if (self.messages is None) == (self.text is None):
+            raise ValueError("send either messages (a turn) or text (a note), not both")
+        return self
 
 
 def turn_text(messages: list[CapturedMessage]) -> str:
@@ -62,7 +71,7 @@ def capture(
     results = service.writes.add_memory(
         user_id=uid,
         app_name=body.app,
-        text=turn_text(body.messages),
+        text=turn_text(body.messages) if body.messages is not None else body.text or "",
         metadata=body.metadata,
         channel="capture",
         project=body.project,
@@ -80,6 +89,7 @@ def capture(
         "id": first.get("id"),
         "ids": [r["id"] for r in results if r.get("id")],
         "state": first.get("state"),
+        "memory": first.get("memory"),
     }
     if first.get("reason"):
         answer["reason"] = first["reason"]  # why the capture filter dropped it (docs/hygiene.md)

@@ -334,10 +334,11 @@ class Recall:
         limit: int | None = None,
         now: datetime | None = None,
     ) -> Recollection:
-        """Memories similar to the prompt (at least ``recall_min_similarity``), the project's
-        first, none given to this session before, at most ``limit`` (default
-        ``prompt_memories``), and their block within ``prompt_budget``. The memories are those
-        the block holds: a memory the budget left out is not counted as given. ``now``: when
+        """Memories similar to the prompt (at least ``recall_min_similarity``) of the project and
+        of no project (:func:`in_reach`), the project's first, none given to this session before,
+        at most ``limit`` (default ``prompt_memories``), and their block within ``prompt_budget``.
+        The memories are those the block holds: a memory the budget left out is not counted as
+        given. ``now``: when
         the prompt was made (the search's as-of: its relative dates count back from it)."""
         budget = self.settings.prompt_budget
         if not budget or not prompt.strip():
@@ -368,7 +369,10 @@ class Recall:
         eligible = [
             hit
             for hit in hits
-            if hit.similarity is not None and hit.similarity >= floor and str(hit.memory.id) not in already
+            if hit.similarity is not None
+            and hit.similarity >= floor
+            and str(hit.memory.id) not in already
+            and in_reach(hit, project)
         ]
         # Stable: the user's own first, then the teams' (each part with the project's first).
         eligible.sort(
@@ -407,6 +411,15 @@ class Recall:
             )
         given = set(shown)
         return Recollection(block, tuple(memory for memory in memories if memory.id in given))
+
+
+def in_reach(hit: Hit, project: str | None) -> bool:
+    """The rule of recall across projects: from a known project, the user's memories of that
+    project and of no project (global), never another project's, whatever
+    ``search.scope_ranking`` says (the search leaves them out already when it is on). A team's
+    memory follows the same rule, by the project it was shared from (as in a briefing). No
+    project known: every memory."""
+    return project is None or hit.memory.project in (project, None)
 
 
 #: What a briefing shows of a memory.
