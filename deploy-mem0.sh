@@ -203,7 +203,7 @@ claude-code-memory runs.
   1. Create a token for yourself (printed once):
        $token_cmd
   2. Connect Claude Code:
-       claude mcp add --transport sse memory $api/mcp/claude-code/sse/$USER_NAME --header "Authorization: Bearer <token>"
+       claude mcp add --scope user --transport sse memory $api/mcp/claude-code/sse/$USER_NAME --header "Authorization: Bearer <token>"
   3. Check it end to end:
        .venv/bin/python test_integration.py --url $api
   4. Optional, to store your Claude Code conversations as memories (consent first), start

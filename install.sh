@@ -280,16 +280,15 @@ cat <<'EOF'
 
 claude-code-memory is installed.
 
-  Start everything (api, ui, and the capture proxy with its token) as local processes, and
-  print how to connect Claude Code:
-      ccmem stack up                 # or ./deploy-mem0.sh (with Docker where it works)
+  Start it (api, ui and the capture proxy with its token, as local processes):
+      ccmem up                       # or ./deploy-mem0.sh (with Docker where it works)
 
-  Create a token for yourself (prints it once) in the shell you start claude from:
+  Connect Claude Code (recall and capture hooks, the MCP tools, a token of your own):
+      ccmem connect claude-code
+
+  Or only the MCP tools, by hand, for every project (user scope):
       export CCMEM_TOKEN=$(ccmem token create --user "$USER")
-
-  Connect Claude Code (automatic recall and capture, plus the MCP tools):
-      ccmem hooks install
-      claude mcp add --transport sse memory http://127.0.0.1:8765/mcp/claude-code/sse/$USER --header "Authorization: Bearer $CCMEM_TOKEN"
+      claude mcp add --scope user --transport http memory "http://127.0.0.1:8765/mcp/claude-code/http/$USER?tools=claude-code" --header "Authorization: Bearer $CCMEM_TOKEN"
 
   Run the tests (after ./install.sh --dev):
       .venv/bin/python -m pytest
@@ -299,7 +298,7 @@ EOF
 if [[ $shim != on-path ]]; then
     cat <<EOF
 
-  ccmem is not on this shell's PATH. Add $shim_dir to it (and to your shell profile):
+  The ccmem command is not on this shell's PATH. Add $shim_dir to it (and to your shell profile):
       export PATH="$shim_dir:\$PATH"
   or call this checkout's directly: $(pwd -P)/.venv/bin/ccmem
 EOF

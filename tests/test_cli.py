@@ -237,7 +237,7 @@ def test_no_server_exits_3_with_one_line(
 
     completed = ccmem(memory_server, *args, "--url", dead, check=False)
 
-    one_line_error(completed, 3, f"cannot reach the server at {dead}", "is `ccmem serve` running?")
+    one_line_error(completed, 3, f"cannot reach the server at {dead}", "start it with `ccmem up`")
 
 
 def test_a_bad_token_exits_1(memory_server: MemoryServer) -> None:
@@ -592,7 +592,7 @@ def test_mcp_config_prints_the_command_and_the_snippet(memory_server: MemoryServ
     printed = ccmem(memory_server, "mcp-config", "--user", user, "--token", token).stdout
 
     assert claude_add_line(printed) == (
-        f'claude mcp add --transport sse memory {url} --header "Authorization: Bearer {token}"'
+        f'claude mcp add --scope user --transport sse memory {url} --header "Authorization: Bearer {token}"'
     )
     # The .mcp.json a project may commit names the token; Claude Code expands it.
     snippet = as_json(ccmem(memory_server, "mcp-config", "--user", user, "--token", token, "--json"))

@@ -216,3 +216,43 @@ def test_the_plugin_recalls_and_captures_without_any_ccmem_variable(
     assert not credentials.exists()
     assert json.loads(run([claude, "plugin", "list", "--json"], home).stdout) == []
     assert json.loads(run([claude, "plugin", "marketplace", "list", "--json"], home).stdout) == []
+
+
+def test_the_memory_status_skill_checks_with_a_tool_the_plugin_offers_and_names_ccmem_up(
+    start_server: object, tmp_path: Path
+) -> None:
+    """``/ccmem:memory-status`` with the pinned Claude Code: the skill's status command runs, its
+    lines reach the model, and the model's check is a call of ``search_memory`` (a tool of the
+    plugin's set) that succeeds with the plugin's token; with the server stopped the lines say
+    it is not reachable and name ``ccmem up``."""
+    server: MemoryServer = start_server()  # type: ignore[operator]
+    home = tmp_path / "home"
+    (home / "project").mkdir(parents=True)
+    token = server.make_token("statused")
+    ccmem, claude = str(ccmem_bin()), str(claude_bin())
+    run([ccmem, "plugin", "install", "--url", server.base_url, "--claude", claude], home, CCMEM_TOKEN=token)
+    tools = {"ENABLE_TOOL_SEARCH": "false", "CLAUDE_CODE_MCP_STARTUP_WAIT_MS": "15000"}
+
+    script = ToolThenAnswer(f"{MCP_PREFIX}search_memory", {"query": "memory status", "limit": 1}, REPLY)
+    with FakeAnthropic(script) as upstream:
+        checked = run_claude(
+            "/ccmem:memory-status",
+            home=home,
+            upstream_url=upstream.base_url,
+            allowed_tools=[MCP_PREFIX.rstrip("_")],
+            env=tools,
+        )
+        assert checked.event("result").get("result") == REPLY, checked.describe()
+        skill = request_with(upstream, "# Memory status")
+        assert f"server {server.base_url}: ok" in skill, skill[:4000]
+        assert "get_context_info" not in skill and "search_memory" in skill
+    [answer] = [block for block in checked.tool_results() if block.get("tool_use_id") == script.tool_use_id]
+    assert not answer.get("is_error"), answer
+
+    server.stop()
+    with FakeAnthropic(always_text(REPLY)) as upstream:
+        down = run_claude("/ccmem:memory-status", home=home, upstream_url=upstream.base_url, env=tools)
+        assert down.event("result").get("result") == REPLY, down.describe()
+        skill = request_with(upstream, "# Memory status")
+        assert f"server {server.base_url}: not reachable" in skill, skill[:4000]
+        assert "start it with `ccmem up`" in skill and "ccmem serve" not in skill

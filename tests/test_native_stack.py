@@ -271,7 +271,8 @@ def test_deploy_script_native_up_status_down(checkout: Checkout) -> None:
     upped = deploy("--native", "--timeout", "180")
     assert upped.returncode == 0, describe(upped, checkout)
     api = f"http://127.0.0.1:{checkout.ports['api']}"
-    assert f"claude mcp add --transport sse memory {api}/mcp/claude-code/sse/alice" in upped.stdout
+    add = f"claude mcp add --scope user --transport sse memory {api}/mcp/claude-code/sse/alice"
+    assert add in upped.stdout
     assert "ccmem token create --user alice" in upped.stdout and ".venv/bin/ccmem" not in upped.stdout
     assert f"HTTPS_PROXY=http://127.0.0.1:{checkout.ports['proxy']}" in upped.stdout
     supervisor = checkout.supervisor_pid()

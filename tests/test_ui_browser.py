@@ -497,25 +497,39 @@ def test_profile_page_edits_and_deletes_facts_for_good(page: Any, alice: User) -
     assert [f["text"] for f in alice.rest("GET", "/api/v1/profile")["facts"]] == ["My shell is zsh."]
 
 
-def test_connect_shows_commands_with_this_users_token(page: Any, alice: User) -> None:
+def test_connect_leads_with_ccmem_connect_and_shows_the_token_only_when_asked(page: Any, alice: User) -> None:
     sign_in(page, alice)
     nav(page, "Connect")
+    assert page.get_by_label("On this server's machine").input_value() == "ccmem connect claude-code"
+    # This server answers on loopback only: no command for another machine, which cannot reach it.
+    assert page.get_by_label(re.compile("On another machine")).count() == 0
+    assert "docs/remote.md" in page.locator("main").inner_text()
+    # Neither the page's text, nor its HTML, nor any field holds the token until asked.
+    assert alice.token not in page.content()
+    fields = page.evaluate("Array.from(document.querySelectorAll('textarea, input'), f => f.value)")
+    assert not [value for value in fields if alice.token in value]
+    assert page.get_by_label(re.compile("hooks \\+ MCP tools")).count() == 0
+    # The Copy button puts the command on the clipboard.
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.get_by_role("button", name="Copy").first.click()
+    page.get_by_role("button", name="Copied").wait_for()  # set once the clipboard write resolved
+    assert page.evaluate("navigator.clipboard.readText()") == "ccmem connect claude-code"
+    shoot(page, "connect")
+
+    page.get_by_role("button", name="Show the commands with my token").click()
     command = page.get_by_label(re.compile("hooks \\+ MCP tools")).input_value()
     export, install, mcp_add = command.splitlines()
     assert export == f"export CCMEM_TOKEN={alice.token}" and install.startswith("ccmem hooks install --url ")
-    assert mcp_add.startswith("claude mcp add --transport http memory ")
+    assert mcp_add.startswith("claude mcp add --scope user --transport http memory ")
     assert f"/mcp/claude-code/http/{alice.name}?tools=claude-code" in mcp_add and alice.token not in mcp_add
     sse = page.get_by_label(re.compile(r"\(SSE\)")).input_value()
     assert f"/mcp/claude-code/sse/{alice.name}" in sse and "$CCMEM_TOKEN" in sse
     assert alice.token in page.get_by_label(re.compile("claude_desktop_config.json")).input_value()
     cursor = json.loads(page.get_by_label(re.compile("cursor/mcp.json")).input_value())
     assert cursor["mcpServers"]["memory"]["headers"]["Authorization"] == f"Bearer {alice.token}"
-    shoot(page, "connect")
-    # The Copy button puts the command on the clipboard.
-    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    copy = page.get_by_role("button", name="Copy").first
-    copy.click()
-    page.get_by_role("button", name="Copied").wait_for()  # set once the clipboard write resolved
+    shoot(page, "connect-revealed")
+    page.locator('button[data-copy="cc-setup"]').click()
+    page.locator('button[data-copy="cc-setup"]', has_text="Copied").wait_for()
     assert page.evaluate("navigator.clipboard.readText()") == command
 
 
@@ -585,7 +599,7 @@ def test_a_new_user_sees_clear_empty_states(page: Any, api: MemoryServer) -> Non
     assert page.get_by_test_id("total").inner_text() == "0"
     assert page.get_by_test_id("hook-injections").inner_text() == "0"
     assert "No apps yet" in page.locator("main").inner_text()
-    assert "ccmem hooks install" in page.locator("main").inner_text()
+    assert "ccmem connect claude-code" in page.locator("main").inner_text()
     shoot(page, "empty-dashboard")
     nav(page, "Memories")
     assert "No memories yet" in page.locator(".empty").inner_text()

@@ -58,7 +58,8 @@ def test_environment_configures_it_sigterm_stops_it_and_the_log_has_no_token(
             assert listing.headers["Cache-Control"] == "no-store"
             # A page that fails in the API (unknown memory), and a token-bearing page.
             assert client.get(f"/memories/{uuid.uuid4()}").status_code == 404
-            assert token in client.get("/connect").text
+            assert token not in client.get("/connect").text  # until asked
+            assert token in client.post("/connect", data={"csrf": page_csrf(client, "/connect")}).text
     finally:
         code = ui.stop()
     assert code == 0, ui.log()
@@ -230,18 +231,27 @@ def test_connect_leads_with_the_hooks_and_the_dashboard_counts_their_work(
         dashboard = client.get("/").text
         assert re.search(r'data-testid="hook-injections">2<', dashboard), dashboard
         assert re.search(r'data-testid="hook-captures">1<', dashboard), dashboard
-        connect = client.get("/connect").text
+        # It leads with `ccmem connect claude-code`; the token waits until asked.
+        page = client.get("/connect").text
+        assert page.index("ccmem connect claude-code<") < page.index('id="reveal-token"')
+        assert token not in page and "CCMEM_TOKEN=" not in page
+        # Without the CSRF token (or from another site) the page with the token is refused.
+        assert client.post("/connect", data={}).status_code == 403
+        connect = client.post("/connect", data={"csrf": page_csrf(client, "/connect")}).text
         setup = connect.index("ccmem hooks install --url ")
-        assert connect.index(f"export CCMEM_TOKEN={token}") < setup < connect.index("claude mcp add --")
+        assert connect.index(f"export CCMEM_TOKEN={token}") < setup
+        assert setup < connect.index("claude mcp add --scope user --transport http memory ")
         assert "Authorization: Bearer $CCMEM_TOKEN" in connect
         assert connect.index('id="cc-setup"') < connect.index('id="cd-json"')  # Claude Code first
-        # Whether the stack's capture proxy can capture for this user: its token, by name.
-        assert "Capture does not work for you yet" in connect
+        # Whether the stack's capture proxy can capture for this user: its token, by name. Said
+        # plainly, with no alarm: Claude Code's hooks capture without it.
+        assert "capture proxy has no token of yours" in page and "does not work" not in page
+        assert "Claude Code needs no proxy" in page
         made = httpx.post(
             f"{api.base_url}/api/v1/tokens", json={"name": "capture proxy (ccmem stack up)"}, headers=headers
         )
         assert made.status_code == 201, made.text
-        assert "Capture works for you" in client.get("/connect").text
+        assert "capture proxy has a token of yours" in client.get("/connect").text
         # What browsers and uptime checks ask for first: no 404, no 405.
         icon = client.get("/favicon.ico")
         assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")

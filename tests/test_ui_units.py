@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_code_memory.ui.account import _safe_next, connect_snippets
+from claude_code_memory.ui.account import _safe_next, connect_commands, connect_snippets
 from claude_code_memory.ui.app import when
 from claude_code_memory.ui.charts import Point, bar_chart
 from claude_code_memory.ui.hygiene import decided_message, run_summary, undoable
@@ -118,17 +118,36 @@ def test_connect_snippets_carry_the_users_url_and_token_and_survive_the_shell() 
     assert mcp_add == snippets["claude_code_http"]
     for key, transport in (("claude_code", "sse"), ("claude_code_http", "http")):
         words = shlex.split(snippets[key])
-        assert words[:6] == ["claude", "mcp", "add", "--transport", transport, "memory"]
+        # User scope: the tools are there in every project, not only where the command ran.
+        assert words[:8] == ["claude", "mcp", "add", "--scope", "user", "--transport", transport, "memory"]
         # The claude-code tool set (docs/mcp.md): the four tools a model needs beside the hooks.
-        assert words[6] == f"http://127.0.0.1:8765/mcp/claude-code/{transport}/alice?tools=claude-code"
+        assert words[8] == f"http://127.0.0.1:8765/mcp/claude-code/{transport}/alice?tools=claude-code"
         # The shell fills the token in from the export: it is not in the command itself.
-        assert words[7:] == ["--header", "Authorization: Bearer $CCMEM_TOKEN"]
+        assert words[9:] == ["--header", "Authorization: Bearer $CCMEM_TOKEN"]
         assert "ccm_tok" not in snippets[key]
     cursor = json.loads(snippets["cursor"])["mcpServers"]["memory"]
     assert cursor["url"].endswith("/mcp/cursor/http/alice")
     assert cursor["headers"]["Authorization"] == "Bearer ccm_tok'en$"
     desktop = json.loads(snippets["desktop"])["mcpServers"]["memory"]
     assert desktop["command"] == "npx" and "mcp-remote" in desktop["args"]
+
+
+def test_the_connect_commands_carry_no_token_and_quote_the_server() -> None:
+    commands = connect_commands("https://memory.example.org:8765")
+    assert commands["here"] == "ccmem connect claude-code"
+    assert shlex.split(commands["elsewhere"]) == [
+        "ccmem",
+        "connect",
+        "claude-code",
+        "--server",
+        "https://memory.example.org:8765",
+        "--token",
+        "TOKEN",
+    ]
+    assert "TOKEN" in commands["elsewhere"] and "ccm_" not in " ".join(commands.values())
+    # A server on loopback is reached from this machine only: no command for another one.
+    assert "elsewhere" not in connect_commands("http://127.0.0.1:8765")
+    assert "elsewhere" not in connect_commands("http://localhost:8765")
 
 
 def test_scopes_read_as_words_and_a_move_target_needs_its_project() -> None:

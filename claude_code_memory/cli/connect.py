@@ -39,10 +39,12 @@ def mcp_url(base_url: str, client: str, transport: str, user: str) -> str:
 
 
 def claude_command(url: str, token: str, transport: str) -> str:
-    """The ``claude mcp add`` line, ready to paste into a POSIX shell."""
+    """The ``claude mcp add`` line, ready to paste into a POSIX shell: user scope, so the tools
+    are there in every project (Claude Code's default scope is the current directory only)."""
     header = f"Authorization: Bearer {token}"
     quoted = f'"{header}"' if _PLAIN.fullmatch(header) else shlex.quote(header)
-    return f"claude mcp add --transport {transport} {SERVER_NAME} {shlex.quote(url)} --header {quoted}"
+    add = f"claude mcp add --scope user --transport {transport} {SERVER_NAME}"
+    return f"{add} {shlex.quote(url)} --header {quoted}"
 
 
 def mcp_json(url: str, token: str, transport: str) -> dict[str, Any]:

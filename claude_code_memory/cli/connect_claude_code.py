@@ -6,7 +6,7 @@
 2. The plugin, through ``ccmem plugin install`` (Claude Code keeps the token as a sensitive
    option; the plugin carries the hooks and the MCP server) where the ``claude`` CLI has plugins;
    else, or with ``--hooks``, ``ccmem hooks install --token-file`` (command hooks that read the
-   file) and ``claude mcp add --transport http`` with the token in its header.
+   file) and ``claude mcp add --scope user --transport http`` with the token in its header.
 3. The round trip: a marked memory stored, recalled through the hook endpoint, deleted.
 
 What it added is recorded in ``<data>/connect/claude-code.json``; ``--undo`` takes exactly that
@@ -29,6 +29,7 @@ from typing import Annotated, Any
 import typer
 
 from ..client import claude_settings as cs
+from ..client.connection import when_down
 from ..config import Settings
 from ..errors import BadInput, MemoryStackError, Unavailable
 from ..stack.user_setup import write_private
@@ -93,7 +94,7 @@ def _http(method: str, url: str, token: str, verify: Any = True, **kwargs: Any) 
     except httpx.HTTPError as exc:
         raise Unavailable(
             f"the server at {url.split('/api/')[0]} cannot be reached ({exc.__class__.__name__}): "
-            "start it with `ccmem up`"
+            f"{when_down(url.split('/api/')[0])}"
         ) from exc
     if response.status_code >= 400:
         raise MemoryStackError(f"{method} {url} answered HTTP {response.status_code}: {response.text[:200]}")
@@ -231,7 +232,7 @@ def _add_mcp(claude: str | None, base_url: str, token: str, user: str, record: R
         "--header", f"Authorization: Bearer {token}",
     )  # fmt: skip
     if added.returncode != 0:
-        raise MemoryStackError(f"claude mcp add failed: {(added.stderr or added.stdout).strip()[-200:]}")
+        raise MemoryStackError(f"`claude mcp add` failed: {(added.stderr or added.stdout).strip()[-200:]}")
     record.mcp_added = True
     return f"MCP server {MCP_NAME!r} added (Streamable HTTP, {url})"
 

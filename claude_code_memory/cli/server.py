@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 import typer
 from rich.table import Table
 
+from ..client.connection import when_down
 from ..config import Settings
 from ..errors import BadInput, ConfigError, MemoryStackError, Unavailable
 from . import common
@@ -154,7 +155,7 @@ def _health(base: str) -> tuple[int, dict[str, Any]]:
         response = httpx.get(f"{base}/health", timeout=10)
     except httpx.HTTPError as exc:
         reason = f"cannot reach the server at {base} ({exc.__class__.__name__})"
-        raise Unavailable(f"{reason}; is `ccmem serve` running?") from exc
+        raise Unavailable(f"{reason}; {when_down(base)}") from exc
     try:
         body = response.json()
     except ValueError:

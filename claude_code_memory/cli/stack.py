@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from ..client.connection import when_down
 from ..config import Settings
 from ..errors import BadInput, Unavailable
 from ..stack import capture, supervisor
@@ -285,7 +286,7 @@ def status(as_json: JsonOpt = False, config: ConfigOpt = None) -> None:
     if pid is None or state is None:
         if as_json:
             common.print_json({"running": False, "supervisor_pid": None, "services": []})
-        err.print("the stack is not running; start it with `ccmem stack up`", highlight=False)
+        err.print(f"the stack is not running; {when_down(common.server_url(settings))}", highlight=False)
         raise typer.Exit(common.EXIT_UNREACHABLE)
     rows: list[dict[str, Any]] = []
     specs = stack_services.plan(settings, set(state.services), list(state.services))

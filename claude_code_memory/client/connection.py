@@ -20,6 +20,9 @@ from pathlib import Path
 from ..config import user_dirs
 
 FILE_NAME = "connection.json"
+#: What starts a local server when no connection says otherwise: it works from the package and
+#: from a checkout alike (it sets up the user's directories first when they are missing).
+START_HINT = "ccmem up"
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class Connection:
     #: anything of ours (a remote server, or a user who turned the start on demand off).
     start: list[str] = field(default_factory=list)
     #: The command a person types to start it, for messages ("start it with ...").
-    start_hint: str = "ccmem up"
+    start_hint: str = START_HINT
     #: The command that takes Claude Code's auto-memory in (argv, absolute paths: the connected
     #: ccmem's ``sync claude-code``); the plugin's SessionStart hook adds ``--cwd DIR --quiet``
     #: and runs it in the background. Empty: the ccmem of ``start``, else none.
@@ -87,6 +90,25 @@ def save(connection: Connection, environ: Mapping[str, str] | None = None) -> Pa
     os.chmod(partial, 0o600)
     os.replace(partial, target)
     return target
+
+
+def when_down(url: str | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """What to do when the server at ``url`` does not answer, as the end of a message.
+
+    The saved connection's own ``start_hint`` when it has one; for the connection's remote
+    server (no start command, no local config: nothing of ours starts it) that it runs
+    elsewhere; else :data:`START_HINT`.
+    """
+    saved = load(environ)
+    if saved is not None and (url is None or same_server(url, saved.url)):
+        if not saved.local and not saved.config:
+            return f"the server at {saved.url} runs on another machine: nothing here starts it"
+        return f"start it with `{saved.start_hint or START_HINT}`"
+    return f"start it with `{START_HINT}`"
+
+
+def same_server(url: str, other: str) -> bool:
+    return url.rstrip("/").lower() == other.rstrip("/").lower()
 
 
 def remove(environ: Mapping[str, str] | None = None) -> None:

@@ -58,6 +58,7 @@ from ..errors import (
     Unavailable,
     error_for_status,
 )
+from .connection import when_down
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -96,7 +97,7 @@ def unreachable_error(base_url: str, timeout: float, exc: BaseException) -> Unav
     if isinstance(exc, httpx2.ConnectError | httpx.ConnectError):
         return Unavailable(
             f"cannot connect to the memory server at {base_url}: it is not running "
-            f"(or not on that address); start it with `ccmem serve` ({exc})"
+            f"(or not on that address); {when_down(base_url)} ({exc})"
         )
     if isinstance(exc, TimeoutError | httpx2.TimeoutException | httpx.TimeoutException):
         return Unavailable(

@@ -20,6 +20,7 @@ from ..errors import (
     Unavailable,
     error_for_status,
 )
+from .connection import when_down
 
 #: The environment variable that holds a client's token.
 
@@ -85,7 +86,7 @@ class Remote:
             response = self.client.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
             reason = f"cannot reach the server at {self.base_url} ({exc.__class__.__name__})"
-            raise Unavailable(f"{reason}; is `ccmem serve` running?") from exc
+            raise Unavailable(f"{reason}; {when_down(self.base_url)}") from exc
         if response.status_code >= 400:
             try:
                 detail = response.json().get("detail", response.text)

@@ -7,6 +7,7 @@ import secrets
 import shlex
 import time
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, File, Form, Request, UploadFile
 from fastapi.responses import Response
@@ -195,14 +196,43 @@ async def import_archive(
 # -- connect -----------------------------------------------------------------------------------
 @router.get("/connect")
 def connect(request: Request, session: SessionDep) -> Response:
+    """The page without the token: the commands that carry it wait until asked (POST)."""
+    return _connect_page(request, session, revealed=False)
+
+
+@router.post("/connect")
+def connect_revealed(request: Request, session: CheckedDep) -> Response:
+    """The same page with the hand-made setups, which carry the token the user signed in with."""
+    return _connect_page(request, session, revealed=True)
+
+
+def _connect_page(request: Request, session: Session, revealed: bool) -> Response:
     effective = ui_of(request).api.get("/api/v1/config/effective", session.token)
     mcp = (effective.get("mem0") or {}).get("mcp") or {}
     base = str(mcp.get("base_url") or ui_of(request).settings.api_url).rstrip("/")
     client = str(mcp.get("client_name") or "claude-code")
     capture = proxy_capture(ui_of(request).api.get("/api/v1/tokens", session.token).get("tokens", []))
+    snippets = connect_snippets(base, client, session) if revealed else {"mcp_base": base}
     return render(
-        request, "connect.html", nav="connect", capture=capture, **connect_snippets(base, client, session)
+        request,
+        "connect.html",
+        nav="connect",
+        capture=capture,
+        revealed=revealed,
+        connect_commands=connect_commands(base),
+        **snippets,
     )
+
+
+def connect_commands(base: str) -> dict[str, str]:
+    """What connects Claude Code with no token to copy: ``ccmem connect claude-code`` mints one
+    on the server's own machine; on another machine it takes a device token (docs/remote.md),
+    which only a server reached by another address than loopback can be (no "elsewhere")."""
+    commands = {"here": "ccmem connect claude-code", "plugin": "ccmem plugin install"}
+    host = (urlsplit(base).hostname or "").lower()
+    if host not in ("127.0.0.1", "::1", "localhost"):
+        commands["elsewhere"] = f"ccmem connect claude-code --server {shlex.quote(base)} --token TOKEN"
+    return commands
 
 
 def proxy_capture(tokens: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -228,12 +258,10 @@ def connect_snippets(base: str, client: str, session: Session) -> dict[str, Any]
     export = f"export {TOKEN_VARIABLE}={shlex.quote(session.token)}"
     header = f'--header "Authorization: Bearer ${TOKEN_VARIABLE}"'  # the shell fills it in
     # Claude Code gets the small tool set: the hooks do the rest (docs/mcp.md).
-    claude_code = (
-        f"claude mcp add --transport sse {SERVER_NAME} {shlex.quote(sse + CLAUDE_CODE_TOOLS)} {header}"
-    )
-    claude_code_http = (
-        f"claude mcp add --transport http {SERVER_NAME} {shlex.quote(http + CLAUDE_CODE_TOOLS)} {header}"
-    )
+    # User scope: the tools are there in every project, not only in the directory it ran in.
+    add = "claude mcp add --scope user --transport"
+    claude_code = f"{add} sse {SERVER_NAME} {shlex.quote(sse + CLAUDE_CODE_TOOLS)} {header}"
+    claude_code_http = f"{add} http {SERVER_NAME} {shlex.quote(http + CLAUDE_CODE_TOOLS)} {header}"
     setup = "\n".join([export, f"ccmem hooks install --url {shlex.quote(base)}", claude_code_http])
     desktop = {
         "mcpServers": {

@@ -36,6 +36,26 @@ DEFAULT_SERVER_URL = "http://127.0.0.1:8765"
 TIMEOUT = 4.0
 #: What marks a command hook of ``ccmem hooks install`` (client/hook_command.py).
 SETTINGS_COMMAND_SCRIPT = "hook_command.py"
+#: What starts a local server when no saved connection says otherwise (client/connection.py).
+START_HINT = "ccmem up"
+
+
+def when_down(environ, url):
+    """What to do when the server at ``url`` does not answer: the connection ``ccmem connect``
+    saved says how its server starts (client/connection.py's when_down, read with json here)."""
+    home = environ.get("HOME") or os.path.expanduser("~")
+    config = environ.get("XDG_CONFIG_HOME", "")
+    config = config if os.path.isabs(config) else os.path.join(home, ".config")
+    try:
+        with open(os.path.join(config, "ccmem", "connection.json"), encoding="utf-8") as stream:
+            saved = json.load(stream)
+    except (OSError, ValueError):
+        saved = None
+    if isinstance(saved, dict) and str(saved.get("url", "")).rstrip("/").lower() == url.rstrip("/").lower():
+        if not saved.get("start") and not saved.get("config"):
+            return f"the server at {url} runs on another machine: nothing here starts it"
+        return f"start it with `{saved.get('start_hint') or START_HINT}`"
+    return f"start it with `{START_HINT}`"
 
 
 def server_url(environ):
@@ -140,7 +160,7 @@ def status(environ, url):
         state = health.get("status", "answers") if isinstance(health, dict) else "answers"
         lines.append(f"server {base}: {state}")
     except Exception as exc:  # noqa: BLE001 - reported, not raised
-        lines.append(f"server {base}: not reachable ({exc.__class__.__name__}); start it with `ccmem serve`")
+        lines.append(f"server {base}: not reachable ({exc.__class__.__name__}); {when_down(environ, base)}")
     found = settings_hooks(environ, os.getcwd())
     if found:
         for path, events in found.items():
