@@ -342,7 +342,8 @@ def test_the_pinned_cli_s_memory_folder_is_the_one_synced(server: MemoryServer, 
     (folder / OWN_FILE).unlink()
     token = server.make_token(f"di-{uuid.uuid4().hex[:6]}")
     report = sync(server, token, "--root", str(home / ".claude" / "projects"))
-    assert report["imported"] == 1, report
+    assert (report["imported"], report["pending"]) == (1, 1), report
+    assert approve_all(server, token, "project") == 1  # through consent, as captures
     [item] = memories(server, token, "project").values()
     assert Path(item["metadata_"]["file"]) == folder / "project_freeze.md"
 
