@@ -294,6 +294,43 @@ def test_no_token_and_no_request_acts_for_a_teams_own_user(server: ApiServer) ->
     alice.call("POST", "/api/v1/memories/search", 403, json={"query": "anything", "user_id": owner_name})
 
 
+def _team_user(server: ApiServer, team: str) -> str:
+    with sqlite3.connect(server.data_dir / "memory.db") as db:  # type: ignore[attr-defined]
+        row = db.execute(
+            "SELECT users.user_id FROM teams JOIN users ON users.id = teams.owner_user_id "
+            "WHERE teams.name = ?",
+            (team,),
+        ).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def test_the_admin_token_cannot_act_as_a_teams_user_over_mcp(server: ApiServer) -> None:
+    """docs/teams.md: nobody, the admin included, acts for a team's own user; MCP as REST."""
+    alice = Member(server, "alice")
+    team = unique("ops", 6).lower()
+    alice.call("POST", "/api/v1/teams", 201, json={"name": team})
+    secret = alice.remember("The ops rota lives in the heron spreadsheet")
+    alice.call("POST", f"/api/v1/teams/{team}/share", json={"memory_ids": [secret]})
+    owner_name = _team_user(server, team)
+    admin = server.client(server.admin_token)  # type: ignore[attr-defined]
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+    for tool, arguments in (("list_memories", {}), ("add_memories", {"text": "planted by the admin"})):
+        message = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        }
+        answer = admin.post(f"/mcp/openmemory/http/{owner_name}", json=message, headers=headers)
+        assert answer.status_code == 403, (tool, answer.status_code, answer.text)
+        assert "heron" not in answer.text
+    # The SSE transport refuses before a stream opens.
+    assert admin.get(f"/mcp/openmemory/sse/{owner_name}").status_code == 403
+    items = alice.call("GET", f"/api/v1/teams/{team}/memories")["items"]
+    assert [item["id"] for item in items] != [] and all("planted" not in item["content"] for item in items)
+
+
 # -- real server, real PostgreSQL --------------------------------------------------------------
 
 
