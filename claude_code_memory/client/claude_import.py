@@ -8,8 +8,9 @@ second run sends nothing new; the server's dedup is the second guard.
 A line or a turn it cannot take is skipped and reported, never a stop: a line that is not JSON
 or nested too deep, a turn holding a lone surrogate (found before sending), a turn the server
 refuses for itself (413 too large, 422 a bad value), a file that is not a regular one or cannot
-be read. The resume point moves past a refused turn, so a second run does not stop there again. A refusal that is not the
-turn's (no server, a bad token, a full disk) stops the run, and what it sent stays done.
+be read. The resume point moves past a refused turn, so a second run does not stop there again.
+A refusal that is not the turn's (no server, a bad token, a full disk) stops the run, and what
+it sent stays done.
 """
 
 from __future__ import annotations
