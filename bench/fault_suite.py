@@ -112,6 +112,42 @@ CHECKS: dict[str, tuple[str, list[str], list[str], Callable[[dict[str, Any]], di
 }
 
 
+Check = tuple[str, list[str], list[str], Callable[[dict[str, Any]], dict[str, int]]]
+
+
+def claude_import_check() -> Check:
+    """``ccmem import claude-code`` past lines it cannot take, pipes and links (fault_claude_import.py)."""
+    return (
+        "fault_claude_import.py",
+        ["--transcripts", "12", "--bad-each", "2"],
+        ["--transcripts", "3", "--bad-each", "1"],
+        lambda r: {
+            k: r[k]
+            for k in (
+                "good_turns_lost",
+                "bad_lines_unreported",
+                "failed_runs",
+                "imported_again",
+                "outside_turns_imported",
+            )
+        },
+    )
+
+
+def scopes_check() -> Check:
+    """A read-only token against every route and MCP tool (fault_scopes.py)."""
+    return (
+        "fault_scopes.py",
+        [],
+        [],
+        lambda r: {k: r[k] for k in ("writes_let_through", "teams_deleted", "reads_refused")},
+    )
+
+
+CHECKS["claude_import"] = claude_import_check()
+CHECKS["scopes"] = scopes_check()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")

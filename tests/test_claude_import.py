@@ -4,6 +4,7 @@ a turn the Stop hook captured folded as a duplicate, an idempotent second run, `
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -136,3 +137,50 @@ def test_consent_approve_by_project(server: MemoryServer, tmp_path: Path) -> Non
     assert len(json.loads(done.stdout)["results"]) == 2
     assert pending(server, token, "osprey") == []
     assert len(pending(server, token, "plover")) == 2
+
+
+def test_lines_it_cannot_take_are_skipped_reported_and_passed_for_good(
+    server: MemoryServer, tmp_path: Path
+) -> None:
+    """A line nested ~5,000 deep, a prompt holding half an emoji (a lone surrogate, 422) and a
+    3.6 MB pasted prompt (413): each skipped and named, the turns after them and the next
+    transcript imported, and a second run passes them without stopping or sending again."""
+    token = server.make_token(f"di-{uuid.uuid4().hex[:6]}")
+    project = tmp_path / "grebe"
+    (project / ".git").mkdir(parents=True)
+    root, state = tmp_path / "projects", tmp_path / "state"
+    first, second = str(uuid.uuid4()), str(uuid.uuid4())
+    folder = root / "-grebe"
+    folder.mkdir(parents=True)
+    lines = [
+        _line("user", "Which queue does grebe use?", first, project),
+        _line("assistant", "grebe uses the sandpiper queue.", first, project, "m1"),
+        "[" * 5000 + "]" * 5000,  # line 3
+        _line("user", "Half an emoji: \ud83d and the rest", first, project),  # JSON holds the escape
+        _line("assistant", "Noted.", first, project, "m2"),
+        _line("user", "Pasted: " + "lorem ipsum " * 300_000, first, project),  # line 6, 3.6 MB
+        _line("assistant", "That is a long paste.", first, project, "m3"),
+        _line("user", "Which port does grebe listen on?", first, project),
+        _line("assistant", "grebe listens on port 7311.", first, project, "m4"),
+    ]
+    (folder / f"{first}.jsonl").write_text("\n".join(lines) + "\n")
+    later = [
+        _line("user", "Who owns grebe?", second, project),
+        _line("assistant", "The platform team owns grebe.", second, project, "m5"),
+    ]
+    (folder / f"{second}.jsonl").write_text("\n".join(later) + "\n")
+    os.utime(folder / f"{second}.jsonl", (2_000_000_000, 2_000_000_000))  # read after the first
+
+    report = run(server, token, root, state)
+    skipped = {(item["line"], item["reason"]) for item in report["skipped_lines"]}
+    assert skipped == {
+        (3, "nested too deep"),
+        (4, "a lone surrogate (half a character)"),
+        (6, "too large for the server (413)"),
+    }, report
+    assert report["imported"] == 3, report  # the first turn, the one after the bad ones, the next file
+    texts = " ".join(str(item.get("text") or item.get("content")) for item in pending(server, token, "grebe"))
+    assert "sandpiper" in texts and "7311" in texts and "platform team" in texts
+
+    again = run(server, token, root, state)
+    assert (again["read"], again["imported"], again["skipped"]) == (0, 0, 0), again

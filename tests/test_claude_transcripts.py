@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import threading
 from pathlib import Path
 
 from claude_code_memory.client.claude_import import run_import
@@ -90,3 +92,66 @@ def test_resume_goes_on_from_the_saved_line(tmp_path: Path) -> None:
     assert report.counts["pending"] == 1
     again = run_import(lambda b: rest.append(b) or {}, root=tmp_path / "projects", state_dir=state)
     assert again.read == 0 and len(rest) == 1
+
+
+def test_a_line_nested_too_deep_is_a_bad_line_and_the_turns_go_on() -> None:
+    lines = transcript_lines()
+    lines.insert(3, "[" * 5000 + "]" * 5000)
+    items = list(read_turns(lines))
+    assert BadLine(3, "nested too deep") in items
+    assert [t.prompt for t in items if isinstance(t, Turn)] == ["Fix the cart bug", "Thanks, and the tax?"]
+
+
+def _dry_run(root: Path, state: Path) -> dict[str, object]:
+    """A dry run in a thread: a read that would hang fails the test instead of stalling it."""
+    result: dict[str, object] = {}
+    worker = threading.Thread(
+        target=lambda: result.update(run_import(None, root=root, state_dir=state).as_dict()), daemon=True
+    )
+    worker.start()
+    worker.join(timeout=20)
+    assert not worker.is_alive(), "the import hung"
+    return result
+
+
+def test_only_regular_files_in_real_folders_are_read(tmp_path: Path) -> None:
+    """A pipe named *.jsonl is not opened (it would wait for a writer for ever); a link to a
+    folder or a file outside the projects folder is not followed; each is named as skipped."""
+    root = tmp_path / "projects"
+    own = root / "-home-alice-code-shop"
+    own.mkdir(parents=True)
+    (own / f"{SESSION}.jsonl").write_text("\n".join(transcript_lines()) + "\n")
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "folder").mkdir(parents=True)
+    (elsewhere / "folder" / "other.jsonl").write_text("\n".join(transcript_lines()) + "\n")
+    (elsewhere / "file.jsonl").write_text("\n".join(transcript_lines()) + "\n")
+    os.mkfifo(own / "pipe.jsonl")
+    (own / "linked.jsonl").symlink_to(elsewhere / "file.jsonl")
+    (root / "-linked-folder").symlink_to(elsewhere / "folder", target_is_directory=True)
+
+    report = _dry_run(root, tmp_path / "state")
+    assert (report["transcripts"], report["read"]) == (1, 2), report
+    skipped = {
+        (Path(str(item["transcript"])).name, item["line"], item["reason"]) for item in report["skipped_lines"]
+    }  # type: ignore[attr-defined]
+    reason = "not a regular file (a link, a pipe or a device)"
+    assert {
+        ("pipe.jsonl", None, reason),
+        ("linked.jsonl", None, reason),
+        ("-linked-folder", None, reason),
+    } <= skipped
+
+
+def test_a_file_swapped_for_a_pipe_or_a_link_is_not_opened(tmp_path: Path) -> None:
+    """The open itself refuses what the listing let in (a swap between listing and reading)."""
+    from claude_code_memory.client.claude_transcripts import read_lines
+
+    pipe, target, link = tmp_path / "pipe.jsonl", tmp_path / "target.jsonl", tmp_path / "link.jsonl"
+    os.mkfifo(pipe)
+    target.write_text("{}\n")
+    link.symlink_to(target)
+    for path in (pipe, link):
+        with contextlib.suppress(OSError):
+            read_lines(path)
+            raise AssertionError(f"{path.name} was read")
+    assert read_lines(target) == ["{}\n"]

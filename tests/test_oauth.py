@@ -35,7 +35,7 @@ from mcp.shared.auth import InvalidRedirectUriError
 from pydantic import AnyUrl
 
 from claude_code_memory.auth.identity import Principal
-from claude_code_memory.auth.oauth import access_tokens, keys, scopes
+from claude_code_memory.auth.oauth import access_tokens, keys, route_scopes, scopes
 from claude_code_memory.auth.oauth.client_metadata import ClientMetadataError, check_url, parse_document
 from claude_code_memory.auth.oauth.resource import ResourceServer
 from claude_code_memory.config import load_settings
@@ -314,7 +314,7 @@ def test_a_read_only_token_reads_but_cannot_write(oauth_server: MemoryServer) ->
     other = call_tool_raw(oauth_server, "someone-else", tokens.access_token, "search_memory", {"query": "x"})
     assert other.status_code == 403
 
-    # Each tool set (docs/mcp.md) is judged by its own tools' hints: mcp-mitm-mem0's search reads,
+    # Each tool set (docs/mcp.md) is judged by the table of its tools: mcp-mitm-mem0's search reads,
     # its add_memory and delete_memory write.
     mitm = "mitm-mem0"
     searched = call_tool_raw(oauth_server, user, tokens.access_token, "search_memories", {"query": "x"}, mitm)
@@ -476,27 +476,27 @@ def test_an_external_issuer(tmp_path: Path) -> None:
 
 # -- pure parts -----------------------------------------------------------------------------
 def test_rest_scopes() -> None:
-    assert scopes.for_rest("GET", "/api/v1/memories") == "memory:read"
-    assert scopes.for_rest("POST", "/api/v1/memories/filter") == "memory:read"
-    assert scopes.for_rest("POST", "/api/v1/memories") == "memory:write"
-    assert scopes.for_rest("DELETE", "/api/v1/memories") == "memory:write"
-    assert scopes.for_rest("GET", "/api/v1/tokens") == "admin"
-    assert scopes.for_rest("GET", "/api/v1/config") == "memory:read"
-    assert scopes.for_rest("PUT", "/api/v1/config") == "admin"
-    assert scopes.for_rest("POST", "/api/v1/admin/reconcile") == "admin"
+    for_route = route_scopes.for_route  # by the matched route's template (tests/test_route_scopes.py)
+    assert for_route("GET", "/api/v1/memories") == "memory:read"
+    assert for_route("POST", "/api/v1/memories/filter") == "memory:read"
+    assert for_route("POST", "/api/v1/memories") == "memory:write"
+    assert for_route("DELETE", "/api/v1/memories") == "memory:write"
+    assert for_route("GET", "/api/v1/tokens") == "admin"
+    assert for_route("GET", "/api/v1/config") == "memory:read"
+    assert for_route("PUT", "/api/v1/config") == "admin"
+    assert for_route("POST", "/api/v1/admin/reconcile") == "admin"
 
 
 def test_mcp_scopes_and_grants() -> None:
-    read_only = frozenset({"search_memory", "list_memories"})
     call = {"method": "tools/call", "params": {"name": "search_memory"}}
-    assert scopes.for_mcp([call], read_only) == "memory:read"
-    assert scopes.for_mcp([{"method": "initialize"}], read_only) == "memory:read"
+    assert route_scopes.for_messages([call]) == "memory:read"
+    assert route_scopes.for_messages([{"method": "initialize"}]) == "memory:read"
     assert (
-        scopes.for_mcp([call, {"method": "tools/call", "params": {"name": "add_memories"}}], read_only)
+        route_scopes.for_messages([call, {"method": "tools/call", "params": {"name": "add_memories"}}])
         == "memory:write"
     )
     assert (
-        scopes.for_mcp([{"method": "tools/call", "params": {"name": "unknown"}}], read_only) == "memory:write"
+        route_scopes.for_messages([{"method": "tools/call", "params": {"name": "unknown"}}]) == "memory:write"
     )
     assert scopes.grantable(["memory:read", "admin"], admin=False) == ["memory:read"]
     assert scopes.grantable(["admin", "memory:read", "bogus"], admin=True) == ["memory:read", "admin"]

@@ -294,6 +294,140 @@ def test_no_token_and_no_request_acts_for_a_teams_own_user(server: ApiServer) ->
     alice.call("POST", "/api/v1/memories/search", 403, json={"query": "anything", "user_id": owner_name})
 
 
+def accept(member: Member, code: str, status: int = 200) -> Any:
+    return member.call("POST", "/api/v1/teams/invitations/accept", status, json={"code": code})
+
+
+def test_invitations_are_listed_revoked_and_one_per_user(server: ApiServer) -> None:
+    alice, bob, carol, dave = (Member(server, name) for name in ("alice", "bob", "carol", "dave"))
+    team = unique("inv", 6).lower()
+    alice.call("POST", "/api/v1/teams", 201, json={"name": team})
+    invitations = f"/api/v1/teams/{team}/invitations"
+    bob_code = alice.call("POST", invitations, 201, json={"user_id": bob.id})["code"]
+    carol_code = alice.call("POST", invitations, 201, json={"user_id": carol.id, "role": "reader"})["code"]
+    listed = alice.call("GET", invitations)["invitations"]
+    assert [(i["invitee"], i["role"], i["invited_by"]) for i in listed] == [
+        (bob.id, "member", alice.id),
+        (carol.id, "reader", alice.id),
+    ]
+    assert all(i["id"] and i["expires_at"] for i in listed) and "code" not in str(listed)
+
+    # Revoked by id, or by the invited user's id: the code stops working at once.
+    bob_id = next(i["id"] for i in listed if i["invitee"] == bob.id)
+    assert alice.call("DELETE", f"{invitations}/{bob_id}")["invitee"] == bob.id
+    accept(bob, bob_code, 404)
+    alice.call("DELETE", f"{invitations}/{carol.id}")
+    accept(carol, carol_code, 404)
+    alice.call("DELETE", f"{invitations}/{carol.id}", 404)  # nothing open is left
+    assert alice.call("GET", invitations)["invitations"] == []
+
+    # A second code to a user who holds one replaces it: the first never works, as member or owner.
+    first = alice.call("POST", invitations, 201, json={"user_id": dave.id})["code"]
+    second = alice.call("POST", invitations, 201, json={"user_id": dave.id, "role": "owner"})["code"]
+    assert [i["role"] for i in alice.call("GET", invitations)["invitations"]] == ["owner"]
+    accept(dave, first, 404)
+    assert accept(dave, second)["role"] == "owner"
+    # Removed, no code of his works again: neither the first nor the used second.
+    alice.call("DELETE", f"/api/v1/teams/{team}/members/{dave.id}", 204)
+    accept(dave, first, 404)
+    accept(dave, second, 404)
+    assert dave.id not in [
+        m["user_id"] for m in alice.call("GET", f"/api/v1/teams/{team}/members")["members"]
+    ]
+
+    # Only owners list and revoke.
+    accept(bob, alice.call("POST", invitations, 201, json={"user_id": bob.id})["code"])
+    bob.call("GET", invitations, 403)
+    alice.call("POST", invitations, 201, json={"user_id": carol.id})
+    bob.call("DELETE", f"{invitations}/{carol.id}", 403)
+    audit = alice.call("GET", f"/api/v1/teams/{team}/audit")["entries"]
+    assert sum(e["action"] == "revoke" for e in audit) == 2
+
+
+def test_an_owners_open_codes_die_with_their_role(server: ApiServer) -> None:
+    alice, carol, dave, erin, fay = (
+        Member(server, name) for name in ("alice", "carol", "dave", "erin", "fay")
+    )
+    team = unique("own", 6).lower()
+    alice.call("POST", "/api/v1/teams", 201, json={"name": team})
+    invitations = f"/api/v1/teams/{team}/invitations"
+    accept(carol, alice.call("POST", invitations, 201, json={"user_id": carol.id, "role": "owner"})["code"])
+    dave_code = carol.call("POST", invitations, 201, json={"user_id": dave.id, "role": "owner"})["code"]
+    erin_code = carol.call("POST", invitations, 201, json={"user_id": erin.id})["code"]
+    fay_code = alice.call("POST", invitations, 201, json={"user_id": fay.id})["code"]
+
+    # Carol demoted: her codes stop working (a code never grants more than its issuer holds).
+    alice.call("PUT", f"/api/v1/teams/{team}/members/{carol.id}", json={"role": "member"})
+    accept(dave, dave_code, 404)
+    # Promoted again and her new code works until she is removed.
+    alice.call("PUT", f"/api/v1/teams/{team}/members/{carol.id}", json={"role": "owner"})
+    accept(erin, erin_code, 404)  # the code from before the demotion stays dead
+    erin_code = carol.call("POST", invitations, 201, json={"user_id": erin.id})["code"]
+    alice.call("DELETE", f"/api/v1/teams/{team}/members/{carol.id}", 204)
+    accept(erin, erin_code, 404)
+    assert [i["invitee"] for i in alice.call("GET", invitations)["invitations"]] == [fay.id]
+    # Alice's own code is untouched by Carol's fall.
+    assert accept(fay, fay_code)["role"] == "member"
+    members = {m["user_id"] for m in alice.call("GET", f"/api/v1/teams/{team}/members")["members"]}
+    assert members == {alice.id, fay.id}
+
+
+def test_a_code_whose_issuer_is_no_owner_at_redemption_is_refused(server: ApiServer) -> None:
+    """The check at redemption, whatever else cleaned up: an open row of an issuer who is no
+    longer an owner (left in the table as a crash or a race between two requests could leave it)."""
+    alice, carol, dave = (Member(server, name) for name in ("alice", "carol", "dave"))
+    team = unique("red", 6).lower()
+    alice.call("POST", "/api/v1/teams", 201, json={"name": team})
+    invitations = f"/api/v1/teams/{team}/invitations"
+    accept(carol, alice.call("POST", invitations, 201, json={"user_id": carol.id})["code"])
+    code = alice.call("POST", invitations, 201, json={"user_id": dave.id, "role": "owner"})["code"]
+    with sqlite3.connect(server.data_dir / "memory.db") as db:  # type: ignore[attr-defined]
+        # Carol (a member) stands as the issuer of Dave's open code.
+        changed = db.execute(
+            "UPDATE team_invitations SET invited_by = ? WHERE invitee = ? AND accepted_at IS NULL",
+            (carol.id, dave.id),
+        ).rowcount
+    assert changed == 1
+    accept(dave, code, 404)
+
+
+def _team_user(server: ApiServer, team: str) -> str:
+    with sqlite3.connect(server.data_dir / "memory.db") as db:  # type: ignore[attr-defined]
+        row = db.execute(
+            "SELECT users.user_id FROM teams JOIN users ON users.id = teams.owner_user_id "
+            "WHERE teams.name = ?",
+            (team,),
+        ).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def test_the_admin_token_cannot_act_as_a_teams_user_over_mcp(server: ApiServer) -> None:
+    """docs/teams.md: nobody, the admin included, acts for a team's own user; MCP as REST."""
+    alice = Member(server, "alice")
+    team = unique("ops", 6).lower()
+    alice.call("POST", "/api/v1/teams", 201, json={"name": team})
+    secret = alice.remember("The ops rota lives in the heron spreadsheet")
+    alice.call("POST", f"/api/v1/teams/{team}/share", json={"memory_ids": [secret]})
+    owner_name = _team_user(server, team)
+    admin = server.client(server.admin_token)  # type: ignore[attr-defined]
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+    for tool, arguments in (("list_memories", {}), ("add_memories", {"text": "planted by the admin"})):
+        message = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        }
+        answer = admin.post(f"/mcp/openmemory/http/{owner_name}", json=message, headers=headers)
+        assert answer.status_code == 403, (tool, answer.status_code, answer.text)
+        assert "heron" not in answer.text
+    # The SSE transport refuses before a stream opens.
+    assert admin.get(f"/mcp/openmemory/sse/{owner_name}").status_code == 403
+    items = alice.call("GET", f"/api/v1/teams/{team}/memories")["items"]
+    assert [item["id"] for item in items] != [] and all("planted" not in item["content"] for item in items)
+
+
 # -- real server, real PostgreSQL --------------------------------------------------------------
 
 
@@ -330,6 +464,13 @@ def test_cli_team_commands(start_server: StartServer) -> None:
         "code"
     ]
     assert "as reader" in ccmem(reader_token, "accept", code).stdout
+    # An open invitation listed, then revoked by its user's id: its code no longer works.
+    late = Member(server, "lena")
+    late_code = json.loads(ccmem(owner_token, "invite", team, late.id, "--json").stdout)["code"]
+    listed_invites = json.loads(ccmem(owner_token, "invitations", team, "--json").stdout)["invitations"]
+    assert [(i["invitee"], i["role"]) for i in listed_invites] == [(late.id, "member")]
+    assert f"revoked the invitation of {late.id}" in ccmem(owner_token, "uninvite", team, late.id).stdout
+    assert ccmem(late.token, "accept", late_code, check=False).returncode == 1
     memory = owner.remember("The docs site builds with the kestrel generator on every merge")
     shared = json.loads(ccmem(owner_token, "share", team, memory, "--json").stdout)["results"]
     listed = json.loads(ccmem(reader_token, "memories", team, "--json").stdout)

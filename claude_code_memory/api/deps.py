@@ -9,6 +9,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.routing import Match, Route
 
 from ..auth.devices import Devices
 from ..auth.identity import Identity, Principal
@@ -80,9 +81,28 @@ def authenticate(request: Request) -> Principal:
                 principal = request.app.state.identity.authenticate(authorization)
             else:
                 principal = oauth.resource.authenticate(authorization, request.app.state.identity)
-                oauth.resource.require_rest(principal, request.method, request.url.path)
+                # By the route that matched (its template), never by the path's own words.
+                oauth.resource.require_route(principal, request.method, route_template(request))
         request.state.principal = principal
     return principal
+
+
+def route_template(request: Request) -> str | None:
+    """The path template of the route that matched the request (``/api/v1/teams/{team}``).
+    FastAPI names its own routes in the scope; a plain Starlette route (MCP's, OAuth's) is
+    found again by its endpoint and a match of the path."""
+    route = request.scope.get("route")
+    if route is not None:
+        return str(route.path)
+    endpoint = request.scope.get("endpoint")
+    for candidate in request.app.router.routes:
+        if (
+            isinstance(candidate, Route)
+            and candidate.endpoint is endpoint
+            and candidate.matches(request.scope)[0] is not Match.NONE
+        ):
+            return candidate.path
+    return None
 
 
 def get_principal(request: Request, _: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> Principal:

@@ -55,7 +55,9 @@ class Principal:
 
     def resolve(self, user_id: str) -> str:
         """The user ``user_id`` names for this principal (an alias is its own user); raise
-        Forbidden unless this principal may act for it."""
+        Forbidden unless this principal may act for it. A team's own user is nobody's to act
+        for, the admin's included: the team's routes are its only door."""
+        refuse_team_owner(user_id)
         if self.is_admin:
             return user_id
         if self.user_id is not None and (user_id == self.user_id or user_id in self.aliases):

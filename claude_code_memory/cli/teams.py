@@ -82,7 +82,8 @@ def invite(
     as_json: JsonOpt = False,
     config: ConfigOpt = None,
 ) -> None:
-    """Invite a user (owners): prints the code, shown once; they run `ccmem team accept CODE`."""
+    """Invite a user (owners): prints the code, shown once; they run `ccmem team accept CODE`.
+    A user holds one open invitation to a team: a new one replaces it."""
     body = _call(
         config,
         url,
@@ -109,6 +110,36 @@ def accept(
     """Join a team with the invitation code you were given."""
     body = _call(config, url, token, "POST", "/invitations/accept", json={"code": code} | _user(user))
     out.print(common.text(f"joined team {body['team']} as {body['role']}"))
+
+
+@app.command("invitations")
+def invitations(
+    team: TeamArg,
+    user: UserOpt = None,
+    url: UrlOpt = None,
+    token: TokenOpt = None,
+    as_json: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """A team's open invitations (owners): who, as what, issued by whom, until when."""
+    body = _call(config, url, token, "GET", f"/{quote(team, safe='')}/invitations", params=_user(user))
+    columns = ("id", "invitee", "role", "invited_by", "expires_at")
+    _show(body, as_json, columns, body["invitations"], f"open invitations of {team}")
+
+
+@app.command("uninvite")
+def uninvite(
+    team: TeamArg,
+    invitation: Annotated[str, typer.Argument(help="the invitation's id, or the invited user's id")],
+    user: UserOpt = None,
+    url: UrlOpt = None,
+    token: TokenOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Revoke an open invitation (owners): its code stops working at once."""
+    path = f"/{quote(team, safe='')}/invitations/{quote(invitation, safe='')}"
+    body = _call(config, url, token, "DELETE", path, params=_user(user))
+    out.print(common.text(f"revoked the invitation of {body['invitee']} to {body['team']} as {body['role']}"))
 
 
 @app.command("members")

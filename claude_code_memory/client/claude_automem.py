@@ -44,7 +44,7 @@ import yaml
 
 from ..errors import BadInput, MemoryStackError, NotFound, TooLarge
 from .claude_import import IMPORT_SOURCE
-from .claude_transcripts import project_of
+from .claude_transcripts import open_regular, project_of, real_folder, regular_file
 
 APP = "claude-code"
 SOURCE = "claude-code-auto-memory"
@@ -174,7 +174,9 @@ def memory_folders(root: Path, project: str | None = None) -> list[Path]:
     return [
         folder / "memory"
         for folder in sorted(root.iterdir())
-        if folder.is_dir() and (folder / "memory").is_dir() and (project is None or project in folder.name)
+        if real_folder(folder)
+        and real_folder(folder / "memory")
+        and (project is None or project in folder.name)
     ]
 
 
@@ -183,11 +185,11 @@ def folder_project(memory_dir: Path) -> str:
     it: from the ``cwd`` of a transcript beside it, else the folder's own name."""
     for transcript in sorted(memory_dir.parent.glob("*.jsonl")):
         try:
-            with transcript.open(encoding="utf-8", errors="replace") as handle:
+            with open_regular(transcript) as handle:  # never a link out, never a pipe's wait
                 for _, line in zip(range(50), handle, strict=False):
                     try:
                         entry = json.loads(line)
-                    except ValueError:
+                    except (ValueError, RecursionError):
                         continue
                     if isinstance(entry, dict) and isinstance(entry.get("cwd"), str):
                         return project_of(entry["cwd"]) or memory_dir.parent.name
@@ -338,7 +340,7 @@ def sync_folder(
     present: set[str] = set()
     approved: dict[str, str] | None = None  # read when a pending capture's id is gone
     for path in sorted(memory_dir.glob("*.md")) if memory_dir.is_dir() else []:
-        if path.name in (INDEX_FILE, OWN_FILE) or not path.is_file():
+        if path.name in (INDEX_FILE, OWN_FILE) or not regular_file(path):
             continue
         report.files += 1
         present.add(path.name)

@@ -4,6 +4,13 @@ Each turn goes to ``POST /api/v1/capture`` (the gate: redaction, caps, consent, 
 its session as conversation, its cwd's project and its original time. A small state file per
 transcript records the lines already sent, so a killed run goes on where it stopped and a
 second run sends nothing new; the server's dedup is the second guard.
+
+A line or a turn it cannot take is skipped and reported, never a stop: a line that is not JSON
+or nested too deep, a turn holding a lone surrogate (found before sending), a turn the server
+refuses for itself (413 too large, 422 a bad value), a file that is not a regular one or cannot
+be read. The resume point moves past a refused turn, so a second run does not stop there again.
+A refusal that is not the turn's (no server, a bad token, a full disk) stops the run, and what
+it sent stays done.
 """
 
 from __future__ import annotations
@@ -19,7 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .claude_transcripts import BadLine, Turn, project_of, read_turns, transcripts
+from ..errors import BadInput, TooLarge
+from .claude_transcripts import BadLine, Turn, project_of, read_lines, read_turns, transcript_files
 
 IMPORT_APP = "claude-code"
 IMPORT_SOURCE = "claude-code-import"
@@ -41,6 +49,17 @@ class ImportReport:
     counts: Counter[str] = field(default_factory=Counter)
     skipped: list[dict[str, Any]] = field(default_factory=list)
     pending_ids: list[str] = field(default_factory=list)
+
+    def skip(self, transcript: Path, line: int | None, reason: str, detail: str | None = None) -> None:
+        """A line (0-based; None: the whole file) left out, and why."""
+        entry: dict[str, Any] = {
+            "transcript": str(transcript),
+            "line": None if line is None else line + 1,
+            "reason": reason,
+        }
+        if detail:
+            entry["detail"] = detail[:200]
+        self.skipped.append(entry)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -100,16 +119,21 @@ def run_import(
 ) -> ImportReport:
     """Import every transcript under ``root``; ``send`` None is a dry run (nothing saved)."""
     report = ImportReport()
-    files = transcripts(root)
+    files, refused = transcript_files(root)
     report.transcripts = len(files)
+    for path in refused:
+        report.skip(path, None, "not a regular file (a link, a pipe or a device)")
     for index, path in enumerate(files):
         state = StateFile(state_dir, path)
         start = state.lines_done() if send is not None else 0
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            lines = handle.readlines()[start:]
+        try:
+            lines = read_lines(path)[start:]
+        except OSError as exc:
+            report.skip(path, None, f"cannot be read ({exc.strerror or 'not a regular file'})")
+            continue
         for item in read_turns(lines, session_id=path.stem, start_line=start):
             if isinstance(item, BadLine):
-                report.skipped.append({"transcript": str(path), "line": item.line + 1, "reason": item.reason})
+                report.skip(path, item.line, item.reason)
                 continue
             report.read += 1
             turn_project = project_of(item.cwd)
@@ -119,10 +143,25 @@ def run_import(
             if since is not None and item.timestamp is not None and item.timestamp < since:
                 report.counts["before_since"] += 1
                 continue
+            body = capture_body(item, turn_project)
+            if not _sendable(body):  # JSON cannot carry half a character (the server says 422)
+                report.skip(path, item.line, "a lone surrogate (half a character)")
+                if send is not None:
+                    state.save(item.next_line)
+                continue
             if send is None:
                 report.counts["would_import"] += 1
                 continue
-            answer = send(capture_body(item, turn_project))
+            try:
+                answer = send(body)
+            except TooLarge:
+                report.skip(path, item.line, "too large for the server (413)")
+                state.save(item.next_line)
+                continue
+            except BadInput as exc:  # the turn's own fault: a value the server refuses
+                report.skip(path, item.line, f"refused by the server ({exc.status})", exc.message)
+                state.save(item.next_line)
+                continue
             status = str(answer.get("status", "stored"))
             report.counts[status] += 1
             if status == "pending" and answer.get("id"):
@@ -131,6 +170,15 @@ def run_import(
         if progress is not None:
             progress(index + 1, len(files))
     return report
+
+
+def _sendable(body: dict[str, Any]) -> bool:
+    """Whether the body is valid Unicode throughout (no lone UTF-16 surrogate)."""
+    try:
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def tty_progress(done: int, total: int) -> None:

@@ -7,19 +7,26 @@ the same exchange have the same stored text and the gate's de-duplication folds 
 
 Left out: tool calls and tool results, thinking, ``<system-reminder>`` blocks, meta lines
 (``isMeta``), slash-command and local-command messages, side chains (sub-agents), and entries
-that are not user or assistant messages (summaries, file snapshots). A line that is not JSON or
-not an object is a :class:`BadLine`, never an error.
+that are not user or assistant messages (summaries, file snapshots). A line that is not JSON, not
+an object or nested too deep to parse is a :class:`BadLine`, never an error.
+
+Only regular files in real folders under the projects folder are read: a link (to a folder or a
+file anywhere else), a pipe or a device named ``*.jsonl`` is left out and named
+(:func:`transcript_files`), and a file is opened without following a link and without waiting on
+a pipe (:func:`read_lines`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 _REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.DOTALL)
 #: Prompts Claude Code writes for its own commands (``/clear``, ``!ls`` output, caveats).
@@ -49,6 +56,8 @@ class Turn:
     timestamp: datetime | None
     #: The line after the last one this turn used (a resume point).
     next_line: int
+    #: The prompt's line.
+    line: int = 0
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,7 @@ class BadLine:
 
 @dataclass
 class _Open:
+    line: int
     prompt: str
     cwd: str | None
     timestamp: datetime | None
@@ -132,6 +142,9 @@ def read_turns(
         except ValueError:
             yield BadLine(number, "not JSON")
             continue
+        except RecursionError:
+            yield BadLine(number, "nested too deep")
+            continue
         if not isinstance(entry, dict):
             yield BadLine(number, "not a JSON object")
             continue
@@ -149,6 +162,7 @@ def read_turns(
             if current is not None and current.reply:
                 yield _close(current, number)
             current = _Open(
+                line=number,
                 prompt=prompt,
                 cwd=entry.get("cwd") if isinstance(entry.get("cwd"), str) else None,
                 timestamp=parse_time(entry.get("timestamp")),
@@ -174,17 +188,78 @@ def read_turns(
 
 
 def _close(turn: _Open, next_line: int) -> Turn:
-    return Turn(turn.session_id, turn.prompt, turn.reply, turn.cwd, turn.timestamp, next_line)
+    return Turn(turn.session_id, turn.prompt, turn.reply, turn.cwd, turn.timestamp, next_line, turn.line)
+
+
+def _mode(path: Path) -> int:
+    """``path``'s own mode (a link's, not its target's); 0 when it cannot be read."""
+    try:
+        return path.lstat().st_mode
+    except OSError:
+        return 0
+
+
+def real_folder(path: Path) -> bool:
+    """A folder itself, not a link to one."""
+    return stat.S_ISDIR(_mode(path))
+
+
+def regular_file(path: Path) -> bool:
+    """A regular file itself, not a link, a pipe or a device."""
+    return stat.S_ISREG(_mode(path))
+
+
+def transcript_files(root: Path, project: str | None = None) -> tuple[list[Path], list[Path]]:
+    """Session transcripts under ``root`` (``~/.claude/projects``), oldest first, and the
+    ``*.jsonl`` entries left out because they are not regular files in real folders (links,
+    pipes, devices). ``project`` keeps the folders whose name contains it."""
+    if not root.is_dir():
+        return [], []
+    files: list[tuple[float, str, Path]] = []
+    refused: list[Path] = []
+    for folder in sorted(root.iterdir()):
+        if project is not None and project not in folder.name:
+            continue
+        if not real_folder(folder):
+            if folder.is_symlink():  # a link to a folder elsewhere: its transcripts are not ours
+                refused.append(folder)
+            continue
+        for path in sorted(folder.glob("*.jsonl")):
+            try:
+                found = path.lstat()
+            except OSError:
+                continue
+            if stat.S_ISREG(found.st_mode):
+                files.append((found.st_mtime, str(path), path))
+            else:
+                refused.append(path)
+    return [path for _, _, path in sorted(files)], refused
 
 
 def transcripts(root: Path, project: str | None = None) -> list[Path]:
-    """Session transcripts under ``root`` (``~/.claude/projects``), oldest first; ``project``
-    keeps the folders whose name contains it."""
-    if not root.is_dir():
-        return []
-    folders = [f for f in sorted(root.iterdir()) if f.is_dir() and (project is None or project in f.name)]
-    files = [path for folder in folders for path in folder.glob("*.jsonl")]
-    return sorted(files, key=lambda path: (path.stat().st_mtime, str(path)))
+    """The regular transcript files of :func:`transcript_files`, oldest first."""
+    return transcript_files(root, project)[0]
+
+
+def open_regular(path: Path) -> TextIO:
+    """``path`` opened for reading when it is a regular file itself: without following a link
+    (O_NOFOLLOW) and without waiting for a pipe's writer (O_NONBLOCK), then checked for a
+    regular file; OSError otherwise. Bytes that are not UTF-8 read as U+FFFD."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    descriptor = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return os.fdopen(descriptor, encoding="utf-8", errors="replace")
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
+def read_lines(path: Path) -> list[str]:
+    """The lines of the regular file ``path`` (:func:`open_regular`)."""
+    with open_regular(path) as handle:
+        return handle.readlines()
 
 
 def project_of(cwd: str | None, max_length: int = 512) -> str | None:

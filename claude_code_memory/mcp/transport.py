@@ -85,7 +85,6 @@ class _Dialect:
     lowlevel: Server[Any]
     init_options: Any
     http: StreamableHTTPSessionManager | None = None
-    read_only: frozenset[str] | None = None
 
 
 class McpEndpoint:
@@ -191,17 +190,15 @@ class McpEndpoint:
         # An alias (the local mode's OpenMemory default names) acts as the principal's user.
         return Caller(user_id=principal.resolve(user_id), client_name=client_name), _owner(principal)
 
-    async def _require_scope(self, request: Request, body: bytes | None, dialect: _Dialect) -> None:
-        """An OAuth access token must carry the scope the message needs (auth/oauth/scopes.py):
-        a tool not marked read-only needs memory:write. Other tokens have every right."""
+    async def _require_scope(self, request: Request, body: bytes | None) -> None:
+        """An OAuth access token must carry the scope the message needs (the tools' table,
+        auth/oauth/route_scopes.py). Other tokens have every right."""
         principal = await self._principal(request)
         if not _scoped(principal):
             return
-        from ..auth.oauth import scopes
+        from ..auth.oauth import route_scopes
 
-        needed = scopes.READ
-        if body is not None:
-            needed = scopes.for_mcp(_messages(body), await _read_only(dialect))
+        needed = route_scopes.for_messages(_messages(body) if body is not None else [])
         request.app.state.oauth.resource.require(principal, needed)
 
     # -- SSE --------------------------------------------------------------------------------
@@ -212,7 +209,7 @@ class McpEndpoint:
         try:
             caller, owner = await self._admit(request)
             name, dialect = await self._dialect(request)
-            await self._require_scope(request, None, dialect)
+            await self._require_scope(request, None)
         except MemoryStackError as error:
             return await _error_response(error)(scope, receive, send)
 
@@ -261,7 +258,7 @@ class McpEndpoint:
             # Checked here because the SDK answers a bad message with a logged traceback.
             body = await _read_body(receive, self._max_body_bytes)
             _check_message(body)
-            await self._require_scope(request, body, self._dialects[session.dialect])
+            await self._require_scope(request, body)
         except MemoryStackError as error:
             return await _error_response(error)(scope, receive, send)
         with bind_caller(session.caller):
@@ -295,7 +292,7 @@ class McpEndpoint:
                 raise Unavailable("the MCP endpoint is not running (McpEndpoint.run() was not entered)")
             if request.method == "POST" and _scoped(await self._principal(request)):
                 body = await _read_body(receive, self._max_body_bytes)
-                await self._require_scope(request, body, dialect)
+                await self._require_scope(request, body)
                 receive = _replay(body, receive)
         except MemoryStackError as error:
             return await _error_response(error)(scope, receive, send)
@@ -320,15 +317,6 @@ async def _serve_http(
     async with manager.run():
         task_status.started()
         await anyio.sleep_forever()
-
-
-async def _read_only(dialect: _Dialect) -> frozenset[str]:
-    if dialect.read_only is None:
-        tools = await dialect.server.list_tools()
-        dialect.read_only = frozenset(
-            tool.name for tool in tools if tool.annotations is not None and tool.annotations.read_only_hint
-        )
-    return dialect.read_only
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes:

@@ -110,6 +110,13 @@ class InProcessServer:
         self.stop()
         return self.start()
 
+    @property
+    def app(self) -> FastAPI:
+        """The running app (its routes, its state), for tests that walk it."""
+        if self._app is None:
+            raise RuntimeError("the app is not running")
+        return self._app
+
     def admin_headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.admin_token}"}
 

@@ -4,7 +4,10 @@
     GET    /api/v1/teams                             the caller's teams and roles
     DELETE /api/v1/teams/{team}                      the team and its memories, for good (owner)
     GET    /api/v1/teams/{team}/members              the members (any member)
-    POST   /api/v1/teams/{team}/invitations          {user_id, role}: an invitation code (owner)
+    GET    /api/v1/teams/{team}/invitations          the open invitations (owner)
+    POST   /api/v1/teams/{team}/invitations          {user_id, role}: an invitation code (owner;
+                                                     replaces the user's open one)
+    DELETE /api/v1/teams/{team}/invitations/{id}     revoke one, by its id or its user's id (owner)
     POST   /api/v1/teams/invitations/accept          {code}: the invited user joins
     PUT    /api/v1/teams/{team}/members/{user_id}    {role}: change a role (owner)
     DELETE /api/v1/teams/{team}/members/{user_id}    remove a member (owner), or leave (oneself)
@@ -100,6 +103,24 @@ def members(
 @router.post("/{team}/invitations", status_code=201, summary="Invite a user (owners); the code is shown once")
 def invite(team: str, body: Invite, service: ServiceDep, principal: PrincipalDep) -> dict[str, Any]:
     return service.teams.invite(acting_user(principal, body.as_user), team, body.user_id, body.role)
+
+
+@router.get("/{team}/invitations", summary="The team's open invitations (owners)")
+def invitations(
+    team: str, service: ServiceDep, principal: PrincipalDep, user_id: str | None = None
+) -> dict[str, Any]:
+    uid = acting_user(principal, user_id)
+    return {"team": team, "invitations": service.teams.invitations(uid, team)}
+
+
+@router.delete(
+    "/{team}/invitations/{invitation}",
+    summary="Revoke an open invitation, named by its id or by the invited user's id (owners)",
+)
+def revoke_invitation(
+    team: str, invitation: str, service: ServiceDep, principal: PrincipalDep, user_id: str | None = None
+) -> dict[str, Any]:
+    return service.teams.revoke(acting_user(principal, user_id), team, invitation)
 
 
 @router.put("/{team}/members/{member}", summary="Change a member's role (owners)")

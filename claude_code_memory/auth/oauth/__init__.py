@@ -1,6 +1,7 @@
 """OAuth 2.1 as MCP's authorization spec asks (docs/oauth.md).
 
-    scopes.py           what memory:read, memory:write and admin allow; which a request needs
+    scopes.py           what memory:read, memory:write and admin allow
+    route_scopes.py     which scope each route (by method and path template) and MCP tool needs
     resource.py         the resource server: metadata, challenges, bearer → principal
     provider.py         the built-in authorization server (the MCP SDK's provider protocol)
     store.py            its clients, grants, codes and refresh tokens (digests only)

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from ...errors import Unauthorised
 from ..identity import Identity, Principal, validate_user_id
-from . import scopes
+from . import route_scopes, scopes
 from .scopes import InsufficientScope
 
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
@@ -118,9 +118,14 @@ class ResourceServer:
         if not scopes.allows(principal, needed):
             raise InsufficientScope(needed, self.challenge("insufficient_scope", scope=needed))
 
-    def require_rest(self, principal: Principal, method: str, path: str) -> None:
-        if principal.scopes is not None and path.startswith("/api/"):
-            self.require(principal, scopes.for_rest(method, path))
+    def require_route(self, principal: Principal, method: str, template: str | None) -> None:
+        """Raise 403 unless the principal may call the route ``template`` with ``method``
+        (:data:`.route_scopes.ROUTES`; the MCP endpoint checks each message itself)."""
+        if principal.scopes is None:
+            return
+        needed = route_scopes.for_route(method, template)
+        if needed not in (route_scopes.PUBLIC, route_scopes.PER_TOOL):
+            self.require(principal, needed)
 
 
 def principal_for(

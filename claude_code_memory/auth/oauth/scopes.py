@@ -1,4 +1,5 @@
-"""What each OAuth scope lets a token do, and which scope a request needs.
+"""What each OAuth scope lets a token do; which scope each route and tool needs is the table of
+:mod:`.route_scopes`.
 
     memory:read    read memories (list, search, get, MCP read-only tools and resources)
     memory:write   add, change and delete memories (and everything a hook or capture writes)
@@ -27,14 +28,6 @@ DESCRIPTIONS = {
     ADMIN: "administer this server (everyone's memories, tokens, backups, configuration)",
 }
 
-#: Paths where any method needs ``admin``: they mint credentials or move whole stores.
-_ADMIN_PATHS = ("/api/v1/admin", "/api/v1/tokens", "/api/v1/devices", "/api/v1/backup", "/api/v1/import")
-#: Paths where reading needs ``memory:read`` but changing needs ``admin``.
-_ADMIN_WRITE_PATHS = ("/api/v1/config", "/api/v1/storage", "/api/v1/retention/purge")
-#: POSTs that only read (a filter or a search with a body).
-_READ_POST_SUFFIXES = ("/filter", "/browse", "/search")
-_READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-
 
 class InsufficientScope(Forbidden):
     """403 with ``WWW-Authenticate: Bearer error="insufficient_scope"`` (RFC 6750 §3.1)."""
@@ -61,32 +54,6 @@ def grantable(requested: Iterable[str], *, admin: bool) -> list[str]:
     """The requested scopes a person may grant: all of ours for the admin, else the user's."""
     allowed = ALL if admin else USER_SCOPES
     return [scope for scope in ALL if scope in set(requested) and scope in allowed]
-
-
-def for_rest(method: str, path: str) -> str:
-    """The scope a REST request needs."""
-    if path.startswith(_ADMIN_PATHS):
-        return ADMIN
-    if method.upper() in _READ_METHODS:
-        return READ
-    if path.startswith(_ADMIN_WRITE_PATHS) or path.endswith(("/reconcile", "/reclaim")):
-        return ADMIN
-    if path.endswith(_READ_POST_SUFFIXES):
-        return READ
-    return WRITE
-
-
-def for_mcp(messages: list[dict[str, object]], read_only_tools: frozenset[str]) -> str:
-    """The scope a JSON-RPC message (or batch) to the MCP endpoint needs: a tool not marked
-    read-only needs ``memory:write``; everything else (initialize, listing, reads) ``memory:read``."""
-    for message in messages:
-        if message.get("method") != "tools/call":
-            continue
-        params = message.get("params")
-        name = params.get("name") if isinstance(params, dict) else None
-        if name not in read_only_tools:
-            return WRITE
-    return READ
 
 
 def allows(principal: Principal, needed: str) -> bool:

@@ -2,6 +2,11 @@
 
 Roles: ``owner`` (invites, removes, reads the audit log, shares), ``member`` (shares and reads),
 ``reader`` (reads only). A team keeps at least one owner.
+
+An invitation is one user's, used once. A user holds at most one open invitation to a team: a new
+one replaces the open one. It stops working when it is revoked, when its user is removed from
+the team, and when its issuer is no longer an owner (removed, left or demoted): at redemption
+the issuer must still be an owner, so a code never grants more than its issuer holds then.
 """
 
 from __future__ import annotations
@@ -168,6 +173,8 @@ class Teams:
         code = INVITE_PREFIX + secrets.token_urlsafe(24)
         expires = self.clock() + timedelta(days=self.settings.invitation_days)
         with self.database.session() as session:
+            # Serialise invitations of this team (two at once for one user would both stay open).
+            session.execute(select(Team.id).where(Team.id == membership.team_id).with_for_update())
             already = session.scalar(
                 select(func.count())
                 .select_from(TeamMember)
@@ -176,6 +183,7 @@ class Teams:
             )
             if already:
                 raise Conflict(f"{invitee!r} is in team {membership.name!r} already")
+            replaced = self._drop_open(session, membership.team_id, TeamInvitation.invitee == invitee)
             session.add(
                 TeamInvitation(
                     team_id=membership.team_id,
@@ -186,7 +194,8 @@ class Teams:
                     expires_at=expires,
                 )
             )
-            audit(session, membership.team_id, user_id, "invite", detail=f"{invitee} as {role}")
+            detail = f"{invitee} as {role}" + (" (replaces the open one)" if replaced else "")
+            audit(session, membership.team_id, user_id, "invite", detail=detail)
         return {
             "team": membership.name,
             "invitee": invitee,
@@ -209,12 +218,17 @@ class Teams:
                 or invitation.invitee != user_id
                 or invitation.accepted_at is not None
                 or invitation.expires_at < self.clock()
+                or self._role_of(session, invitation.team_id, invitation.invited_by) != "owner"
             ):
                 raise NotFound("no open invitation with this code for this user")
             user = self.owners.user(session, user_id)
             invitation.accepted_at = self.clock()
             team = session.get(Team, invitation.team_id)
             assert team is not None  # the foreign key cascades
+            # Any other open code for this user (two issued at once) goes with this one's use.
+            self._drop_open(
+                session, team.id, TeamInvitation.invitee == user_id, TeamInvitation.id != invitation.id
+            )
             existing = session.scalar(
                 select(TeamMember).where(TeamMember.team_id == team.id, TeamMember.user_id == user.id)
             )
@@ -242,6 +256,7 @@ class Teams:
             row = self._member_row(session, membership, member)
             if row.role == "owner" and role != "owner":
                 self._keep_an_owner(session, membership)
+                self._drop_open(session, membership.team_id, TeamInvitation.invited_by == member)
             row.role = role
             audit(session, membership.team_id, user_id, "role", detail=f"{member} as {role}")
         return {"user_id": member, "role": role}
@@ -257,6 +272,12 @@ class Teams:
             if row.role == "owner":
                 self._keep_an_owner(session, membership)
             session.execute(delete(TeamMember).where(TeamMember.id == row.id))
+            # Their open codes die with them: those they hold, and those they issued.
+            self._drop_open(
+                session,
+                membership.team_id,
+                (TeamInvitation.invitee == member) | (TeamInvitation.invited_by == member),
+            )
             audit(
                 session,
                 membership.team_id,
@@ -264,6 +285,73 @@ class Teams:
                 "leave" if member == user_id else "remove",
                 detail=member,
             )
+
+    # -- open invitations -----------------------------------------------------------------
+    def invitations(self, user_id: str, name: str) -> list[dict[str, Any]]:
+        """The team's open invitations (not used, not expired), oldest first (owners)."""
+        membership = self.membership(user_id, name)
+        membership.require(("owner",), "list invitations")
+        with self.database.session() as session:
+            rows = session.scalars(
+                select(TeamInvitation)
+                .where(*self._open(membership.team_id))
+                .order_by(TeamInvitation.created_at, TeamInvitation.invitee)
+            )
+            return [
+                {
+                    "id": str(row.id),
+                    "invitee": row.invitee,
+                    "role": row.role,
+                    "invited_by": row.invited_by,
+                    "created_at": iso(row.created_at),
+                    "expires_at": iso(row.expires_at),
+                }
+                for row in rows
+            ]
+
+    def revoke(self, user_id: str, name: str, invitation: str) -> dict[str, Any]:
+        """Revoke an open invitation, named by its id or by its invitee's user id (owners)."""
+        membership = self.membership(user_id, name)
+        membership.require(("owner",), "revoke invitations")
+        if not isinstance(invitation, str) or not invitation:
+            raise BadInput("name the invitation by its id or by the invited user's id")
+        try:
+            which = TeamInvitation.id == uuid.UUID(invitation)
+        except ValueError:
+            which = TeamInvitation.invitee == validate_user_id(invitation)
+        with self.database.session() as session:
+            row = session.scalar(select(TeamInvitation).where(which, *self._open(membership.team_id)))
+            if row is None:
+                raise NotFound(f"no open invitation {invitation!r} in team {membership.name!r}")
+            session.delete(row)
+            audit(session, membership.team_id, user_id, "revoke", detail=f"{row.invitee} as {row.role}")
+            return {"team": membership.name, "invitee": row.invitee, "role": row.role, "revoked": True}
+
+    def _open(self, team_id: uuid.UUID) -> tuple[Any, ...]:
+        return (
+            TeamInvitation.team_id == team_id,
+            TeamInvitation.accepted_at.is_(None),
+            TeamInvitation.expires_at >= self.clock(),
+        )
+
+    @staticmethod
+    def _drop_open(session: Session, team_id: uuid.UUID, *which: Any) -> int:
+        """Delete the team's unused invitations that match ``which``; how many there were."""
+        result = session.execute(
+            delete(TeamInvitation).where(
+                TeamInvitation.team_id == team_id, TeamInvitation.accepted_at.is_(None), *which
+            )
+        )
+        return int(getattr(result, "rowcount", 0) or 0)
+
+    @staticmethod
+    def _role_of(session: Session, team_id: uuid.UUID, user_id: str) -> str | None:
+        """``user_id``'s role in the team now (None: not in it)."""
+        return session.scalar(
+            select(TeamMember.role)
+            .join(User, User.id == TeamMember.user_id)
+            .where(TeamMember.team_id == team_id, User.user_id == user_id)
+        )
 
     def _member_row(self, session: Session, membership: Membership, member: str) -> TeamMember:
         validate_user_id(member)
