@@ -188,7 +188,8 @@ def test_unused_registrations_are_capped_per_address_and_in_all_and_expire(tmp_p
         database = sqlite3.connect(server.data_dir / "memory.db")
         with database:
             database.execute(
-                "UPDATE oauth_clients SET created_at = datetime(created_at, '-2 hours') WHERE client_id IN (?, ?)",
+                "UPDATE oauth_clients SET created_at = datetime(created_at, '-2 hours') "
+                "WHERE client_id IN (?, ?)",
                 (stale, used),
             )
         database.close()
