@@ -148,6 +148,41 @@ CHECKS["claude_import"] = claude_import_check()
 CHECKS["scopes"] = scopes_check()
 
 
+def _oauth_registration_zeros(report: dict[str, Any]) -> dict[str, int]:
+    keys = (
+        "oversize_accepted",
+        "bad_redirects_accepted",
+        "over_cap_accepted",
+        "documents_with_bad_redirects_accepted",
+        "slow_documents_over_deadline",
+    )
+    return {key: report[key] for key in keys}
+
+
+def _forwarded_headers_zeros(report: dict[str, Any]) -> dict[str, int]:
+    keys = (
+        "wrong_tokens_judged_after_throttle",
+        "codes_after_throttle",
+        "requests_past_rate_limit",
+        "registrations_past_cap",
+    )
+    return {key: report[key] for key in keys}
+
+
+CHECKS["oauth_registration"] = (
+    "fault_oauth_registration.py",
+    ["--flood", "200"],
+    ["--flood", "40"],
+    _oauth_registration_zeros,
+)
+CHECKS["forwarded_headers"] = (
+    "fault_forwarded.py",
+    ["--tries", "10"],
+    ["--tries", "4"],
+    _forwarded_headers_zeros,
+)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")

@@ -40,13 +40,17 @@ def free_port() -> int:
 
 
 @contextmanager
-def scratch_server(prefix: str, user: str) -> Iterator[tuple[str, str]]:
-    """A started server and a token of ``user``: ``(base URL, token)``; stopped afterwards."""
+def scratch_server(
+    prefix: str, user: str, settings: dict[str, str] | None = None
+) -> Iterator[tuple[str, str]]:
+    """A started server and a token of ``user``: ``(base URL, token)``; stopped afterwards.
+    ``settings``: ``CCMEM_…`` variables of its own."""
     work = Path(tempfile.mkdtemp(prefix=prefix))
     port, admin = free_port(), secrets.token_urlsafe(32)
     (work / "home").mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CCMEM_") and k != "DATABASE_URL"}
     env |= {"HOME": str(work / "home"), "CCMEM_ADMIN_TOKEN": admin, "NO_PROXY": "127.0.0.1,localhost"}
+    env |= settings or {}
     data = work / "data"
     command = [ccmem(), "serve", "--host", "127.0.0.1", "--port", str(port), "--data-dir", str(data)]
     with open(work / "server.log", "wb") as log:

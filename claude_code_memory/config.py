@@ -26,7 +26,7 @@ from dotenv import dotenv_values
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
-from .config_server import RateLimitSettings, ServerSettings, TlsSettings  # noqa: F401 - re-exported
+from .config_server import RateLimitSettings, RegistrationSettings, ServerSettings, TlsSettings  # noqa: F401
 from .errors import ConfigError
 from .user_dirs import default_config_path, user_dirs  # noqa: F401 - where callers look for them
 
@@ -421,9 +421,9 @@ class OAuthSettings(_Section):
     user_claim: str = Field("sub", pattern=r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$")
     access_token_minutes: int = Field(15, ge=1, le=24 * 60)
     refresh_token_days: int = Field(30, ge=1, le=3650)
-    #: Client ID Metadata Documents at http://127.0.0.1 or localhost URLs (tests and development
-    #: only: production client ids are https URLs).
+    #: Client ID Metadata Documents at http://127.0.0.1 or localhost URLs (tests, development).
     allow_loopback_client_ids: bool = False
+    registration: RegistrationSettings = Field(default_factory=RegistrationSettings)
 
     @field_validator("resource_url", "issuer")
     @classmethod

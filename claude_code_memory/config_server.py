@@ -1,12 +1,13 @@
 """The ``server`` section, with its exposure settings (``server.tls``, ``server.rate_limit``,
-docs/remote.md): part of :mod:`.config`'s ``Settings`` (which loads and validates it), kept in
-a module of its own so that config.py stays readable."""
+``server.trusted_proxies``, docs/remote.md), and ``auth.oauth.registration`` (docs/oauth.md):
+part of :mod:`.config`'s ``Settings`` (which loads and validates it), kept in a module of its
+own so that config.py stays readable."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class _Section(BaseModel):
@@ -41,6 +42,17 @@ class RateLimitSettings(_Section):
     login_failures: str = Field("5/15 minutes", pattern=_RATE)
 
 
+class RegistrationSettings(_Section):
+    """Dynamic client registration (``POST /register``, open to anyone): how many registered
+    clients nobody has authorized yet may wait, in all and per address they came from, and how
+    long one waits before it is deleted."""
+
+    max_unused_clients: int = Field(1000, ge=1, le=1_000_000)
+    max_unused_clients_per_address: int = Field(20, ge=1, le=100_000)
+    #: A client nobody let in (no consent) within this many hours is deleted.
+    unused_client_hours: int = Field(24, ge=1, le=24 * 365)
+
+
 class ServerSettings(_Section):
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=1, le=65535)
@@ -53,7 +65,25 @@ class ServerSettings(_Section):
     tls: TlsSettings = Field(default_factory=TlsSettings)
     insecure_bind: bool = False
     rate_limit: RateLimitSettings = Field(default_factory=RateLimitSettings)
+    #: Reverse proxies (addresses or networks) whose ``X-Forwarded-For`` and
+    #: ``X-Forwarded-Proto`` the API and the UI believe; empty: they believe no one's, and a
+    #: request counts for the address it came from (docs/remote.md).
+    trusted_proxies: list[str] = Field(default_factory=list)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     #: API processes sharing one PostgreSQL and one Qdrant server (docs/team.md); jobs' leases.
     replicas: int = Field(1, ge=1, le=64)
     lease_seconds: float = Field(60, ge=1)
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        import ipaddress
+
+        for entry in value:
+            try:
+                ipaddress.ip_network(entry.strip(), strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"{entry!r} is not an IP address or network (10.0.0.5, 172.18.0.0/16)"
+                ) from None
+        return value

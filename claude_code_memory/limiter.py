@@ -1,5 +1,7 @@
 """Counters that say "too many": the API's request limits per token and per address, and the
-sign-in throttle of the web UI and the OAuth consent page (docs/remote.md).
+sign-in throttle of the web UI and the OAuth consent page (docs/remote.md); and the address a
+request is counted under (:class:`ForwardedFor`: a proxy's ``X-Forwarded-For`` only from the
+proxies ``server.trusted_proxies`` names).
 
 The counting is the ``limits`` library's sliding-window counter. Where the counts live is a
 :class:`CounterStore`: :class:`MemoryCounters` keeps them in this process, which is right for
@@ -10,9 +12,11 @@ can implement the same three methods).
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from limits import RateLimitItem, parse
 from limits.storage import MemoryStorage
@@ -114,3 +118,72 @@ class LoginThrottle:
 
     def failed(self, address: str) -> None:
         self.store.hit(self.failures, "signin:" + address)
+
+
+IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def proxy_networks(entries: Iterable[str]) -> tuple[IpNetwork, ...]:
+    """``server.trusted_proxies``' addresses and networks (``10.0.0.5``, ``172.18.0.0/16``);
+    ValueError naming an entry that is neither."""
+    found = []
+    for entry in entries:
+        try:
+            found.append(ipaddress.ip_network(entry.strip(), strict=False))
+        except ValueError:
+            raise ValueError(f"{entry!r} is not an IP address or network") from None
+    return tuple(found)
+
+
+def _trusted(address: str, proxies: tuple[IpNetwork, ...]) -> bool:
+    try:
+        ip = ipaddress.ip_address(address.strip().strip("[]"))
+    except ValueError:
+        return False
+    return any(ip in network for network in proxies)
+
+
+def forwarded_client(peer: str, forwarded_for: Iterable[str], proxies: tuple[IpNetwork, ...]) -> str:
+    """The address a request counts for (pure): its peer's, unless the peer is a trusted proxy;
+    then the nearest address in ``X-Forwarded-For`` (read right to left: each proxy appends the
+    address it was reached from) that is not itself a trusted proxy. What a client writes into
+    the header itself sits left of that and is never read."""
+    if not proxies or not _trusted(peer, proxies):
+        return peer
+    hops = [hop.strip() for value in forwarded_for for hop in value.split(",") if hop.strip()]
+    for hop in reversed(hops):
+        if not _trusted(hop, proxies):
+            return _without_port(hop)
+    return _without_port(hops[0]) if hops else peer
+
+
+def _without_port(hop: str) -> str:
+    if hop.startswith("[") and "]" in hop:
+        return hop[1 : hop.index("]")]
+    if hop.count(":") == 1:
+        return hop.split(":", 1)[0]
+    return hop
+
+
+class ForwardedFor:
+    """ASGI middleware: the request's client address (and scheme) as :func:`forwarded_client`
+    finds it; with no trusted proxy, ``X-Forwarded-*`` headers are ignored whoever sends them.
+    Outermost, so the rate limits, the sign-in throttles and the logs all see one address."""
+
+    def __init__(self, app: Any, proxies: Iterable[str] = ()) -> None:
+        self.app = app
+        self.proxies = proxy_networks(proxies)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        client = scope.get("client") if scope["type"] in ("http", "websocket") else None
+        if client and self.proxies and _trusted(client[0], self.proxies):
+            headers = scope.get("headers", [])
+            hops = [v.decode("latin-1") for n, v in headers if n == b"x-forwarded-for"]
+            address = forwarded_client(client[0], hops, self.proxies)
+            scope = dict(scope, client=(address, 0) if address != client[0] else client)
+            proto = next(
+                (v.decode("latin-1").strip().lower() for n, v in headers if n == b"x-forwarded-proto"), ""
+            )
+            if scope["type"] == "http" and proto in ("http", "https"):
+                scope["scheme"] = proto
+        await self.app(scope, receive, send)

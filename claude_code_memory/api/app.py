@@ -16,7 +16,7 @@ from ..auth.devices import Devices
 from ..auth.exposure import check_bind
 from ..auth.local_mode import LocalMode, require_loopback
 from ..config import Settings
-from ..limiter import CounterStore, LoginThrottle, MemoryCounters, RequestLimits
+from ..limiter import CounterStore, ForwardedFor, LoginThrottle, MemoryCounters, RequestLimits
 from ..mcp import create_mcp_endpoint
 from ..memories.server_parts import ServerParts
 from ..store.shared_state import SharedCounters
@@ -218,6 +218,8 @@ def create_app(
         exempt_max_bytes=settings.server.max_body_bytes * IMPORT_BODY_FACTOR,
         quiet_paths=quiet,
     )
+    # Outermost: every part below counts a request under the address this finds.
+    app.add_middleware(ForwardedFor, proxies=server.trusted_proxies)
     return app
 
 

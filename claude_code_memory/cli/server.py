@@ -141,6 +141,9 @@ def serve(
         port=settings.server.port,
         log_level=settings.server.log_level,
         access_log=False,
+        # The app reads forwarded headers itself (server.trusted_proxies); uvicorn would
+        # believe any from 127.0.0.1.
+        proxy_headers=False,
         ssl_certfile=str(certificate.cert_file) if certificate else None,
         ssl_keyfile=str(certificate.key_file) if certificate else None,
     )

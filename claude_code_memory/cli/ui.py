@@ -44,9 +44,12 @@ def ui(
             chosen,
             signed_out_path=settings.data_path / "ui" / "signed-out.json",
             login_failures=settings.server.rate_limit.login_failures,
+            trusted_proxies=settings.server.trusted_proxies,
         ),
         host=chosen.host,
         port=chosen.port,
         log_level=settings.server.log_level,
         access_log=False,
+        # The app reads forwarded headers itself, from server.trusted_proxies only.
+        proxy_headers=False,
     )

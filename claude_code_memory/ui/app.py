@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,7 +13,7 @@ from fastapi.staticfiles import StaticFiles
 
 from .. import __version__
 from ..config import UiSettings
-from ..limiter import LoginThrottle, MemoryCounters
+from ..limiter import ForwardedFor, LoginThrottle, MemoryCounters
 from . import (
     account,
     curation,
@@ -60,10 +60,14 @@ def when(value: object) -> str:
 
 
 def create_app(
-    settings: UiSettings, signed_out_path: Path | None = None, login_failures: str = "5/15 minutes"
+    settings: UiSettings,
+    signed_out_path: Path | None = None,
+    login_failures: str = "5/15 minutes",
+    trusted_proxies: Sequence[str] = (),
 ) -> FastAPI:
     """``signed_out_path`` keeps the signed-out sessions across restarts (``None``: memory only);
-    ``login_failures``: failed sign-ins one address may make before it waits."""
+    ``login_failures``: failed sign-ins one address may make before it waits;
+    ``trusted_proxies``: whose ``X-Forwarded-For`` names that address (``server.trusted_proxies``)."""
     ui = Ui(
         settings=settings,
         api=Api(settings.api_url),
@@ -127,4 +131,5 @@ def create_app(
         teams,
     ):
         app.include_router(module.router)
+    app.add_middleware(ForwardedFor, proxies=trusted_proxies)
     return app

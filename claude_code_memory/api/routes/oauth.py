@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import anyio.to_thread
 from mcp.server.auth.handlers.metadata import MetadataHandler
+from mcp.server.auth.handlers.register import RegistrationHandler
 from mcp.server.auth.provider import construct_redirect_uri
 from mcp.server.auth.routes import build_metadata, cors_middleware, create_auth_routes
 from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
@@ -26,11 +27,13 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import BaseRoute, Route
 
 from ...auth.identity import Identity
-from ...auth.oauth import OAuth, scopes
+from ...auth.oauth import OAuth, redirect_uris, registration, scopes
 from ...auth.oauth.provider import CONSENT_PATH, BuiltInProvider
 from ...auth.oauth.resource import WELL_KNOWN
+from ...auth.oauth.store import RegistrationFull
 from ...errors import Unauthorised
 from ...limiter import LoginThrottle, seconds
+from ..middleware import replay
 
 log = logging.getLogger(__name__)
 
@@ -64,12 +67,12 @@ def _authorization_server(provider: BuiltInProvider, identity: Identity) -> list
     issuer = TypeAdapter(AnyHttpUrl, config=ConfigDict(url_preserve_empty_path=True)).validate_python(
         provider.issuer
     )
-    registration = ClientRegistrationOptions(
+    registration_options = ClientRegistrationOptions(
         enabled=True, valid_scopes=list(scopes.ALL), default_scopes=list(scopes.ALL)
     )
     revocation = RevocationOptions(enabled=True)
-    sdk_routes = create_auth_routes(provider, issuer, None, registration, revocation)
-    metadata = build_metadata(issuer, None, registration, revocation)
+    sdk_routes = create_auth_routes(provider, issuer, None, registration_options, revocation)
+    metadata = build_metadata(issuer, None, registration_options, revocation)
     # What the SDK's builder does not know we do: public clients only, metadata documents.
     metadata.token_endpoint_auth_methods_supported = ["none"]
     metadata.revocation_endpoint_auth_methods_supported = ["none"]
@@ -85,11 +88,16 @@ def _authorization_server(provider: BuiltInProvider, identity: Identity) -> list
         return JSONResponse(jwks, headers={"Cache-Control": "public, max-age=3600"})
 
     consent = _Consent(provider, identity)
-    replaced = ("/.well-known/oauth-authorization-server", "/revoke")
+    replaced = ("/.well-known/oauth-authorization-server", "/revoke", "/register")
     kept = [route for route in sdk_routes if getattr(route, "path", "") not in replaced]
     return [
         metadata_route,
         *kept,
+        Route(
+            "/register",
+            cors_middleware(_registration(provider, registration_options), ["POST", "OPTIONS"]),
+            methods=["POST", "OPTIONS"],
+        ),
         Route(
             "/revoke",
             cors_middleware(_revocation(provider), ["POST", "OPTIONS"]),
@@ -99,6 +107,55 @@ def _authorization_server(provider: BuiltInProvider, identity: Identity) -> list
         Route(CONSENT_PATH, consent.page, methods=["GET"]),
         Route(CONSENT_PATH, consent.decide, methods=["POST"]),
     ]
+
+
+class _RegisteringFrom:
+    """The provider as the SDK's registration handler sees it, for one request: what it stores
+    counts for the address the request came from (the handler does not pass it on)."""
+
+    def __init__(self, provider: BuiltInProvider, address: str) -> None:
+        self.provider = provider
+        self.address = address
+
+    async def register_client(self, client_info: Any) -> None:
+        await self.provider.register_client(client_info, address=self.address)
+
+
+def _registration(provider: BuiltInProvider, options: ClientRegistrationOptions) -> Any:
+    """RFC 7591 registration, open to anyone and so bounded: the body's size here, every
+    field's and the unused clients per address and in all in the provider (docs/oauth.md)."""
+
+    async def register(request: Request) -> Response:
+        limit = registration.MAX_BODY_BYTES
+        declared = request.headers.get("content-length", "")
+        body = bytearray()
+        if not (declared.isdigit() and int(declared) > limit):
+            async for chunk in request.stream():
+                body.extend(chunk)
+                if len(body) > limit:
+                    break
+        if len(body) > limit or (declared.isdigit() and int(declared) > limit):
+            return _registration_error(
+                413, "invalid_client_metadata", f"the registration is over {limit} bytes"
+            )
+        address = request.client.host if request.client else ""
+        handler = RegistrationHandler(_RegisteringFrom(provider, address), options)  # type: ignore[arg-type]
+        try:
+            return await handler.handle(Request(request.scope, replay(bytes(body), None, request.receive)))
+        except RegistrationFull as full:
+            response = _registration_error(429, "temporarily_unavailable", full.description)
+            response.headers["Retry-After"] = str(seconds(full.retry_after))
+            return response
+
+    return register
+
+
+def _registration_error(status: int, error: str, description: str) -> JSONResponse:
+    return JSONResponse(
+        {"error": error, "error_description": description},
+        status_code=status,
+        headers={"Cache-Control": "no-store"},
+    )
 
 
 def _revocation(provider: BuiltInProvider) -> Any:
@@ -218,6 +275,10 @@ goes back to <code>{html.escape(destination.scheme)}://{html.escape(destination.
 
 
 def _back(redirect_uri: str, **params: str | None) -> Response:
+    # The request was signed with a redirect URI its client named; one a browser would act
+    # on itself (a record stored before redirect_uris.py) is never followed, Deny included.
+    if not redirect_uris.allowed(redirect_uri):
+        return _message_page("this application's redirect URI is not one this server sends a browser to", 400)
     return RedirectResponse(
         construct_redirect_uri(redirect_uri, **params), status_code=302, headers=_PAGE_HEADERS
     )

@@ -7,6 +7,8 @@
     store.py            its clients, grants, codes and refresh tokens (digests only)
     access_tokens.py    its access tokens: short JWTs signed with keys.py's key
     client_metadata.py  Client ID Metadata Documents
+    registration.py     what a client may say about itself: every field's size, its redirect URIs
+    redirect_uris.py    which redirect URIs a client may name
     external.py         an external OpenID Connect issuer's tokens, checked against its JWKS
 
 :func:`build` is the one place that reads ``auth.oauth``; it runs at start-up, so a bad
@@ -28,7 +30,7 @@ from .access_tokens import TokenRefused
 from .external import ExternalIssuer, IssuerError
 from .provider import BuiltInProvider
 from .resource import ResourceServer, TokenRefusal, principal_for
-from .store import OAuthStore
+from .store import OAuthStore, RegistrationLimits
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,11 @@ def build(settings: Settings, database: Database) -> OAuth | None:
         access_minutes=config.access_token_minutes,
         refresh_days=config.refresh_token_days,
         allow_loopback_client_ids=config.allow_loopback_client_ids,
+        registration_limits=RegistrationLimits(
+            max_unused=config.registration.max_unused_clients,
+            max_unused_per_address=config.registration.max_unused_clients_per_address,
+            unused_hours=config.registration.unused_client_hours,
+        ),
     )
 
     def verify_builtin(token: str) -> Principal:

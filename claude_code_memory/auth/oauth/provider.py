@@ -32,10 +32,10 @@ from mcp.server.auth.provider import (
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-from . import access_tokens, scopes
+from . import access_tokens, registration, scopes
 from .client_metadata import Client, ClientMetadataError, ClientMetadataFetcher, is_metadata_url
 from .keys import ALGORITHM, SigningKey
-from .store import OAuthStore
+from .store import OAuthStore, RegistrationLimits
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +77,10 @@ class BuiltInProvider:
         access_minutes: int,
         refresh_days: int,
         allow_loopback_client_ids: bool,
+        registration_limits: RegistrationLimits,
     ) -> None:
         self.store = store
+        self.registration_limits = registration_limits
         self.key = key
         self.issuer = issuer
         self.resource = resource
@@ -99,21 +101,24 @@ class BuiltInProvider:
         stored = await anyio.to_thread.run_sync(self.store.client, client_id)
         return Client.model_validate(stored) if stored else None
 
-    async def register_client(self, client_info: OAuthClientInformationFull) -> None:
-        for uri in client_info.redirect_uris or []:
-            parts = urlsplit(str(uri))
-            loopback = parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost", "::1")
-            if parts.scheme != "https" and not loopback and parts.scheme in ("http", "javascript", "data"):
-                raise RegistrationError(
-                    "invalid_redirect_uri",
-                    f"{uri}: redirect URIs must be https, or http on a loopback address",
-                )
+    async def register_client(self, client_info: OAuthClientInformationFull, address: str = "") -> None:
+        """Store a dynamically registered client: RegistrationError when its metadata breaks a
+        limit of :mod:`.registration`, store.RegistrationFull when ``address`` (or everyone)
+        holds too many unused clients; nothing is stored then."""
         # Public clients only; the SDK's handler answers with this same object.
         client_info.token_endpoint_auth_method = "none"
         client_info.client_secret = None
         client_info.client_secret_expires_at = None
         record = client_info.model_dump(mode="json", exclude_none=True)
-        await anyio.to_thread.run_sync(self.store.save_client, client_info.client_id, record)
+        try:
+            registration.check(record)
+        except registration.MetadataRefused as refused:
+            raise RegistrationError(refused.error, refused.description) from None
+        await anyio.to_thread.run_sync(
+            lambda: self.store.register_client(
+                client_info.client_id, record, address=address, limits=self.registration_limits
+            )
+        )
 
     # -- authorization ----------------------------------------------------------------------
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:

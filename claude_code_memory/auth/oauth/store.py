@@ -1,6 +1,11 @@
 """What the built-in authorization server remembers: registered clients, grants, authorization
 codes and refresh tokens (tables of migration 0010).
 
+Registration needs no credentials, so what it may store is bounded: a client nobody has
+authorized yet (no code was ever issued for it) is *unused*; unused clients are capped in all
+and per address they came from, and one older than ``unused_client_hours`` is deleted when the
+next registration comes (:meth:`OAuthStore.register_client`).
+
 A grant is one consent: a user (or the admin) let one client have some scopes on one resource.
 Its codes and refresh tokens are stored as SHA-256 digests only; a refresh token is used once
 (rotation), and presenting a used one again revokes the whole grant, as OAuth 2.1 §4.3.1 asks
@@ -15,6 +20,7 @@ import secrets
 import time
 import uuid
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
@@ -30,6 +36,9 @@ from sqlalchemy import (
     Table,
     Text,
     Uuid,
+    delete,
+    exists,
+    func,
     insert,
     select,
     update,
@@ -45,6 +54,8 @@ clients = Table(
     Column("client_id", String(255), primary_key=True),
     Column("metadata", JSON, nullable=False),
     Column("created_at", DateTime, nullable=False),
+    #: The address a dynamically registered client came from (migration 0020).
+    Column("registered_from", String(64), index=True),
 )
 grants = Table(
     "oauth_grants",
@@ -125,6 +136,24 @@ class StoredRefresh:
     used: bool
 
 
+@dataclass(frozen=True)
+class RegistrationLimits:
+    """``auth.oauth.registration``: unused clients in all and per address, and their lifetime."""
+
+    max_unused: int
+    max_unused_per_address: int
+    unused_hours: int
+
+
+class RegistrationFull(Exception):
+    """Too many unused registrations (from one address, or in all): nothing was stored."""
+
+    def __init__(self, description: str, retry_after: float) -> None:
+        super().__init__(description)
+        self.description = description
+        self.retry_after = retry_after
+
+
 def _grant(row: Any) -> Grant:
     return Grant(row.id, row.client_id, row.user_id, row.is_admin, row.scopes.split(), row.resource)
 
@@ -134,10 +163,42 @@ class OAuthStore:
         self.engine = engine
 
     # -- clients ----------------------------------------------------------------------------
-    def save_client(self, client_id: str, client_metadata: dict[str, Any]) -> None:
+    def register_client(
+        self, client_id: str, client_metadata: dict[str, Any], *, address: str, limits: RegistrationLimits
+    ) -> None:
+        """Store a dynamically registered client, after deleting the unused ones past their
+        lifetime; :class:`RegistrationFull` (nothing stored) when ``address`` or everyone holds
+        as many unused clients as the limits allow."""
+        now = utcnow()
+        lifetime = timedelta(hours=limits.unused_hours)
         with self.engine.begin() as connection:
+            connection.execute(delete(clients).where(_unused(), clients.c.created_at < now - lifetime))
+            for where, cap, whose in (
+                (clients.c.registered_from == address, limits.max_unused_per_address, "from your address"),
+                (None, limits.max_unused, "on this server"),
+            ):
+                query = (
+                    select(func.count(), func.min(clients.c.created_at)).select_from(clients).where(_unused())
+                )
+                count, oldest = connection.execute(query if where is None else query.where(where)).one()
+                if count >= cap:
+                    wait = _seconds_until(oldest + lifetime, now) if oldest else 3600.0
+                    raise RegistrationFull(
+                        f"{count} registered clients {whose} were never authorized (at most {cap}): "
+                        f"authorize or wait until one expires (auth.oauth.registration)",
+                        wait,
+                    )
             connection.execute(
-                insert(clients).values(client_id=client_id, metadata=client_metadata, created_at=utcnow())
+                insert(clients).values(
+                    client_id=client_id, metadata=client_metadata, created_at=now, registered_from=address
+                )
+            )
+
+    def unused_clients(self) -> int:
+        """Registered clients never authorized (what the registration limits count)."""
+        with self.engine.connect() as connection:
+            return int(
+                connection.execute(select(func.count()).select_from(clients).where(_unused())).scalar_one()
             )
 
     def client(self, client_id: str) -> dict[str, Any] | None:
@@ -299,3 +360,12 @@ class OAuthStore:
             .where(grants.c.id == grant_id, grants.c.revoked_at.is_(None))
             .values(revoked_at=utcnow())
         )
+
+
+def _unused() -> Any:
+    """A client no code was ever issued for: nobody authorized it."""
+    return ~exists().where(codes.c.client_id == clients.c.client_id)
+
+
+def _seconds_until(moment: datetime, now: datetime) -> float:
+    return max(1.0, (moment - now).total_seconds())
