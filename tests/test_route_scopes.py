@@ -24,6 +24,7 @@ from starlette.routing import Route
 
 from claude_code_memory.auth.oauth import access_tokens, route_scopes
 from claude_code_memory.auth.oauth.scopes import ADMIN, READ, WRITE
+from claude_code_memory.auth.oauth.store import RegistrationLimits
 from claude_code_memory.mcp import dialects
 from tests.support.in_process import InProcessServer
 from tests.support.servers import StartServer
@@ -118,7 +119,12 @@ def oauth_token(server: InProcessServer, user: str, scopes: list[str]) -> str:
     (a code made and redeemed through its store, as the consent page and /token do)."""
     provider = server.app.state.oauth.provider
     client_id = f"https://client.example/{secrets.token_hex(4)}"
-    provider.store.save_client(client_id, {"client_id": client_id, "redirect_uris": ["http://127.0.0.1/cb"]})
+    provider.store.register_client(
+        client_id,
+        {"client_id": client_id, "redirect_uris": ["http://127.0.0.1/cb"]},
+        address="127.0.0.1",
+        limits=RegistrationLimits(max_unused=1000, max_unused_per_address=1000, unused_hours=24),
+    )
     code = provider.store.create_code(
         client_id=client_id,
         user_id=user,
