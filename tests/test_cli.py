@@ -237,7 +237,7 @@ def test_no_server_exits_3_with_one_line(
 
     completed = ccmem(memory_server, *args, "--url", dead, check=False)
 
-    one_line_error(completed, 3, f"cannot reach the server at {dead}", "is `ccmem serve` running?")
+    one_line_error(completed, 3, f"cannot reach the server at {dead}", "start it with `ccmem up`")
 
 
 def test_a_bad_token_exits_1(memory_server: MemoryServer) -> None:

@@ -36,8 +36,12 @@ class Connection:
     #: The command that starts the local server (argv, absolute paths); empty: never started by
     #: anything of ours (a remote server, or a user who turned the start on demand off).
     start: list[str] = field(default_factory=list)
-    #: The command a person types to start it, for messages ("start it with ...").
+    #: The command a person types to start it, for messages ("start it with ..."); empty for a
+    #: remote server.
     start_hint: str = "ccmem up"
+    #: The CA certificate a remote server's is checked against (pinned by ``--fingerprint`` or
+    #: given by ``--ca-file``); None: the system's CAs.
+    ca_file: str | None = None
 
     @property
     def local(self) -> bool:
