@@ -87,8 +87,9 @@ def test_connect_saves_the_connection_and_undo_removes_it(
     assert saved.start_hint.endswith(" up")
     assert connection.path().stat().st_mode & 0o777 == 0o600
     monkeypatch.setenv("CCMEM_ADMIN_TOKEN", server.admin_token)
-    ccmem("connect", "claude-code", "--undo", "--config", str(connected.config))
+    ccmem("connect", "claude-code", "--undo")  # the connected installation's record, not the checkout's
     assert connection.load() is None and not connection.path().exists()
+    assert not Path(saved.token_file).exists()  # found the record: the token revoked, its file gone
 
 
 def test_user_commands_act_as_the_connected_user_with_no_flag(

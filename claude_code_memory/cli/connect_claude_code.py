@@ -355,6 +355,9 @@ def claude_code(
     With --server, connect this machine to a server on another one with a device token."""
     from ..auth.identity import validate_user_id
 
+    saved = saved_connection.load()
+    if undo and config is None and saved is not None and saved.config:
+        config = Path(saved.config)  # the installation that connected keeps the record
     settings = common.settings(config)
     executable = _claude_path(claude)
     if undo:
