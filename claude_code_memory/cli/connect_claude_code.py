@@ -414,9 +414,9 @@ def claude_code(
         out.print(_add_mcp(executable, base_url, token, user, record), highlight=False, soft_wrap=True)
     save_record(settings, record)
     out.print(round_trip(base_url, token, user), highlight=False, soft_wrap=True)
-    saved = save_connection(settings, config, base_url, user, route, local=True)
+    written = save_connection(settings, config, base_url, user, route, local=True)
     out.print(
-        f"`ccmem` commands act as {user} from now on (`ccmem whoami`; {saved})",
+        f"`ccmem` commands act as {user} from now on (`ccmem whoami`; {written})",
         highlight=False,
         soft_wrap=True,
     )
