@@ -73,7 +73,10 @@ RUN /opt/venv/bin/pip install --no-cache-dir --no-deps --editable . \
 # Inside the container the services listen on every interface of its own network namespace;
 # docker-compose.yml publishes them on the host's 127.0.0.1 only, so the API's refusal of a
 # non-loopback address without TLS (docs/remote.md) is lifted here: TLS, if any, is in front.
+# CCMEM_CONFIG names the image's config.yaml, whatever the working directory a `docker exec` or
+# an orchestrator gives the command.
 ENV PATH=/opt/venv/bin:$PATH \
+    CCMEM_CONFIG=/app/config.yaml \
     CCMEM_SERVER__HOST=0.0.0.0 \
     CCMEM_SERVER__INSECURE_BIND=true \
     CCMEM_SERVER__DATA_DIR=/data \

@@ -14,8 +14,9 @@ session's account of that search). The run writes one uniquely marked memory and
 again, also when a step fails; the manager stores nothing (no conversation turn is captured).
 
 Where it connects, like ``ccmem``: ``--url``, else ``server.host`` / ``server.port`` from
-``config.yaml`` and ``.env`` (``--config``, else ``$CCMEM_CONFIG``, else ./config.yaml, else
-the per-user one ``ccmem setup`` wrote, else the one beside this script). As whom:
+``config.yaml`` and ``.env`` (``--config``, else ``$CCMEM_CONFIG``, else the checkout's of the
+package it runs with, else the per-user one ``ccmem setup`` wrote, else the one beside this
+script; never the working directory's). As whom:
 ``--token`` or ``$CCMEM_TOKEN`` (a user token; the user is ``--user``, else ``$CCMEM_USER``,
 else ``$USER``); without one, the admin token from ``.env`` acting for the user
 ``integration-test``.
@@ -183,12 +184,12 @@ STEPS: list[tuple[str, Callable[[Run], str]]] = [
 
 # -- setting up --------------------------------------------------------------------------------
 def settings_for(config: str | None) -> Settings:
-    from claude_code_memory.config import default_config_path
+    from claude_code_memory.user_dirs import choose_config
 
-    chosen = config or os.environ.get("CCMEM_CONFIG")
-    # As ccmem: ./config.yaml, else the per-user one `ccmem setup` wrote; then this checkout's.
-    if chosen is None and not default_config_path().exists() and (HERE / "config.yaml").exists():
-        chosen = str(HERE / "config.yaml")
+    chosen = choose_config(config)
+    # As ccmem (never the working directory's); with nothing set up, this checkout's.
+    if chosen.source == "defaults" and (HERE / "config.yaml").exists():
+        return load_settings(config_path=HERE / "config.yaml")
     return load_settings(config_path=chosen)
 
 

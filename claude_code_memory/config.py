@@ -26,9 +26,10 @@ from dotenv import dotenv_values
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
+from . import user_dirs as _files
 from .config_server import RateLimitSettings, RegistrationSettings, ServerSettings, TlsSettings  # noqa: F401
 from .errors import ConfigError
-from .user_dirs import default_config_path, user_dirs  # noqa: F401 - where callers look for them
+from .user_dirs import ConfigChoice, default_config_path, user_dirs  # noqa: F401 - where callers look for them
 
 ENV_PREFIX = "CCMEM_"
 #: A user token for the clients (CLI, Claude Code's hooks); the server never reads it.
@@ -555,21 +556,17 @@ def _describe(error: ErrorDetails) -> str:
 
 
 def load_settings(
-    config_path: str | Path | None = None,
+    config_path: str | Path | ConfigChoice | None = None,
     env_file: str | Path | None = None,
     environ: dict[str, str] | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> Settings:
-    """Read and validate the settings.
-
-    ``config_path`` defaults to ``$CCMEM_CONFIG``, else :func:`default_config_path` (a missing
-    default file means built-in defaults); ``env_file`` defaults to ``.env`` beside the config file. The
-    process environment wins over ``.env``; ``overrides`` (dotted keys, from command-line
-    flags) win over everything.
-    """
+    """Read and validate the settings from :func:`~.user_dirs.choose_config`'s file; ``env_file``
+    defaults to ``.env`` beside it; relative paths in both are relative to its directory. The
+    process environment wins over ``.env``; ``overrides`` (dotted keys, from flags) over all."""
     environ = dict(os.environ if environ is None else environ)
-    explicit = config_path is not None or "CCMEM_CONFIG" in environ
-    path = Path(config_path or environ.get("CCMEM_CONFIG") or default_config_path(environ))
+    choice = _files.choose_config(config_path, environ)
+    path = choice.path
     tree: dict[str, Any] = {}
     if path.exists():
         try:
@@ -579,14 +576,15 @@ def load_settings(
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"{path}: the top level must be a mapping of sections")
         tree = loaded or {}
-    elif explicit:
+    elif choice.explicit:
         raise ConfigError(f"config file {path} does not exist")
 
     dotenv_path = Path(env_file) if env_file else path.parent / ".env"
     if dotenv_path.exists():
-        file_env = {k: v for k, v in dotenv_values(dotenv_path).items() if v is not None}
-        environ = {**file_env, **environ}
-
+        file_env = {k: v for k, v in dotenv_values(dotenv_path).items() if v is not None and k not in environ}
+        for dotted, value in _env_overrides(file_env):
+            _set_dotted(tree, dotted, value)
+    _files.anchor_paths(tree, choice, environ)
     for dotted, value in _env_overrides(environ):
         _set_dotted(tree, dotted, value)
     for dotted, value in (overrides or {}).items():

@@ -179,6 +179,7 @@ def test_import_checks_the_file_and_the_mode(memory_server: MemoryServer, tmp_pa
 # Every command that needs a running server, with enough arguments to get that far.
 NEEDS_THE_SERVER = [
     ("status",),
+    ("whoami",),
     ("add", "text", "--user", "u"),
     ("search", "query", "--user", "u"),
     ("list", "--user", "u"),

@@ -14,6 +14,7 @@ Then the pure part: the hook entries that read the token file.
 from __future__ import annotations
 
 import json
+import shutil
 import stat
 import subprocess
 import uuid
@@ -26,7 +27,7 @@ import pytest
 from claude_code_memory.client import claude_settings as cs
 from tests.support.fake_anthropic import FakeAnthropic, ToolThenAnswer, always_text
 from tests.support.node_clients import claude_bin, claude_env, run_claude
-from tests.support.server import MemoryServer, ccmem_bin
+from tests.support.server import REPO_ROOT, MemoryServer, ccmem_bin
 
 REPLY = "Noted, thanks."
 #: A user's own settings, in an indentation Claude Code would not write itself.
@@ -34,8 +35,14 @@ USER_SETTINGS = '{\n    "model": "opus",\n    "cleanupPeriodDays": 20\n}\n'
 
 
 def connect(home: Path, server: MemoryServer, *args: str) -> subprocess.CompletedProcess[str]:
+    # An installation of its own in the home (config.yaml, data/): named, as the CLI reads
+    # no config from the directory it runs in.
+    config = home / "config.yaml"
+    if not config.exists():
+        shutil.copyfile(REPO_ROOT / "config.yaml", config)
     env = claude_env(home, "http://127.0.0.1:9") | {
         "CCMEM_ADMIN_TOKEN": server.admin_token,
+        "CCMEM_CONFIG": str(config),
         "USER": "newcomer",
     }
     completed = subprocess.run(

@@ -82,6 +82,9 @@ def checkout(tmp_path: Path) -> Iterator[Checkout]:
     }
     env.update(
         HOME=str(tmp_path / "home"),
+        # A copy of a checkout holds no code of its own: its config is named, as ccmem reads
+        # none from the directory it runs in.
+        CCMEM_CONFIG=str(root / "config.yaml"),
         CCMEM_SERVER__PORT=str(ports["api"]),
         CCMEM_UI__PORT=str(ports["ui"]),
         CCMEM_PROXY__PORT=str(ports["proxy"]),

@@ -29,6 +29,7 @@ from claude_code_memory.config import default_config_path, load_settings, user_d
 from claude_code_memory.stack import user_setup
 from claude_code_memory.stack.services import read_state
 from claude_code_memory.stack.supervisor import alive
+from claude_code_memory.user_dirs import choose_config
 from tests.support.fake_anthropic import FakeAnthropic, always_text
 from tests.support.processes import free_port
 from tests.support.server import REPO_ROOT
@@ -250,18 +251,55 @@ def test_user_dirs_follow_xdg() -> None:
     assert user_dirs(chosen) == (Path("/c/ccmem"), Path("/d/ccmem"), Path("/home/ada/.local/state/ccmem"))
 
 
-def test_a_local_config_wins_then_the_per_user_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_checkout_wins_then_the_per_user_one_and_never_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     environ = {"HOME": str(tmp_path / "home")}
     monkeypatch.chdir(tmp_path)
-    assert default_config_path(environ) == Path("config.yaml")  # nothing set up: defaults, as always
+    (tmp_path / "config.yaml").write_text("database: {unknown: 1}\n")  # a project's own: ignored
+    # This code runs from a checkout: its config.yaml, whatever the directory.
+    assert default_config_path(environ) == REPO_ROOT / "config.yaml"
+    assert choose_config(environ=environ).source == "checkout"
+    # An installed package: nothing set up yet, built-in defaults with the per-user directories.
+    nothing = choose_config(environ=environ, checkout=None)
+    assert nothing.source == "defaults" and not nothing.path.exists()
+    defaults = load_settings(nothing, environ=environ)
+    _, data_dir, state_dir = user_dirs(environ)
+    assert defaults.data_path == data_dir and defaults.state_path == state_dir
     report = user_setup.setup(environ, model=False)
-    assert default_config_path(environ) == report.config_file
-    settings = load_settings(environ=environ)
+    per_user = choose_config(environ=environ, checkout=None)
+    assert (per_user.path, per_user.source) == (report.config_file, "per-user")
+    settings = load_settings(per_user, environ=environ)
     assert settings.data_path == report.data_dir and settings.state_path == report.state_dir
     assert settings.server.admin_token
-    (tmp_path / "config.yaml").write_text("server:\n  port: 9999\n")
-    assert default_config_path(environ) == Path("config.yaml")  # a checkout keeps its own
-    assert load_settings(environ=environ).server.port == 9999
+    # Named, it wins over both.
+    named = choose_config(environ=environ | {"CCMEM_CONFIG": str(tmp_path / "config.yaml")}, checkout=None)
+    assert named.explicit and named.path == tmp_path / "config.yaml"
+    assert not (tmp_path / "data").exists()
+
+
+def test_relative_paths_in_a_config_file_are_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    where = tmp_path / "install"
+    where.mkdir()
+    (where / "config.yaml").write_text(
+        "server:\n  state_dir: run\n  tls: {cert_file: tls/c.pem, key_file: /k.pem}\n"
+    )
+    (where / ".env").write_text("CCMEM_SERVER__DATA_DIR=store\n")
+    monkeypatch.chdir(tmp_path)
+    settings = load_settings(where / "config.yaml", environ={})
+    assert settings.data_path == where / "store" and settings.state_path == where / "run"
+    assert (settings.server.tls.cert_file, settings.server.tls.key_file) == (
+        str(where / "tls/c.pem"),
+        "/k.pem",
+    )
+    assert load_settings(where / "config.yaml", environ={"CCMEM_SERVER__DATA_DIR": "/abs"}).data_path == Path(
+        "/abs"
+    )
+    (where / "config.yaml").write_text("server:\n  port: 9999\n")
+    (where / ".env").unlink()
+    assert load_settings(where / "config.yaml", environ={}).data_path == where / "data"
 
 
 def test_setup_is_idempotent_and_keeps_secrets_private(tmp_path: Path) -> None:

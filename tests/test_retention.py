@@ -542,7 +542,7 @@ def test_the_cli_forgets_and_dry_runs_a_purge_through_the_server(
         message.startswith("error: cannot reach the server at http://127.0.0.1:")
         and "Traceback" not in message
     )
-    assert message.endswith("is `ccmem serve` running?")
+    assert message.endswith("start it with `ccmem up`")
 
 
 @contextmanager

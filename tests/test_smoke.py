@@ -58,8 +58,10 @@ def system_python() -> Path:
 def run_script(
     server: MemoryServer, cwd: Path, *args: str, python: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    # The server's environment without its CCMEM_* settings: the script must find them itself.
+    # The server's environment without its CCMEM_* settings: the script finds them in the
+    # checkout-like directory's config.yaml and .env, named as a project's config must be.
     env = {k: v for k, v in server.env.items() if not k.startswith("CCMEM_")}
+    env["CCMEM_CONFIG"] = str(cwd / "config.yaml")
     return subprocess.run(
         [str(python or venv_python()), str(SCRIPT), *args],
         cwd=cwd,

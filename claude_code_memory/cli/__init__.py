@@ -1,8 +1,12 @@
 """`ccmem`: run the memory server, manage tokens, and work with memories from the shell.
 
-Commands that touch memories talk to the running server over REST (``--url``, default the
-configured host and port) with a bearer token (``--token``, default ``$CCMEM_TOKEN``, then the
-admin token from ``.env``). Every command that prints data takes ``--json``.
+Commands that touch memories talk to the running server over REST: ``--url``, else the server
+``ccmem connect`` connected (unless ``--config`` / ``$CCMEM_CONFIG`` names a config), else the
+configured host and port; with a bearer token: ``--token``, else ``$CCMEM_TOKEN``, else the
+connected user's, else the admin token from ``.env``. ``ccmem whoami`` says which. The config
+file is never the working directory's: ``--config``, ``$CCMEM_CONFIG``, this installation's
+(a checkout's config.yaml), the per-user one ``ccmem setup`` wrote, else built-in defaults.
+Every command that prints data takes ``--json``.
 
 Exit codes:
 
@@ -41,6 +45,7 @@ from . import (
     teams,
     tokens,
     ui,
+    whoami,
 )
 from .common import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_UNREACHABLE, err, unreachable
 
@@ -71,6 +76,7 @@ def _root(
 app.command()(server.serve)
 app.command()(server.status)
 app.command()(server.doctor)
+app.command()(whoami.whoami)
 app.add_typer(tokens.app, name="token")
 app.add_typer(devices.app, name="devices")
 app.command()(memories.add)

@@ -8,7 +8,6 @@ open the metadata database directly, as the server does.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,12 +18,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..config import Settings, default_config_path, load_settings
+from ..config import Settings, load_settings
 from ..errors import Unavailable
+from ..user_dirs import choose_config
 
 if TYPE_CHECKING:
     from ..auth.identity import Identity
-    from ..client.remote import Remote
+    from ..client.remote import Credentials, Remote
 
 #: Exit codes, documented in the package docstring and docs/cli.md.
 EXIT_OK = 0
@@ -41,17 +41,26 @@ out = Console(emoji=False)
 ConfigOpt = Annotated[
     Path | None,
     typer.Option(
-        "--config", help="config.yaml to read (default ./config.yaml, else the one ccmem setup wrote)"
+        "--config",
+        help="config.yaml to read (default: $CCMEM_CONFIG, else this installation's; docs/configuration.md)",
     ),
 ]
 DataDirOpt = Annotated[
     Path | None, typer.Option("--data-dir", help="data directory (default from config: data/)")
 ]
 UrlOpt = Annotated[
-    str | None, typer.Option("--url", help="server URL (default: server.host and server.port from config)")
+    str | None,
+    typer.Option(
+        "--url",
+        help="server URL (default: the connected server, else server.host and server.port from config)",
+    ),
 ]
 TokenOpt = Annotated[
-    str | None, typer.Option("--token", help="bearer token (default: $CCMEM_TOKEN, then the admin token)")
+    str | None,
+    typer.Option(
+        "--token",
+        help="bearer token (default: $CCMEM_TOKEN, then the connected user's, then the admin token)",
+    ),
 ]
 UserOpt = Annotated[
     str | None,
@@ -73,7 +82,7 @@ def data_dir_override(data_dir: Path | None) -> dict[str, Any]:
 
 def config_file(config: Path | None) -> Path:
     """The config file :func:`load_settings` reads (it may not exist: defaults apply)."""
-    return Path(config or os.environ.get("CCMEM_CONFIG") or default_config_path())
+    return choose_config(config).path
 
 
 def identity(chosen: Settings) -> Identity:
@@ -92,12 +101,21 @@ def server_url(chosen: Settings, url: str | None = None) -> str:
     return f"http://{host}:{chosen.server.port}"
 
 
+def credentials(config: Path | None, url: str | None, token: str | None) -> Credentials:
+    """Where a command goes and as whom (:func:`claude_code_memory.client.remote.credentials`)."""
+    from ..client.remote import credentials as chosen
+
+    return chosen(settings(config), url, token, explicit_config=choose_config(config).explicit)
+
+
 @contextmanager
 def remote(config: Path | None, url: str | None, token: str | None) -> Iterator[Remote]:
     """An authenticated client for the running server, closed afterwards."""
     from ..client.remote import Remote
 
-    client = Remote.from_settings(settings(config), url, token)
+    client = Remote.from_settings(
+        settings(config), url, token, explicit_config=choose_config(config).explicit
+    )
     try:
         yield client
     finally:

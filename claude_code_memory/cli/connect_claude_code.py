@@ -12,6 +12,10 @@
 What it added is recorded in ``<data>/connect/claude-code.json``; ``--undo`` takes exactly that
 away (the plugin uninstalled with the settings restored, or the settings file put back as it was
 when nothing else changed it since, the MCP server removed, the token revoked).
+
+A successful connect also saves the connection (:mod:`claude_code_memory.client.connection`): the
+CLI's default server and credentials from then on, as ``gh auth login`` makes them, and how the
+local server is started when it is down.
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import shlex
 import shutil
 import subprocess
+import sys
 import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -29,6 +35,7 @@ from typing import Annotated, Any
 import typer
 
 from ..client import claude_settings as cs
+from ..client import connection as saved_connection
 from ..client.connection import when_down
 from ..config import Settings
 from ..errors import BadInput, MemoryStackError, Unavailable
@@ -80,6 +87,50 @@ def load_record(settings: Settings) -> Record | None:
 
 def save_record(settings: Settings, record: Record) -> None:
     write_private(record_file(settings), json.dumps(asdict(record), indent=2) + "\n")
+
+
+def start_command(config: Path | None) -> tuple[list[str], str]:
+    """The argv that starts this installation's server (absolute paths: a hook runs it from any
+    directory, with any PATH) and the command a person types for it."""
+    running = Path(sys.argv[0])
+    if running.name == "ccmem" and running.is_file():
+        prefix = [str(running.resolve())]
+        ours: Path | None = running.resolve()
+    else:
+        prefix = [sys.executable, "-m", "claude_code_memory.cli"]
+        beside = Path(sys.executable).parent / "ccmem"
+        ours = beside.resolve() if beside.is_file() else None
+    argv = [*prefix, "up"] + (["--config", str(config)] if config is not None else [])
+    on_path = shutil.which("ccmem")
+    if ours is not None and on_path is not None and Path(on_path).resolve() == ours:
+        return argv, "ccmem up"
+    return argv, f"{shlex.join(prefix)} up"
+
+
+def save_connection(
+    settings: Settings,
+    config: Path | None,
+    base_url: str,
+    user: str,
+    route: str,
+    *,
+    local: bool,
+    ca_file: Path | None = None,
+) -> Path:
+    """The CLI's default credentials from now on; a local server's start command with them."""
+    chosen = common.config_file(config).resolve()
+    start, hint = start_command(chosen if chosen.is_file() else None) if local else ([], "")
+    saved = saved_connection.Connection(
+        url=base_url,
+        user=user,
+        token_file=str(token_file(settings).resolve()),
+        route=route,
+        config=str(chosen) if local else None,
+        start=start,
+        start_hint=hint,
+        ca_file=str(ca_file.resolve()) if ca_file is not None else None,
+    )
+    return saved_connection.save(saved)
 
 
 # -- the server --------------------------------------------------------------------------------
@@ -240,6 +291,7 @@ def _add_mcp(claude: str | None, base_url: str, token: str, user: str, record: R
 def _undo(settings: Settings, claude: str | None) -> None:
     record = load_record(settings)
     if record is None:
+        saved_connection.remove()
         out.print("nothing to undo: `ccmem connect claude-code` has not run here", highlight=False)
         return
     if record.route == "plugin":
@@ -267,6 +319,7 @@ def _undo(settings: Settings, claude: str | None) -> None:
             out.print(f"the token was not revoked: {exc.message}", highlight=False, soft_wrap=True)
     token_file(settings).unlink(missing_ok=True)
     record_file(settings).unlink(missing_ok=True)
+    saved_connection.remove()
     out.print("disconnected Claude Code", highlight=False)
 
 
@@ -303,6 +356,9 @@ def claude_code(
     With --server, connect this machine to a server on another one with a device token."""
     from ..auth.identity import validate_user_id
 
+    saved = saved_connection.load()
+    if undo and config is None and saved is not None and saved.config:
+        config = Path(saved.config)  # the installation that connected keeps the record
     settings = common.settings(config)
     executable = _claude_path(claude)
     if undo:
@@ -335,6 +391,7 @@ def claude_code(
         out.print(
             round_trip(remote.base_url, remote.token, user, remote.verify), highlight=False, soft_wrap=True
         )
+        save_connection(settings, config, remote.base_url, user, "hooks", local=False, ca_file=remote.ca_file)
         out.print(remote.summary(user), highlight=False, soft_wrap=True)
         return
     base_url = common.server_url(settings, url)
@@ -358,6 +415,12 @@ def claude_code(
         out.print(_add_mcp(executable, base_url, token, user, record), highlight=False, soft_wrap=True)
     save_record(settings, record)
     out.print(round_trip(base_url, token, user), highlight=False, soft_wrap=True)
+    written = save_connection(settings, config, base_url, user, route, local=True)
+    out.print(
+        f"`ccmem` commands act as {user} from now on (`ccmem whoami`; {written})",
+        highlight=False,
+        soft_wrap=True,
+    )
     out.print(
         f"connected Claude Code for {user} by the {route} route; new sessions recall and capture "
         f"(the token is in {token_file(settings)}, mode 0600)",

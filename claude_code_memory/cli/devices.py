@@ -7,12 +7,22 @@ from typing import Annotated
 
 import typer
 
+from ..errors import BadInput
 from . import common
 from .common import ConfigOpt, DataDirOpt, JsonOpt, err, out
 
 app = typer.Typer(help="List and revoke a user's devices: named tokens and OAuth clients.")
 
-UserArg = Annotated[str, typer.Option("--user", help="whose devices")]
+UserArg = Annotated[str | None, typer.Option("--user", help="whose devices (default: the connected user)")]
+
+
+def _whose(user: str | None) -> str:
+    from ..client import connection
+
+    saved = connection.load()
+    if user or saved is not None:
+        return user or saved.user  # type: ignore[union-attr]
+    raise BadInput("name the user with --user (or connect first: `ccmem connect claude-code`)")
 
 
 def _devices(config: ConfigOpt, data_dir: DataDirOpt):  # type: ignore[no-untyped-def]
@@ -29,14 +39,14 @@ def _when(value: str | None) -> str:
 
 @app.command("list")
 def devices_list(
-    user: UserArg,
+    user: UserArg = None,
     include_revoked: Annotated[bool, typer.Option("--all", help="revoked ones too")] = False,
     as_json: JsonOpt = False,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """List USER's devices with when each was created and last used."""
-    found = _devices(config, data_dir).list(user, include_revoked)
+    found = _devices(config, data_dir).list(_whose(user), include_revoked)
     if as_json:
         common.print_json([device.__dict__ for device in found])
         return
@@ -59,12 +69,13 @@ def devices_list(
 @app.command("revoke")
 def devices_revoke(
     device: Annotated[str, typer.Argument(help="an id (or a token's prefix) from `ccmem devices list`")],
-    user: UserArg,
+    user: UserArg = None,
     as_json: JsonOpt = False,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Revoke one of USER's devices: its requests get 401 from the next one on."""
+    user = _whose(user)
     revoked = _devices(config, data_dir).revoke(user, device)
     if as_json:
         common.print_json(revoked.__dict__)

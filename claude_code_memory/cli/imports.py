@@ -18,7 +18,7 @@ from typer.core import TyperGroup
 
 from ..errors import BadInput, MemoryStackError, TooLarge
 from . import common, memories
-from .common import ConfigOpt, JsonOpt, TokenOpt, UrlOpt, out
+from .common import ConfigOpt, JsonOpt, TokenOpt, UrlOpt, UserOpt, out
 
 if TYPE_CHECKING:
     from ..client.remote import Remote
@@ -242,6 +242,7 @@ def claude_code(
             help="also sync Claude Code's auto-memory files (memory/*.md), as `ccmem sync claude-code`",
         ),
     ] = True,
+    user: UserOpt = None,
     url: UrlOpt = None,
     token: TokenOpt = None,
     as_json: JsonOpt = False,
@@ -272,6 +273,7 @@ def claude_code(
             memory_report = sync_all(None, **where)
     else:
         with common.remote(config, url, token) as client:
+            client.acting_for = user
             report = run_import(lambda body: client.post("/api/v1/capture", json=body), **options)
             if auto_memory:
                 memory_report = sync_all(client, **where)

@@ -29,7 +29,6 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from ..client.connection import when_down
 from ..errors import (
     BadInput,
     Conflict,
@@ -286,7 +285,7 @@ def export(
                 target = output or _default_export_path(response)
         except _http_errors() as exc:
             reason = f"cannot reach the server at {client.base_url} ({exc.__class__.__name__})"
-            raise Unavailable(f"{reason}; {when_down(client.base_url)}") from exc
+            raise Unavailable(f"{reason}; {client.unreachable_hint}") from exc
     if output is None and target.exists():
         raise Conflict(f"{target} already exists; choose another file with --output")
     data = b"".join(chunks)

@@ -14,7 +14,6 @@ from typing import Annotated, Any, Literal
 import typer
 from rich.table import Table
 
-from ..client.connection import when_down
 from ..config import Settings
 from ..errors import BadInput, ConfigError, MemoryStackError, Unavailable
 from . import common
@@ -150,7 +149,7 @@ def serve(
 
 
 # -- status ------------------------------------------------------------------------------------
-def _health(base: str) -> tuple[int, dict[str, Any]]:
+def _health(base: str, hint: str = "start it with `ccmem up`") -> tuple[int, dict[str, Any]]:
     """``/health``'s status code and body; Unavailable (exit 3) when nothing answers."""
     import httpx  # where used: `ccmem serve` never needs it (restart time)
 
@@ -158,7 +157,7 @@ def _health(base: str) -> tuple[int, dict[str, Any]]:
         response = httpx.get(f"{base}/health", timeout=10)
     except httpx.HTTPError as exc:
         reason = f"cannot reach the server at {base} ({exc.__class__.__name__})"
-        raise Unavailable(f"{reason}; {when_down(base)}") from exc
+        raise Unavailable(f"{reason}; {hint}") from exc
     try:
         body = response.json()
     except ValueError:
@@ -178,7 +177,8 @@ def status(
         str | None,
         typer.Option(
             "--token",
-            help="a token to count the user's memories with (default: $CCMEM_TOKEN; no counts without one)",
+            help="a token to count the user's memories with (default: $CCMEM_TOKEN, then the connected "
+            "user's; no counts without one)",
         ),
     ] = None,
     as_json: JsonOpt = False,
@@ -188,16 +188,14 @@ def status(
 
     Exits 0 when healthy, 1 when the server reports a problem, 3 when nothing answers.
     """
-    from ..client.remote import choose_token  # where used: it imports httpx (restart time)
-
-    settings = common.settings(config)
-    base = common.server_url(settings, url)
-    code, health = _health(base)
+    creds = common.credentials(config, url, token)
+    base = creds.url
+    code, health = _health(base, creds.unreachable_hint)
     healthy = code == 200 and health.get("status") == "ok"
     counts: dict[str, Any] | None = None
     # The admin token counts only for a user it is told about, however it was given; a user
     # token counts its own. A degraded server could not count, and its health report says more.
-    chosen = choose_token(token, settings.server.admin_token)
+    chosen = creds.token
     if healthy and chosen is not None and (user or not chosen.is_admin):
         scope = common.without_none({"user_id": user})
         with common.remote(config, base, chosen.value) as client:

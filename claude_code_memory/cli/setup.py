@@ -2,19 +2,20 @@
 
 ``setup`` makes the per-user directories, config.yaml, the admin token and the embedding model
 (:mod:`claude_code_memory.stack.user_setup`); ``up`` runs it when needed and then ``ccmem stack
-up`` with that config. Where ``./config.yaml`` exists (a checkout) or ``--config`` /
-``$CCMEM_CONFIG`` names one, ``up`` is ``stack up`` with it and no per-user files are made.
+up`` with that config. Where the config is named (``--config``, ``$CCMEM_CONFIG``) or this code
+runs from a checkout (its own config.yaml), ``up`` is ``stack up`` with it and no per-user files
+are made; the directory it runs in plays no part.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from ..stack import user_setup
+from ..user_dirs import choose_config
 from . import stack
 from .common import ConfigOpt, err, out
 
@@ -47,7 +48,7 @@ def up(
 ) -> None:
     """Set up this user's directories when needed (see `ccmem setup`), then `ccmem stack up`."""
     chosen: Path | None = config
-    if chosen is None and "CCMEM_CONFIG" not in os.environ and not Path("config.yaml").exists():
+    if choose_config(config).source in ("per-user", "defaults"):
         report = user_setup.setup()
         if report.created:
             _report(report)

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from . import common
-from .common import ConfigOpt, JsonOpt, TokenOpt, UrlOpt, out
+from .common import ConfigOpt, JsonOpt, TokenOpt, UrlOpt, UserOpt, out
 
 app = typer.Typer(
     help="Keep memories in step with another tool: `ccmem sync claude-code`.", no_args_is_help=True
@@ -61,6 +61,7 @@ def claude_code(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="read and count; change nothing")] = False,
     root: RootOpt = None,
     state_dir: StateOpt = None,
+    user: UserOpt = None,
     url: UrlOpt = None,
     token: TokenOpt = None,
     as_json: JsonOpt = False,
@@ -103,6 +104,7 @@ def claude_code(
         report = sync_all(None, **where)
     else:
         with common.remote(config, url, token) as client:
+            client.acting_for = user
             report = sync_all(client, **where)
     summary = report.as_dict() | {"dry_run": dry_run}
     if as_json:

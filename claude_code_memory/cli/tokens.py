@@ -1,4 +1,6 @@
-"""``ccmem token create|list|revoke``: per-user bearer tokens, straight in the metadata database."""
+"""``ccmem token create|list|revoke``: per-user bearer tokens, straight in the metadata database of
+this installation (never a database where the command runs); ``create`` asks the running server
+first, so the token is one it takes."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ from typing import Annotated
 
 import typer
 
+from ..config import Settings
+from ..errors import NotFound, Unauthorised, Unavailable
 from . import common
 from .common import ConfigOpt, DataDirOpt, JsonOpt, err, out
 
@@ -21,13 +25,41 @@ def token_create(
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Create a token for USER and print it (shown once; only its hash is stored)."""
+    """Create a token for USER and print it (shown once; only its hash is stored).
+
+    The running server makes it (with the admin token) when one answers; else this
+    installation's database (--data-dir: that one, always)."""
     settings = common.settings(config, common.data_dir_override(data_dir))
-    token = common.identity(settings).create_token(user, name)
+    token = _from_server(settings, user, name) if data_dir is None else None
+    if token is None:
+        token = common.identity(settings).create_token(user, name)
     if as_json:
         common.print_json({"user_id": user, "name": name, "token": token})
         return
     print(token)
+
+
+def _from_server(settings: Settings, user: str, name: str | None) -> str | None:
+    """A token made by the server at the configured address; None when nothing answers there,
+    no admin token is set, or what answers does not take this installation's admin token or
+    has no such route (then it serves another database, not this one)."""
+    from ..client.remote import Remote
+
+    admin = settings.server.admin_token
+    if not admin:
+        return None
+    client = Remote(common.server_url(settings), admin, timeout=30)
+    try:
+        made = client.post("/api/v1/tokens", json=common.without_none({"user_id": user, "name": name}))
+    except (Unauthorised, NotFound):
+        return None
+    except Unavailable as exc:
+        if common.unreachable(exc):
+            return None
+        raise
+    finally:
+        client.close()
+    return str(made["token"])
 
 
 @app.command("list")

@@ -39,12 +39,16 @@ class Connection:
     #: The command that starts the local server (argv, absolute paths); empty: never started by
     #: anything of ours (a remote server, or a user who turned the start on demand off).
     start: list[str] = field(default_factory=list)
-    #: The command a person types to start it, for messages ("start it with ...").
+    #: The command a person types to start it, for messages ("start it with ..."); empty for a
+    #: remote server.
     start_hint: str = START_HINT
     #: The command that takes Claude Code's auto-memory in (argv, absolute paths: the connected
     #: ccmem's ``sync claude-code``); the plugin's SessionStart hook adds ``--cwd DIR --quiet``
     #: and runs it in the background. Empty: the ccmem of ``start``, else none.
     sync: list[str] = field(default_factory=list)
+    #: The CA certificate a remote server's is checked against (pinned by ``--fingerprint`` or
+    #: given by ``--ca-file``); None: the system's CAs.
+    ca_file: str | None = None
 
     @property
     def local(self) -> bool:
