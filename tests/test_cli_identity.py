@@ -85,6 +85,11 @@ def test_connect_saves_the_connection_and_undo_removes_it(
     # The start command: absolute paths, this installation's config named.
     assert Path(saved.start[0]).is_absolute() and saved.start[-3:] == ["up", "--config", saved.config]
     assert saved.start_hint.endswith(" up")
+    # the plugin's SessionStart hook takes auto-memory in with the same ccmem
+    assert saved.sync[: len(saved.start) - 3] == saved.start[:-3] and saved.sync[-2:] == [
+        "sync",
+        "claude-code",
+    ]
     assert connection.path().stat().st_mode & 0o777 == 0o600
     monkeypatch.setenv("CCMEM_ADMIN_TOKEN", server.admin_token)
     ccmem("connect", "claude-code", "--undo")  # the connected installation's record, not the checkout's

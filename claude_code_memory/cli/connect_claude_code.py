@@ -89,9 +89,9 @@ def save_record(settings: Settings, record: Record) -> None:
     write_private(record_file(settings), json.dumps(asdict(record), indent=2) + "\n")
 
 
-def start_command(config: Path | None) -> tuple[list[str], str]:
-    """The argv that starts this installation's server (absolute paths: a hook runs it from any
-    directory, with any PATH) and the command a person types for it."""
+def ccmem_argv() -> tuple[list[str], Path | None]:
+    """The argv prefix that runs this ``ccmem`` from any directory with any PATH (absolute
+    paths), and the executable it resolves to when there is one."""
     running = Path(sys.argv[0])
     if running.name == "ccmem" and running.is_file():
         prefix = [str(running.resolve())]
@@ -100,6 +100,13 @@ def start_command(config: Path | None) -> tuple[list[str], str]:
         prefix = [sys.executable, "-m", "claude_code_memory.cli"]
         beside = Path(sys.executable).parent / "ccmem"
         ours = beside.resolve() if beside.is_file() else None
+    return prefix, ours
+
+
+def start_command(config: Path | None) -> tuple[list[str], str]:
+    """The argv that starts this installation's server (absolute paths: a hook runs it from any
+    directory, with any PATH) and the command a person types for it."""
+    prefix, ours = ccmem_argv()
     argv = [*prefix, "up"] + (["--config", str(config)] if config is not None else [])
     on_path = shutil.which("ccmem")
     if ours is not None and on_path is not None and Path(on_path).resolve() == ours:
@@ -128,6 +135,8 @@ def save_connection(
         config=str(chosen) if local else None,
         start=start,
         start_hint=hint,
+        # The plugin's SessionStart hook runs it (with --cwd and --quiet) to take auto-memory in.
+        sync=[*ccmem_argv()[0], "sync", "claude-code"],
         ca_file=str(ca_file.resolve()) if ca_file is not None else None,
     )
     return saved_connection.save(saved)
