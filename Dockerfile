@@ -22,7 +22,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
-# Debian's python3 only when the base has no usable Python; the user the services run as.
+# Debian's python3 only when the base has no usable Python; the user the services run as, and
+# /data theirs alone (0700: a named volume takes this mode when Docker first fills it).
 # hadolint ignore=DL3008
 RUN if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then \
         apt-get update \
@@ -33,7 +34,8 @@ RUN if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then \
     && useradd --system --uid 10001 --gid ccmem --home-dir /app --no-create-home \
         --shell /usr/sbin/nologin ccmem \
     && mkdir -p /data \
-    && chown ccmem:ccmem /data
+    && chown ccmem:ccmem /data \
+    && chmod 700 /data
 
 WORKDIR /app
 

@@ -252,7 +252,13 @@ else
     say "Wrote .env with a new admin token (mode 0600)"
 fi
 
-mkdir -p data
+# Memories and token hashes are their owner's alone: data/ is 0700, an existing one narrowed too
+# (the server narrows what is inside it when it starts).
+private_data_dir() {
+    mkdir -p data
+    chmod 700 data
+}
+private_data_dir
 
 # --- Docker images --------------------------------------------------------------------------
 # Where Docker works, build the images docker-compose.yml runs, so that ./deploy-mem0.sh starts

@@ -93,6 +93,27 @@ CHECKS: dict[str, tuple[str, list[str], list[str], Callable[[dict[str, Any]], di
             k: r[k] for k in ("foreign_captures", "lost_captures", "wrong_models", "state_changed_by_another")
         },
     ),
+    "hook_cwd": (
+        "fault_hook_cwd.py",
+        ["--probes", "20"],
+        ["--probes", "3"],
+        lambda r: {k: r[k] for k in ("disk_answers", "responses_not_200", "tracebacks", "long_log_lines")},
+    ),
+    "file_modes": (
+        "fault_file_modes.py",
+        ["--memories", "20"],
+        ["--memories", "3"],
+        lambda r: {
+            k: r[k]
+            for k in (
+                "readable_after_fresh_start",
+                "readable_after_restart",
+                "install_data_dirs_open",
+                "package_paths_open",
+                "widened_keys_accepted",
+            )
+        },
+    ),
     "import_bad_rows": (
         "fault_import.py",
         ["--good", "200", "--bad-each", "3"],

@@ -62,6 +62,13 @@ def make_self_signed(directory: Path, host: str) -> ServerCertificate:
     ``host``) when it is missing or expired."""
     cert_file, key_file = directory / "cert.pem", directory / "key.pem"
     if cert_file.exists() and key_file.exists():
+        # A key others could read may have been copied: refused, as the OAuth signing key is,
+        # rather than quietly narrowed (auth/oauth/keys.py).
+        if key_file.stat().st_mode & 0o077:
+            raise ConfigError(
+                f"{key_file}: the TLS key must be readable by its owner only (chmod 600 {key_file}, "
+                f"or delete {cert_file} and {key_file} to make a new certificate)"
+            )
         pem = cert_file.read_bytes()
         expires = x509.load_pem_x509_certificate(pem).not_valid_after_utc
         if expires > datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=1):

@@ -84,6 +84,16 @@ def test_a_made_certificate_is_kept_and_reused(tmp_path: Path) -> None:
     assert stat.S_IMODE(os.stat(first.key_file).st_mode) == 0o600
 
 
+def test_a_made_key_others_can_read_is_refused_like_the_oauth_signing_key(tmp_path: Path) -> None:
+    made = make_self_signed(tmp_path / "tls", "127.0.0.1")
+    assert stat.S_IMODE(made.key_file.stat().st_mode) == 0o600
+    made.key_file.chmod(0o644)
+    with pytest.raises(ConfigError, match="readable by its owner only"):
+        make_self_signed(tmp_path / "tls", "127.0.0.1")
+    made.key_file.chmod(0o600)
+    assert make_self_signed(tmp_path / "tls", "127.0.0.1").fingerprint == made.fingerprint
+
+
 def test_the_cli_prints_a_fingerprint_as_written_never_as_emoji() -> None:
     """Rich reads ``:CD:`` as an emoji code: a fingerprint with ``...:CD:C0...`` came out with a
     disc in it and could not be pasted into ``--fingerprint`` (a CI run caught one)."""

@@ -10,6 +10,7 @@ a secret, captures the turn at Stop into the consent queue as the proxy would, a
 
 from __future__ import annotations
 
+import logging
 import threading
 import uuid
 from collections.abc import Iterator
@@ -33,7 +34,7 @@ from claude_code_memory.memories.recall.context import (
     Sessions,
     render,
 )
-from claude_code_memory.memories.recall.hook_events import context_output, project_of, turn_text
+from claude_code_memory.memories.recall.hook_events import MAX_CWD, context_output, project_of, turn_text
 from tests.support.in_process import InProcessServer
 from tests.support.server import add_memory as add
 from tests.support.servers import StartServer
@@ -113,15 +114,23 @@ def test_a_session_id_names_a_state_per_user() -> None:
     assert sessions.injected("alice", "s") == {"1"} and sessions.take_prompt("alice", "s") == "alice's prompt"
 
 
-def test_project_is_the_git_repository_name_else_the_directory(tmp_path: Path) -> None:
+def test_the_project_comes_from_the_path_strings_never_from_the_server_s_disk(tmp_path: Path) -> None:
     repo = tmp_path / "shop-api"
     (repo / ".git").mkdir(parents=True)
     (repo / "src" / "deep").mkdir(parents=True)
-    assert project_of(str(repo / "src" / "deep")) == "shop-api"
-    plain = tmp_path / "scratch"
-    plain.mkdir()
-    assert project_of(str(plain)) == str(plain)
-    assert project_of("") is None
+    # A .git on the server's disk changes nothing: the answer is the same for a path that
+    # exists nowhere.
+    assert project_of(str(repo / "src" / "deep")) == "deep" == project_of("/nowhere/src/deep")
+    assert project_of(str(repo)) == "shop-api" == project_of(str(repo) + "/")
+    # Claude Code names the session's transcript folder after the folder it started in: a cd
+    # into a subfolder keeps the session's project.
+    transcript = "/home/u/.claude/projects/-srv-shop-api/4f0c.jsonl"
+    assert project_of("/srv/shop-api/src/deep", transcript) == "shop-api"
+    assert project_of("/srv/shop-api", transcript) == "shop-api"
+    assert project_of("/srv/other/src", transcript) == "src"
+    assert project_of("C:\\Users\\ada\\shop-api") == "shop-api"
+    assert project_of("") is None and project_of("/") == "/"
+    assert project_of("/" + "a" * (MAX_CWD + 1)) is None
 
 
 def test_turn_text_is_what_the_capture_route_stores() -> None:
@@ -355,6 +364,46 @@ def test_hooks_answer_nothing_rather_than_fail(server: InProcessServer, tmp_path
         server.client().post(url, json={}, headers={"Authorization": "Bearer nope"}, timeout=30).status_code
         == 401
     )
+
+
+def test_a_captured_turn_s_project_says_nothing_about_the_server_s_disk(
+    server: InProcessServer, tmp_path: Path
+) -> None:
+    """The project of a captured turn was once found by looking for ``.git`` above the client's
+    ``cwd`` on the server's disk: an answer to "is this path a repository here?"."""
+    token = server.make_token(f"erin-{uuid.uuid4().hex[:6]}")
+    repo = tmp_path / "payroll"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    projects = {}
+    for cwd in (repo / "src", tmp_path / "absent" / "src"):
+        session = str(uuid.uuid4())
+        hook(server, token, event("UserPromptSubmit", session, cwd, prompt=f"What lives in {cwd}?"))
+        hook(server, token, event("Stop", session, cwd, last_assistant_message=f"Nothing in {cwd.parent}."))
+        pending = server.client(token).get("/api/v1/consent/pending", timeout=30).json()["items"]
+        [captured] = [item for item in pending if item.get("conversation_id") == session]
+        projects[cwd] = captured["project"]
+    assert list(projects.values()) == ["src", "src"], projects
+
+
+def test_a_100_kb_cwd_answers_and_is_logged_in_one_short_line(
+    server: InProcessServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    token = server.make_token(f"fay-{uuid.uuid4().hex[:6]}")
+    add(server, token, "Fay's deploys go out on Thursdays")
+    body = {
+        "hook_event_name": "UserPromptSubmit",
+        "session_id": str(uuid.uuid4()),
+        "cwd": "/" + "d" * 100_000,
+        "transcript_path": "/dev/null",
+        "prompt": "When do Fay's deploys go out?",
+    }
+    with caplog.at_level(logging.INFO):
+        answer = hook(server, token, body)
+    assert "Thursdays" in context(answer, "UserPromptSubmit")  # recalled all the same, no project
+    said = [record.getMessage() for record in caplog.records]
+    assert any("cwd of 100001 characters" in line for line in said), said
+    assert all(len(line) < 500 for line in said) and not any(r.exc_info for r in caplog.records)
 
 
 def test_a_secret_typed_in_a_prompt_is_kept_redacted_in_the_access_log(

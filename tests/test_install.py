@@ -96,6 +96,27 @@ def run_link_command(home: Path, path: str) -> tuple[str, str]:
 
 
 @pytest.mark.integration  # runs bash
+def test_install_makes_data_private_and_narrows_an_existing_one(tmp_path: Path) -> None:
+    """install.sh's ``private_data_dir``, run alone: a new data/ and an older install's 0755 one
+    both end 0700 (memories and token hashes are their owner's; the server narrows the rest)."""
+    [function] = re.findall(r"\nprivate_data_dir\(\) \{\n.*?\n\}\n", install_script(), re.S)
+    assert "\nprivate_data_dir\n" in install_script()
+    fresh, older = tmp_path / "fresh", tmp_path / "older"
+    fresh.mkdir()
+    (older / "data").mkdir(parents=True, mode=0o755)
+    (older / "data").chmod(0o755)
+    for checkout in (fresh, older):
+        subprocess.run(
+            ["/bin/bash", "-c", f"umask 022\n{function}\nprivate_data_dir"],
+            cwd=checkout,
+            env={"PATH": "/usr/bin:/bin"},
+            timeout=30,
+            check=True,
+        )
+        assert (checkout / "data").stat().st_mode & 0o777 == 0o700, checkout
+
+
+@pytest.mark.integration  # runs bash
 def test_install_links_ccmem_into_the_users_bin_directory(tmp_path: Path) -> None:
     bin_dir = tmp_path / ".local" / "bin"
     assert run_link_command(tmp_path, f"/usr/bin:/bin:{bin_dir}") == ("on-path", str(bin_dir))

@@ -190,6 +190,15 @@ def test_wheel_installs_and_runs_outside_the_checkout(installed: Installed) -> N
     assert admin not in upped.stdout + upped.stderr
     assert (data_dir / "memory.db").exists()
     assert (installed.state / "logs" / "api.log").exists()
+    # Memories, token hashes and logs are the user's alone.
+    for directory in (data_dir, installed.state, installed.state / "logs", installed.state / "run"):
+        assert directory.stat().st_mode & 0o777 == 0o700, directory
+    for private in (
+        data_dir / "memory.db",
+        installed.state / "logs" / "api.log",
+        installed.state / "logs" / "stack.log",
+    ):
+        assert private.stat().st_mode & 0o777 == 0o600, private
     assert not (installed.workdir / "data").exists()  # nothing in the directory it ran from
     # The model was built beside the installed packages, and it is the pinned one.
     [model] = (installed.venv / "share" / "claude-code-memory").glob("*.onnx")

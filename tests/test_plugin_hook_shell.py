@@ -181,3 +181,78 @@ def test_it_stamps_the_time_it_ran_as_now(home: Path) -> None:
     assert parts.path == "/api/v1/hooks/claude-code"
     [stamp] = parse_qs(parts.query)["now"]
     assert before <= datetime.fromisoformat(stamp) <= after
+
+
+def without_curl(home: Path) -> str:
+    """A PATH with grep and python3 but no curl: the script hands over to memory_hook.py."""
+    bare = home / "bin-no-curl"
+    if not bare.exists():
+        bare.mkdir()
+        (bare / "grep").symlink_to(shutil.which("grep") or "/bin/grep")
+        (bare / "python3").symlink_to(
+            shutil.which("python3", path="/usr/bin:/bin") or os.path.realpath(sys.executable)
+        )
+    return str(bare)
+
+
+@pytest.mark.integration  # the script runs as Claude Code runs it
+@pytest.mark.parametrize("route", ["curl", "python"])
+def test_a_file_url_prints_no_local_file_on_either_route(home: Path, route: str) -> None:
+    """A server URL is a web server's: a ``file:`` one would have curl or urllib read a local
+    JSON file into the session's context."""
+    target = home / "srv" / "api" / "v1" / "hooks" / "claude-code"
+    target.parent.mkdir(parents=True)
+    target.write_text('{"secret": "read from the local disk"}', encoding="utf-8")
+    path = without_curl(home) if route == "python" else None
+    for url in (f"file://{target}#", f"FILE://{target}#", f"file://{home}/srv"):
+        assert run_hook(home, prompt(home), url, "t0ken", path=path) == "", url
+
+
+@pytest.mark.integration  # a listener of its own that answers one byte at a time
+@pytest.mark.parametrize("route", ["curl", "python"])
+def test_a_server_that_drips_its_answer_is_given_up_at_the_deadline(home: Path, route: str) -> None:
+    """Both routes give the server TIMEOUT seconds for all of its answer: urllib's timeout is
+    per read, so a byte every second would otherwise hold the session as long as it lasts."""
+    import threading
+    import time
+
+    from .test_claude_plugin import memory_hook
+
+    drip_seconds = 30.0
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def drip() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            with connection:
+                connection.recv(65536)
+                connection.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+                )
+                began = time.monotonic()
+                while not stop.is_set() and time.monotonic() - began < drip_seconds:
+                    try:
+                        connection.sendall(b" ")
+                    except OSError:
+                        break
+                    stop.wait(1.0)
+
+    thread = threading.Thread(target=drip, daemon=True)
+    thread.start()
+    path = without_curl(home) if route == "python" else None
+    try:
+        began = time.monotonic()
+        answer = run_hook(
+            home, prompt(home), f"http://127.0.0.1:{listener.getsockname()[1]}", "t0ken", path=path
+        )
+        took = time.monotonic() - began
+    finally:
+        stop.set()
+        listener.close()
+    assert answer == ""
+    # Well under the drip's length: the deadline, not the server, ended the hook.
+    assert took < memory_hook.TIMEOUT + 5 < drip_seconds, took

@@ -386,6 +386,33 @@ def test_a_password_stated_in_any_language_is_redacted_and_its_label_kept(
         assert redact(template.format(v=value)).text == expected, value
 
 
+@pytest.mark.parametrize(("template", "expected"), STATED_PASSWORDS, ids=[t for t, _ in STATED_PASSWORDS])
+def test_a_password_s_closing_exclamation_mark_is_inside_the_placeholder(
+    template: str, expected: str
+) -> None:
+    """ "Monkey2016!": a "!" left outside is the password's last character on disk, in every
+    language (the audit found it in Japanese, Chinese and Russian)."""
+    for seed in range(3):
+        value = fake("human_password", seed).rstrip("!*.") + "!"
+        assert redact(template.format(v=value)).text == expected, value
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "set it to {v} — that's the secret key for s3",
+        "set it to {v} - that is the secret key for S3",
+        "{v} is my aws secret key",
+        "use {v}, the aws secret access key",
+    ],
+)
+def test_an_aws_secret_key_given_before_its_name_is_redacted(sentence: str) -> None:
+    for seed in range(5):
+        key = fake("aws_secret_key", seed)
+        result = redact(sentence.format(v=key))
+        assert result.text == sentence.format(v="[REDACTED:aws_secret_key]"), result.text
+
+
 def test_the_clean_corpus_holds_the_texts_issue_30_names() -> None:
     # hashes, UUIDs, colours, data URIs, identifiers and password prose in every language
     clean = "\n".join(sample.text for sample in load("clean"))

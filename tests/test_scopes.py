@@ -166,12 +166,12 @@ def test_move_between_scopes_and_complete_a_task(caller: Caller) -> None:
 
 
 def test_a_capture_is_filed_under_the_project_the_hooks_name(caller: Caller, tmp_path: Path) -> None:
+    # The proxy sends the folder Claude Code started in; the server reads its name from the path
+    # alone (no .git looked for on its own disk), as the hooks do.
     repository = tmp_path / "storefront"
-    (repository / ".git").mkdir(parents=True)
-    (repository / "src").mkdir()
     body = {
         "app": "claude-code",
-        "project": str(repository / "src"),
+        "project": str(repository),
         "messages": [{"role": "user", "content": "the storefront uses server-side rendering"}],
     }
     response = caller.http.post("/api/v1/capture", json=body)

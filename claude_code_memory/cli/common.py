@@ -89,8 +89,14 @@ def identity(chosen: Settings) -> Identity:
     """Tokens live in the metadata database, which any process may open (unlike the vectors)."""
     from ..auth.identity import Identity
 
-    chosen.data_path.mkdir(parents=True, exist_ok=True)
+    chosen.data_path.mkdir(parents=True, exist_ok=True, mode=0o700)
     return Identity.open(chosen.database_url, chosen.server.admin_token)
+
+
+def private_files() -> None:
+    """What this process and its children create is their owner's only: the servers' entry
+    points call it first (databases, their -wal and -shm, logs, pid files; engine/file_modes.py)."""
+    os.umask(0o077)
 
 
 def server_url(chosen: Settings, url: str | None = None) -> str:

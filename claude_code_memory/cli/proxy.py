@@ -188,6 +188,7 @@ def proxy(
     if not MITMDUMP.exists():
         how = "run ./install.sh to create it" if CHECKOUT else "run `ccmem proxy --install` to create it"
         raise ConfigError(f"{MITMDUMP} is missing: the proxy has its own virtualenv; {how}")
+    common.private_files()  # mitmdump's outbox holds captured turns until they are delivered
     directory = confdir(settings)
     directory.mkdir(parents=True, exist_ok=True)
     directory.chmod(0o700)

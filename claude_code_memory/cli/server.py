@@ -78,6 +78,7 @@ def serve(
     ] = 1,
 ) -> None:
     """Run the memory server (REST API, MCP endpoint, OpenAPI docs at /docs)."""
+    common.private_files()
     overrides = _overrides(host, port, data_dir) | exposure_overrides(
         tls_cert, tls_key, tls_self_signed, insecure_bind
     )

@@ -131,12 +131,12 @@ def up(
             )
             settings = common.settings(config)
     logs = stack_services.logs_dir(settings)
-    logs.mkdir(parents=True, exist_ok=True)
+    stack_services.private_dir(logs)
     argv = [sys.executable, "-m", "claude_code_memory.cli", "stack", "supervise"]
     argv += [arg for spec in specs for arg in ("--service", spec.name)]
     if config is not None:
         argv += ["--config", str(config)]
-    with (logs / "stack.log").open("ab") as log:
+    with stack_services.open_log(logs / "stack.log") as log:
         # A session of its own: the stack outlives this command and the terminal.
         process = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
@@ -371,6 +371,7 @@ def logs(
 # -- supervise (internal) ----------------------------------------------------------------------
 def supervise(ctx: typer.Context, services: ServicesOpt = None, config: ConfigOpt = None) -> None:
     """Run the supervisor in the foreground (what `ccmem stack up` starts in the background)."""
+    common.private_files()  # the services' logs, and the services themselves
     settings, specs = _specs(ctx, config, services)
     raise typer.Exit(supervisor.Supervisor(settings, specs).run())
 

@@ -22,6 +22,7 @@ def ui(
     config: ConfigOpt = None,
 ) -> None:
     """Run the web UI: browse, search, curate memories and decide on pending captures."""
+    common.private_files()
     import uvicorn
 
     from ..ui.app import create_app

@@ -19,11 +19,13 @@ rest of the server (``ccmem doctor``, tests, benchmarks).
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
 from ..auth.identity import Identity
 from ..config import PrivacySettings, Settings
 from ..db.database import Database
+from ..engine import file_modes
 from ..engine.factory import Engine
 from ..errors import ConfigError
 from ..store.leases import Leases
@@ -90,6 +92,9 @@ def require_shareable(settings: Settings) -> None:
         )
 
 
+log = logging.getLogger(__name__)
+
+
 class JobClock:
     """When a job of its own runs next (what :class:`Periodic` keeps on its owner)."""
 
@@ -102,7 +107,7 @@ class ServerParts:
 
     def __init__(self, settings: Settings) -> None:
         require_shareable(settings)  # before anything opens
-        settings.data_path.mkdir(parents=True, exist_ok=True)
+        file_modes.private_dir(settings.data_path)
         self.settings = settings
         self.database = Database(settings.database_url)
         self.database.migrate()
@@ -141,6 +146,11 @@ class ServerParts:
         if self.replicated:  # one process alone runs its jobs on its own timer, as it always did
             for job in (self.hygiene_scheduler, self.sweeper, self.pruner):
                 job.under_lease(self.leases, ttl)
+        # After the stores opened: what they made is narrowed too where the umask was not
+        # private (a server built in another process's code, as tests do).
+        for root in dict.fromkeys((settings.data_path, settings.state_path)):
+            for line in file_modes.tighten(root).warnings():
+                log.warning("%s", line)
 
     def jobs_status(self) -> dict[str, object]:
         """Each scheduled job's runs on this replica, and whether it holds the job's lease."""

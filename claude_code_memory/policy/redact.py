@@ -415,13 +415,17 @@ def _aws_secret_keys(text: str) -> Iterator[Span]:
 _BASE64_40 = re.compile(r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 
 # "aws secret key wJal… for the backup user", "the AWS secret access key - wJal…": prose with no
-# "is" or ":" between the name and the key. The name must say AWS (or "secret access key",
-# which only AWS calls it); the key must come within a few words on the same line and mix
+# "is" or ":" between the name and the key. The name must say AWS (before the label, or just
+# after it: "… — that's the secret key for s3"), or "secret access key", which only AWS calls it;
+# the key must come within a few words on the same line, after the name or before it, and mix
 # upper case, lower case and digits, as a git hash or a sha1 in hex does not.
 _AWS_SECRET_IN_PROSE = re.compile(
     r"[Ss](?i:ecret)(?P<access>[ _-]?(?i:access))?(?:[ _-]?(?i:key))?(?![A-Za-z])"
 )
 _AWS_NAMED_BEFORE = re.compile(r"(?i)(?:^|[^a-z])(?:aws|amazon|iam)[^a-z\n]")
+_AWS_NAMED_AFTER = re.compile(
+    r"(?i)[ \t]+(?:(?:for|of|on)[ \t]+)?(?:the[ \t]+)?(?:aws|amazon|iam|s3)(?![a-z0-9])"
+)
 _AWS_SECRET_REACH = 48
 
 
@@ -429,18 +433,32 @@ def _aws_secrets_in_prose(text: str) -> Iterator[Span]:
     for label in _AWS_SECRET_IN_PROSE.finditer(text):
         start, end = label.span()
         line_start = text.rfind("\n", max(0, start - 40), start) + 1 or max(0, start - 40)
-        if not (label.group("access") or _AWS_NAMED_BEFORE.search(text, line_start, start)):
+        if not (
+            label.group("access")
+            or _AWS_NAMED_BEFORE.search(text, line_start, start)
+            or _AWS_NAMED_AFTER.match(text, end)
+        ):
             continue
         line_end = text.find("\n", end, end + _AWS_SECRET_REACH)
-        for candidate in _BASE64_40.finditer(
-            text, end, line_end if line_end >= 0 else end + _AWS_SECRET_REACH
-        ):
-            value = candidate.group()
-            if text[candidate.start() - 1] in _BASE64_CHARS:
-                continue
-            if _character_classes(value) >= 3 and _looks_random(value):
-                yield "aws_secret_key", candidate.start(), candidate.end()
+        after = _aws_prose_key(text, end, line_end if line_end >= 0 else end + _AWS_SECRET_REACH)
+        if after is None:  # the key given first: "set it to wJal… — that's the secret key for s3"
+            line_before = text.rfind("\n", max(0, start - _AWS_SECRET_REACH), start) + 1
+            after = _aws_prose_key(text, max(line_before, start - _AWS_SECRET_REACH - 40), start, last=True)
+        if after is not None:
+            yield "aws_secret_key", after[0], after[1]
+
+
+def _aws_prose_key(text: str, begin: int, stop: int, *, last: bool = False) -> tuple[int, int] | None:
+    """The first (``last``: the last) whole 40-character key between ``begin`` and ``stop``."""
+    found = None
+    for candidate in _BASE64_40.finditer(text, begin, stop):
+        if candidate.start() and text[candidate.start() - 1] in _BASE64_CHARS:
+            continue
+        value = candidate.group()
+        found = candidate.span() if _character_classes(value) >= 3 and _looks_random(value) else None
+        if not last:
             break
+    return found
 
 
 def _aws_secrets_beside_key_ids(text: str) -> Iterator[Span]:
@@ -1125,6 +1143,8 @@ def _prose_secrets(text: str) -> Iterator[Span]:
                 ends_clause = quoted or _CLAUSE_END.match(text, value_end) is not None
                 if not _stated_password(value, ends_clause):
                     continue
+                if not quoted:
+                    value_end = _with_bangs(text, value_end)
             elif not _prose_token(value):
                 continue
         examined_until = value_end
@@ -1167,7 +1187,16 @@ def _script_passwords(text: str) -> Iterator[Span]:
         # "パスワードはXです": the script ends the value; a bare "пароль X" must end its clause
         ends_clause = connected or _CLAUSE_END.match(text, start + len(value)) is not None
         if _stated_password(value, ends_clause):
-            yield "prose_secret", start, start + len(value)
+            yield "prose_secret", start, _with_bangs(text, start + len(value))
+
+
+def _with_bangs(text: str, end: int) -> int:
+    """A stated password's end past the ``!`` right after it: passwords often end in one, and a
+    sentence's exclamation mark taken in costs nothing where a password's last character left
+    out is a piece of it on disk."""
+    while end < len(text) and text[end] == "!":
+        end += 1
+    return end
 
 
 # --- personal data -------------------------------------------------------------------------------

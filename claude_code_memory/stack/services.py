@@ -20,7 +20,7 @@ import os
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import BinaryIO, Literal
 
 from ..config import Settings
 from ..errors import BadInput
@@ -196,6 +196,18 @@ def pid_file(settings: Settings) -> Path:
 
 def state_file(settings: Settings) -> Path:
     return run_dir(settings) / "stack.json"
+
+
+def private_dir(path: Path) -> None:
+    """``path`` made (with its parents) and kept mode 0700: logs and PIDs are the user's alone."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if path.stat().st_uid == os.geteuid():
+        path.chmod(0o700)
+
+
+def open_log(path: Path) -> BinaryIO:
+    """``path`` opened to append, made mode 0600 when missing (whatever the umask)."""
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab")
 
 
 def write_state(path: Path, state: StackState) -> None:

@@ -180,8 +180,8 @@ class Supervisor:
         if existing and existing != os.getpid() and is_supervisor(existing):
             print(f"a stack supervisor already runs (pid {existing})", file=sys.stderr)
             return 1
-        self.logs.mkdir(parents=True, exist_ok=True)
-        self.pid_path.parent.mkdir(parents=True, exist_ok=True)
+        stack_services.private_dir(self.logs)
+        stack_services.private_dir(self.pid_path.parent)
         self.pid_path.write_text(f"{os.getpid()}\n", encoding="ascii")
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
@@ -245,8 +245,7 @@ class Supervisor:
         return before.was_healthy or now - (before.state.started_at or now) >= START_GATE_SECONDS
 
     def _start(self, child: _Child) -> None:
-        path = Path(child.state.log)
-        log = path.open("ab")
+        log = stack_services.open_log(Path(child.state.log))
         restart = f" (restart {child.state.restarts + 1})" if child.state.next_start_at is not None else ""
         log.write(
             f"=== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {child.spec.name}{restart} ===\n".encode()

@@ -27,13 +27,18 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
 HOOK_PATH = "/api/v1/hooks/claude-code"
 DEFAULT_SERVER_URL = "http://127.0.0.1:8765"
-#: Seconds for the server's answer: a second under the hook's timeout in hooks.json.
+#: Seconds for the server's answer, all of it (curl's -m in memory_hook.sh): a second under the
+#: hook's timeout in hooks.json.
 TIMEOUT = 4.0
+#: The only schemes the server URL may have: any other (file:, ftp:, data:) would have urllib
+#: read something that is not our server into the session's context.
+WEB_SCHEMES = ("http://", "https://")
 #: What marks a command hook of ``ccmem hooks install`` (client/hook_command.py).
 SETTINGS_COMMAND_SCRIPT = "hook_command.py"
 #: What starts a local server when no saved connection says otherwise (client/connection.py).
@@ -114,7 +119,35 @@ def settings_hooks(environ, cwd):
     return found
 
 
+def is_web_url(url):
+    return url.lower().startswith(WEB_SCHEMES)
+
+
 def post(url, body, token, timeout):
+    """The server's JSON answer to ``body``, all of it within ``timeout`` seconds (TimeoutError
+    after that, however slowly the server sends it: urllib's timeout is per read)."""
+    if not is_web_url(url):
+        raise ValueError("the server URL must be http:// or https://")
+    outcome = {}
+
+    def call():
+        try:
+            outcome["answer"] = _post(url, body, token, timeout)
+        except Exception as exc:  # noqa: BLE001 - raised again in the caller's thread
+            outcome["error"] = exc
+
+    # A daemon thread: one still reading when the process exits is dropped with it.
+    worker = threading.Thread(target=call, daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise TimeoutError(f"no full answer from the server in {timeout:g} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["answer"]
+
+
+def _post(url, body, token, timeout):
     headers = {"Content-Type": "application/json"}
     if token:
         headers["Authorization"] = "Bearer " + token
@@ -154,6 +187,8 @@ def status(environ, url):
     base = (url or server_url(environ)).rstrip("/")
     lines = []
     try:
+        if not is_web_url(base):
+            raise ValueError("not an http:// or https:// URL")
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         with opener.open(base + "/health", timeout=TIMEOUT) as response:
             health = json.loads(response.read())

@@ -33,6 +33,11 @@ case $token in
 esac
 url=${CLAUDE_PLUGIN_OPTION_SERVER_URL:-http://127.0.0.1:8765}
 url=${url%/}
+# Only a web server: with a file: (or any other) URL curl would print a local file into the session.
+case $url in
+    [Hh][Tt][Tt][Pp]://* | [Hh][Tt][Tt][Pp][Ss]://*) ;;
+    *) exit 0 ;;
+esac
 # Claude Code's hook input carries no time: the time this hook ran is when the prompt was made,
 # and the server reads "yesterday" against it (?now=, docs/search.md).
 now=$(date -u +%Y-%m-%dT%H:%M:%SZ 2>/dev/null) && hook_path="$hook_path?now=$now"

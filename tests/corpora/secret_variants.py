@@ -30,6 +30,8 @@ VARIANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "aws secret {v}",
             "here's the aws secret access key - {v}",
             "my amazon secret key {v}, rotate it next week",
+            "set it to {v} — that's the secret key for s3",
+            "{v} is my aws secret key",
         ),
         ("aws_secret_key",),
     ),

@@ -9,8 +9,8 @@ memory's provenance: a memory written before scopes keeps the project its proven
 and one without a project is global). ``Scopes`` moves memories between scopes, ends a task
 (its memories archived, or promoted to the project) and lists the projects and tasks in use.
 
-A capture's project is the name :func:`..recall.hook_events.project_of` makes of its working directory (the
-git repository's name), so the capture proxy and Claude Code's hooks file one session's
+A capture's project is the name :func:`..recall.hook_events.project_of` makes of its working directory (its
+last part), so the capture proxy and Claude Code's hooks file one session's
 turns under one project; :func:`project_name` is that rule for any write.
 """
 
