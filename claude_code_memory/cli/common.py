@@ -8,6 +8,7 @@ open the metadata database directly, as the server does.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
