@@ -208,6 +208,8 @@ NEEDS_THE_SERVER = [
     ("team", "create", "shop"),
     ("team", "list"),
     ("team", "invite", "shop", "bob"),
+    ("team", "invitations", "shop"),
+    ("team", "uninvite", "shop", "bob"),
     ("team", "accept", "cct_x"),
     ("team", "members", "shop"),
     ("team", "role", "shop", "bob", "reader"),
