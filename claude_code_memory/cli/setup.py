@@ -1,9 +1,10 @@
-"""``ccmem setup`` and ``ccmem up``: the package route, without a checkout.
+"""``ccmem setup``, ``ccmem up`` and ``ccmem down``: the package route, without a checkout.
 
 ``setup`` makes the per-user directories, config.yaml, the admin token and the embedding model
 (:mod:`claude_code_memory.stack.user_setup`); ``up`` runs it when needed and then ``ccmem stack
 up`` with that config. Where ``./config.yaml`` exists (a checkout) or ``--config`` /
 ``$CCMEM_CONFIG`` names one, ``up`` is ``stack up`` with it and no per-user files are made.
+``down`` stops what ``up`` started (``ccmem stack down`` with the config ``up`` reads).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ def up(
     services: stack.ServicesOpt = None,
     timeout: Annotated[float, typer.Option(help=stack.TIMEOUT_HELP)] = 120.0,
     config: ConfigOpt = None,
+    foreground: stack.ForegroundOpt = False,
 ) -> None:
     """Set up this user's directories when needed (see `ccmem setup`), then `ccmem stack up`."""
     chosen: Path | None = config
@@ -52,4 +54,16 @@ def up(
         if report.created:
             _report(report)
         chosen = report.config_file
-    stack.up(ctx, services=services, timeout=timeout, config=chosen)
+    stack.up(ctx, services=services, timeout=timeout, config=chosen, foreground=foreground)
+
+
+def down(
+    timeout: Annotated[float, typer.Option(help="seconds to wait for a clean stop before SIGKILL")] = 30.0,
+    config: ConfigOpt = None,
+) -> None:
+    """Stop the stack `ccmem up` started (api, ui, proxy): `ccmem stack down` with the same config.
+
+    A user service (`ccmem service install`) takes a clean stop as one: it starts the stack again
+    at the next login, not before.
+    """
+    stack.down(timeout=timeout, config=config)
