@@ -193,6 +193,8 @@ def _print(
     unreachable: bool,
 ) -> None:
     grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")  # paths whole, however narrow the terminal
     mark = "[green]✓[/]" if healthy else "[red]✗[/]"
     grid.add_row("server", f"{mark} {base}" + (" (not reachable)" if unreachable else ""), style=None)
     if health is not None:
