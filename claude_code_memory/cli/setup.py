@@ -63,7 +63,6 @@ def down(
 ) -> None:
     """Stop the stack `ccmem up` started (api, ui, proxy): `ccmem stack down` with the same config.
 
-    A user service (`ccmem service install`) takes a clean stop as one: it starts the stack again
-    at the next login, not before.
+    A stack the user service started (`ccmem service install`) stays stopped until the next login.
     """
     stack.down(timeout=timeout, config=config)

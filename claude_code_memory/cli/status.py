@@ -130,8 +130,11 @@ def status(
     as_json: JsonOpt = False,
     config: ConfigOpt = None,
 ) -> None:
-    """Is memory working? The server's health and version, one line a service (api, ui, proxy),
-    the memory count, how Claude Code is connected, and the user service.
+    """Is memory working? The server, each service, the memory count, Claude Code, the user service.
+
+    The server's health and version; one line a service (api, ui, proxy: running, PID, port,
+    healthy); the connected user's memory count; how Claude Code is connected (plugin or
+    settings hooks, the MCP server's scope); whether the user service is installed.
 
     The server is --url, else the one `ccmem connect claude-code` saved, else the configured
     address. Exits 0 when it is healthy, 1 when it reports a problem, 3 when nothing answers
