@@ -349,6 +349,42 @@ def test_status_counts_for_the_connected_user_and_reads_claude_code(
     assert f"mcp server memory (user scope, {home / '.claude.json'})" in flat
 
 
+def test_connect_service_installs_the_user_service_and_undo_removes_it(
+    memory_server: MemoryServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`connect claude-code --service` (the hooks route; no Claude Code CLI needed for that)
+    writes the systemd user unit for this installation's config; `--undo` takes it away with
+    the rest. No user manager answers here: the commands to enable it are printed."""
+    home = memory_server.work_dir / "home"
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setitem(memory_server.extra_env, "XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setitem(memory_server.extra_env, "XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setitem(memory_server.extra_env, "DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent")
+    unit = home / ".config" / "systemd" / "user" / "ccmem.service"
+    user = f"svc-{uuid.uuid4().hex[:6]}"
+    base = ("connect", "claude-code", "--claude", "/nowhere/claude", "--url", memory_server.base_url)
+
+    connected = ccmem(memory_server, *base, "--hooks", "--user", user, "--service", check=False)
+
+    assert connected.returncode == 0, connected.stdout + connected.stderr
+    flat = " ".join(connected.stdout.split())
+    assert "round trip ok" in flat and f"wrote {unit}" in flat
+    assert "systemctl --user daemon-reload && systemctl --user enable --now ccmem.service" in flat
+    assert f"up --foreground --config {memory_server.config_path}" in unit.read_text()
+    assert memory_server.admin_token not in unit.read_text()
+    status = as_json(ccmem(memory_server, "status", "--json", "--url", memory_server.base_url))
+    assert status["user_service"]["installed"] and status["user_service"]["path"] == str(unit)
+    assert status["claude_code"]["route"] == "hooks"
+
+    undone = ccmem(memory_server, *base, "--undo", check=False)
+
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert f"removed the user service {unit}" in " ".join(undone.stdout.split())
+    assert not unit.exists() and unit.parent.is_dir()
+    assert not (home / ".claude" / "settings.json").exists()
+
+
 def test_status_mcp_config_and_list_choose_the_same_token(
     memory_server: MemoryServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
