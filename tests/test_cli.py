@@ -331,6 +331,8 @@ def test_status_counts_for_the_connected_user_and_reads_claude_code(
         report = as_json(ccmem(memory_server, "status", "--json"))  # no --url: the saved one
         monkeypatch.setitem(memory_server.extra_env, "COLUMNS", "400")  # paths on one line
         table = ccmem(memory_server, "status").stdout
+        token_file.write_text("ccm_a-token-the-server-never-made\n")  # revoked, or another server's
+        stale = as_json(ccmem(memory_server, "status", "--json"))["counts"]
     finally:
         for path in (settings, home / ".claude.json", connection.path(environ)):
             path.unlink()
@@ -338,6 +340,7 @@ def test_status_counts_for_the_connected_user_and_reads_claude_code(
     assert report["url"] == memory_server.base_url and report["healthy"]
     assert report["counts"] == {"user": user, "memories": 1, "apps": 1, "pending": 0}
     assert report["connection"] == {"user": user, "url": memory_server.base_url, "route": "hooks"}
+    assert stale["user"] == user and "ccmem connect claude-code" in stale["error"], stale
     claude = report["claude_code"]
     assert claude["connected"] and claude["route"] == "hooks" and claude["hooks_in"] == [str(settings)]
     assert claude["mcp_servers"] == [

@@ -20,7 +20,7 @@ from rich.table import Table
 from ..client import claude_connection
 from ..client import connection as saved_connection
 from ..config import Settings
-from ..errors import BadInput, Unavailable
+from ..errors import BadInput, MemoryStackError, Unavailable
 from ..stack import services as stack_services
 from ..stack import supervisor
 from . import common, service
@@ -105,9 +105,15 @@ def _counts(
     if value is None:
         return None
     scope = common.without_none({"user_id": user})
-    with common.remote(config, base, value) as client:
-        stats = client.get("/api/v1/stats", params=scope)
-        pending = client.get("/api/v1/consent/pending/count", params=scope)
+    try:
+        with common.remote(config, base, value) as client:
+            stats = client.get("/api/v1/stats", params=scope)
+            pending = client.get("/api/v1/consent/pending/count", params=scope)
+    except MemoryStackError as exc:
+        if who != user and not isinstance(exc, Unavailable):
+            # The saved token no longer works (revoked, another server): say so, count nothing.
+            return {"user": who, "error": f"{exc.message}; `ccmem connect claude-code` makes a new one"}
+        raise
     return {
         "user": who,
         "memories": stats["total_memories"],
@@ -209,7 +215,9 @@ def _print(
                 grid.add_row(part.replace("_", " "), common.text(str(state)))
     for row in rows:
         grid.add_row(row["name"], common.text(_service_line(row)))
-    if counts is not None:
+    if counts is not None and "error" in counts:
+        grid.add_row("memories", common.text(f"{counts['user']}: cannot count: {counts['error']}"))
+    elif counts is not None:
         who = counts["user"] or "this token's user"
         grid.add_row(
             "memories",
