@@ -159,6 +159,21 @@ def test_a_unit_ccmem_did_not_write_is_left_alone(home: Path, tmp_path: Path) ->
     assert "not written by ccmem" in ccmem("service", "status")[1]
 
 
+def test_down_says_the_enabled_service_starts_the_stack_at_the_next_login(home: Path, tmp_path: Path) -> None:
+    config = make_config(tmp_path / "cfg")
+    assert ccmem("down", "--config", str(config)) == (0, "the stack is not running\n")
+    unit = us.systemd_unit_path()
+    unit.parent.mkdir(parents=True)
+    unit.write_text(us.systemd_unit(us.foreground_argv(config), config.parent))
+    (unit.parent / "default.target.wants").mkdir()
+    (unit.parent / "default.target.wants" / us.UNIT_NAME).symlink_to(unit)
+
+    code, said = ccmem("down", "--config", str(config))
+
+    assert code == 0 and "the stack is not running" in said
+    assert f"the user service ({unit}) starts it again at the next login" in " ".join(said.split())
+
+
 def test_install_needs_a_config(home: Path, tmp_path: Path) -> None:
     code, _ = ccmem("service", "install", "--config", str(tmp_path / "none" / "config.yaml"))
     assert code == 1

@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from ..stack import user_setup
+from ..stack import user_service, user_setup
 from . import stack
 from .common import ConfigOpt, err, out
 
@@ -66,3 +66,11 @@ def down(
     A stack the user service started (`ccmem service install`) stays stopped until the next login.
     """
     stack.down(timeout=timeout, config=config)
+    service = user_service.installed(Path.home())
+    if service.enabled:
+        out.print(
+            f"the user service ({service.path}) starts it again at the next login; "
+            "`ccmem service uninstall` removes it",
+            highlight=False,
+            soft_wrap=True,
+        )
