@@ -240,6 +240,9 @@ def test_no_server_exits_3_with_one_line(
 
     completed = ccmem(memory_server, *args, "--url", dead, check=False)
 
+    if args == ("status",):
+        # status prints what it knows without the server (test_status_without_a_server).
+        completed = subprocess.CompletedProcess(completed.args, completed.returncode, "", completed.stderr)
     one_line_error(completed, 3, f"cannot reach the server at {dead}", "start it with `ccmem up`")
 
 
@@ -272,6 +275,120 @@ def test_status_reports_health_version_and_counts(memory_server: MemoryServer) -
     table = remote(memory_server, "status", "--user", user).stdout
     assert "✓" in table and memory_server.base_url in table and "vector store" in table
     assert f"{user}: 1 in 1 apps, 0 pending consent" in " ".join(table.split())
+
+
+def test_status_without_a_server_prints_what_it_knows(
+    memory_server: MemoryServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dead = f"http://127.0.0.1:{free_port()}"
+    for variable in ("CCMEM_SERVER__PORT", "CCMEM_UI__PORT", "CCMEM_PROXY__PORT"):
+        monkeypatch.setitem(memory_server.extra_env, variable, str(free_port()))
+
+    completed = ccmem(memory_server, "status", "--url", dead, check=False)
+
+    assert completed.returncode == 3, completed.stderr
+    lines = {
+        line.split()[0]: " ".join(line.split()[1:]) for line in completed.stdout.splitlines() if line.strip()
+    }
+    assert lines["server"] == f"✗ {dead} (not reachable)"
+    for name in ("api", "ui", "proxy"):
+        assert lines[name].startswith("not running (port "), completed.stdout
+    assert lines["claude"] == "code not connected (`ccmem connect claude-code`)"
+    assert lines["user"].startswith("service not installed")
+    report = as_json(ccmem(memory_server, "status", "--url", dead, "--json", check=False))
+    assert (report["reachable"], report["healthy"], report["health"], report["counts"]) == (
+        False,
+        False,
+        None,
+        None,
+    )
+    assert [row["name"] for row in report["services"]] == ["api", "ui", "proxy"]
+    assert report["claude_code"]["connected"] is False and report["connection"] is None
+
+
+def test_status_counts_for_the_connected_user_and_reads_claude_code(
+    memory_server: MemoryServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After `ccmem connect claude-code`: its saved token counts with no flag and no variable,
+    and Claude Code's own files say how it is connected (here: settings hooks, MCP user scope)."""
+    from claude_code_memory.client import claude_settings, connection
+
+    user, token = new_user(memory_server)
+    add_memory(memory_server, token, "Status counts the connected user's memory", app="ccmem")
+    home = memory_server.work_dir / "home"
+    environ = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    monkeypatch.setitem(memory_server.extra_env, "XDG_CONFIG_HOME", environ["XDG_CONFIG_HOME"])
+    token_file = home / "claude-code.token"
+    token_file.write_text(token + "\n")
+    saved = connection.Connection(memory_server.base_url, user, str(token_file), route="hooks")
+    connection.save(saved, environ)
+    hook = claude_settings.hook_entry("SessionStart", memory_server.base_url, token_file=token_file)
+    (home / ".claude").mkdir(exist_ok=True)
+    settings = home / ".claude" / "settings.json"
+    settings.write_text(json.dumps(claude_settings.with_hooks({}, {"SessionStart": hook})))
+    mcp_url = f"{memory_server.base_url}/mcp/claude-code/http/{user}?tools=claude-code"
+    (home / ".claude.json").write_text(
+        json.dumps({"mcpServers": {"memory": {"type": "http", "url": mcp_url}}})
+    )
+    try:
+        report = as_json(ccmem(memory_server, "status", "--json"))  # no --url: the saved one
+        monkeypatch.setitem(memory_server.extra_env, "COLUMNS", "400")  # paths on one line
+        table = ccmem(memory_server, "status").stdout
+        token_file.write_text("ccm_a-token-the-server-never-made\n")  # revoked, or another server's
+        stale = as_json(ccmem(memory_server, "status", "--json"))["counts"]
+    finally:
+        for path in (settings, home / ".claude.json", connection.path(environ)):
+            path.unlink()
+
+    assert report["url"] == memory_server.base_url and report["healthy"]
+    assert report["counts"] == {"user": user, "memories": 1, "apps": 1, "pending": 0}
+    assert report["connection"] == {"user": user, "url": memory_server.base_url, "route": "hooks"}
+    assert stale["user"] == user and "ccmem connect claude-code" in stale["error"], stale
+    claude = report["claude_code"]
+    assert claude["connected"] and claude["route"] == "hooks" and claude["hooks_in"] == [str(settings)]
+    assert claude["mcp_servers"] == [
+        {"name": "memory", "scope": "user", "url": mcp_url, "where": str(home / ".claude.json")}
+    ]
+    flat = " ".join(table.split())
+    assert f"memories {user}: 1 in 1 apps, 0 pending consent" in flat
+    assert f"claude code connected by settings hooks ({settings})" in flat
+    assert f"mcp server memory (user scope, {home / '.claude.json'})" in flat
+
+
+def test_connect_service_installs_the_user_service_and_undo_removes_it(
+    memory_server: MemoryServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`connect claude-code --service` (the hooks route; no Claude Code CLI needed for that)
+    writes the systemd user unit for this installation's config; `--undo` takes it away with
+    the rest. No user manager answers here: the commands to enable it are printed."""
+    home = memory_server.work_dir / "home"
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setitem(memory_server.extra_env, "XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setitem(memory_server.extra_env, "XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setitem(memory_server.extra_env, "DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent")
+    unit = home / ".config" / "systemd" / "user" / "ccmem.service"
+    user = f"svc-{uuid.uuid4().hex[:6]}"
+    base = ("connect", "claude-code", "--claude", "/nowhere/claude", "--url", memory_server.base_url)
+
+    connected = ccmem(memory_server, *base, "--hooks", "--user", user, "--service", check=False)
+
+    assert connected.returncode == 0, connected.stdout + connected.stderr
+    flat = " ".join(connected.stdout.split())
+    assert "round trip ok" in flat and f"wrote {unit}" in flat
+    assert "systemctl --user daemon-reload && systemctl --user enable --now ccmem.service" in flat
+    assert f"up --foreground --config {memory_server.config_path}" in unit.read_text()
+    assert memory_server.admin_token not in unit.read_text()
+    status = as_json(ccmem(memory_server, "status", "--json", "--url", memory_server.base_url))
+    assert status["user_service"]["installed"] and status["user_service"]["path"] == str(unit)
+    assert status["claude_code"]["route"] == "hooks"
+
+    undone = ccmem(memory_server, *base, "--undo", check=False)
+
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert f"removed the user service {unit}" in " ".join(undone.stdout.split())
+    assert not unit.exists() and unit.parent.is_dir()
+    assert not (home / ".claude" / "settings.json").exists()
 
 
 def test_status_mcp_config_and_list_choose_the_same_token(
@@ -798,6 +915,11 @@ SERVICE_COMMANDS = {
     # The package route: a wheel installed outside the checkout (tests/test_package.py).
     ("setup",): ("tests/test_package.py", '"setup"'),
     ("up",): ("tests/test_package.py", '"up"'),
+    ("down",): ("tests/test_native_stack.py", '"down"'),
+    # The user service's files, in a throwaway HOME (systemd-analyze verifies the unit).
+    ("service", "install"): ("tests/test_user_service.py", '"service", "install"'),
+    ("service", "uninstall"): ("tests/test_user_service.py", '"service", "uninstall"'),
+    ("service", "status"): ("tests/test_user_service.py", '"service", "status"'),
     ("connect", "claude-code"): ("tests/test_e2e_connect.py", '"connect", "claude-code"'),
     # The metadata database beside a running server: the devices' integration tests run them.
     ("devices", "list"): ("tests/test_devices.py", '"devices", "list"'),

@@ -251,6 +251,57 @@ def test_up_integration_restart_down(checkout: Checkout, upstream: FakeAnthropic
     print("native stack timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
 
 
+def test_up_in_the_foreground_then_status_and_down(checkout: Checkout) -> None:
+    """What the user service runs: `ccmem up --foreground` becomes the supervisor in its own
+    process (the PID a service manager watches), `ccmem status` shows each service, and
+    `ccmem down` stops it with exit 0 (a clean stop, which the service manager leaves stopped)."""
+    config = checkout.root / "config.yaml"
+    runner = subprocess.Popen(
+        [str(ccmem_bin()), "up", "--foreground", "--service", "api", "--config", str(config)],
+        cwd=checkout.root,
+        env=checkout.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        api_url = f"http://127.0.0.1:{checkout.ports['api']}"
+        wait_until(
+            lambda: (
+                httpx.get(f"{api_url}/health", timeout=2).status_code == 200
+                if port_open(checkout.ports["api"])()
+                else False
+            ),
+            timeout=180,
+            what="the api under `up --foreground`",
+        )
+        assert checkout.supervisor_pid() == runner.pid  # the same process, not a detached one
+        status = checkout.ccmem("status", "--json", "--url", api_url)
+        assert status.returncode == 0, describe(status, checkout)
+        rows = {row["name"]: row for row in json.loads(status.stdout)["services"]}
+        api_pid = checkout.state()["services"]["api"]["pid"]
+        assert rows["api"] == {
+            "name": "api", "running": True, "pid": api_pid, "supervised": True,
+            "port": checkout.ports["api"], "healthy": True,
+        }  # fmt: skip
+        assert rows["ui"]["running"] is False and rows["proxy"]["running"] is False
+        table = checkout.ccmem("status", "--url", api_url).stdout
+        assert f"api running, pid {api_pid}, port {checkout.ports['api']}, healthy" in " ".join(table.split())
+
+        stopped = checkout.ccmem("down")
+
+        assert stopped.returncode == 0 and f"supervisor pid {runner.pid}" in stopped.stdout, stopped.stderr
+        assert runner.wait(timeout=60) == 0
+        assert not alive(api_pid) and not port_open(checkout.ports["api"])()
+        assert checkout.ccmem("down").stdout.strip() == "the stack is not running"
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+    assert "supervisor runs in the foreground" in (runner.stdout.read() if runner.stdout else "")
+
+
 def test_deploy_script_native_up_status_down(checkout: Checkout) -> None:
     """`deploy-mem0.sh --native`, as a user runs it from a checkout: up with the connection
     instructions, --status, --down (without --native: it finds what runs)."""

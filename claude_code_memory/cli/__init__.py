@@ -39,8 +39,10 @@ from . import (
     proxy,
     retention,
     server,
+    service,
     setup,
     stack,
+    status,
     sync,
     teams,
     tokens,
@@ -49,10 +51,10 @@ from . import (
 )
 from .common import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_UNREACHABLE, err, unreachable
 
-# One module per noun: server (serve, status, doctor), tokens, memories (add, search, list, get,
-# export), imports (import: an export, an OpenMemory database), retention (purge, forget),
-# consent, hygiene, connect (mcp-config); common holds the shared options, settings loading, the
-# Remote and the output helpers.
+# One module per noun: server (serve, doctor), status, service (the user service), tokens,
+# memories (add, search, list, get, export), imports (import: an export, an OpenMemory
+# database), retention (purge, forget), consent, hygiene, connect (mcp-config); common holds the
+# shared options, settings loading, the Remote and the output helpers.
 app = typer.Typer(help="claude-code-memory: a self-hosted memory server for Claude Code and MCP clients.")
 
 
@@ -74,7 +76,7 @@ def _root(
 
 
 app.command()(server.serve)
-app.command()(server.status)
+app.command()(status.status)
 app.command()(server.doctor)
 app.command()(whoami.whoami)
 app.add_typer(tokens.app, name="token")
@@ -101,6 +103,8 @@ app.add_typer(stack.app, name="stack")
 # The package route: per-user directories, then the stack (cli/setup.py).
 app.command()(setup.setup)
 app.command()(setup.up)
+app.command()(setup.down)
+app.add_typer(service.app, name="service")
 app.command()(ui.ui)
 
 

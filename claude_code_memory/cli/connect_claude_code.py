@@ -8,10 +8,12 @@
    else, or with ``--hooks``, ``ccmem hooks install --token-file`` (command hooks that read the
    file) and ``claude mcp add --scope user --transport http`` with the token in its header.
 3. The round trip: a marked memory stored, recalled through the hook endpoint, deleted.
+4. With ``--service``: the user service that starts the stack at login (``ccmem service install``).
 
 What it added is recorded in ``<data>/connect/claude-code.json``; ``--undo`` takes exactly that
 away (the plugin uninstalled with the settings restored, or the settings file put back as it was
-when nothing else changed it since, the MCP server removed, the token revoked).
+when nothing else changed it since, the MCP server removed, the user service's file removed, the
+token revoked).
 
 A successful connect also saves the connection (:mod:`claude_code_memory.client.connection`): the
 CLI's default server and credentials from then on, as ``gh auth login`` makes them, and how the
@@ -43,6 +45,7 @@ from ..stack.user_setup import write_private
 from . import common
 from . import hooks as hooks_cli
 from . import plugin as plugin_cli
+from . import service as service_cli
 from .common import ConfigOpt, UrlOpt, out
 
 app = typer.Typer(help="Connect a client to this server in one step.")
@@ -64,6 +67,8 @@ class Record:
     settings_before: str | None = None
     settings_written: str | None = None
     mcp_added: bool = False
+    #: The unit or agent ``--service`` wrote ("": none).
+    service_file: str = ""
 
 
 def connect_dir(settings: Settings) -> Path:
@@ -321,6 +326,10 @@ def _undo(settings: Settings, claude: str | None) -> None:
         if record.mcp_added and claude is not None:
             _mcp(claude, "remove", MCP_NAME, "--scope", "user")
             out.print(f"MCP server {MCP_NAME!r} removed", highlight=False)
+    if record.service_file:
+        removed = service_cli.uninstall_service(Path(record.service_file))
+        if removed is not None:
+            out.print(f"removed the user service {removed}", highlight=False, soft_wrap=True)
     if record.token_id and settings.server.admin_token:
         try:
             _http("DELETE", f"{record.base_url}/api/v1/tokens/{record.token_id}", settings.server.admin_token)
@@ -359,6 +368,13 @@ def claude_code(
         Path | None,
         typer.Option("--ca-file", help="with --server: the CA certificate the server's is signed by"),
     ] = None,
+    service: Annotated[
+        bool,
+        typer.Option(
+            "--service",
+            help="also install the user service that starts the stack at login (`ccmem service install`)",
+        ),
+    ] = False,
 ) -> None:
     """Mint your token, install the plugin (or the hooks and the MCP server), prove the round trip.
 
@@ -374,6 +390,8 @@ def claude_code(
         _undo(settings, executable)
         return
     if server is not None:
+        if service:
+            raise BadInput("--service starts a server on this machine; with --server it runs elsewhere")
         from . import connect_remote
 
         remote = connect_remote.Remote.prepare(
@@ -424,6 +442,9 @@ def claude_code(
         out.print(_add_mcp(executable, base_url, token, user, record), highlight=False, soft_wrap=True)
     save_record(settings, record)
     out.print(round_trip(base_url, token, user), highlight=False, soft_wrap=True)
+    if service:
+        record.service_file = str(service_cli.install_service(config))
+        save_record(settings, record)
     written = save_connection(settings, config, base_url, user, route, local=True)
     out.print(
         f"`ccmem` commands act as {user} from now on (`ccmem whoami`; {written})",

@@ -1,4 +1,4 @@
-"""The server itself: ``serve`` runs it, ``status`` asks a running one, ``doctor`` checks the setup."""
+"""The server itself: ``serve`` runs it, ``doctor`` checks the setup (``status``: cli/status.py)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ import typer
 from rich.table import Table
 
 from ..config import Settings
-from ..errors import BadInput, ConfigError, MemoryStackError, Unavailable
+from ..errors import ConfigError, MemoryStackError
 from . import common
-from .common import ConfigOpt, DataDirOpt, JsonOpt, UrlOpt, err, out
+from .common import ConfigOpt, DataDirOpt, JsonOpt, err, out
 
 HostOpt = Annotated[str | None, typer.Option(help="bind address (default 127.0.0.1)")]
 PortOpt = Annotated[int | None, typer.Option(help="port (default 8765)")]
@@ -147,96 +147,6 @@ def serve(
         ssl_certfile=str(certificate.cert_file) if certificate else None,
         ssl_keyfile=str(certificate.key_file) if certificate else None,
     )
-
-
-# -- status ------------------------------------------------------------------------------------
-def _health(base: str, hint: str = "start it with `ccmem up`") -> tuple[int, dict[str, Any]]:
-    """``/health``'s status code and body; Unavailable (exit 3) when nothing answers."""
-    import httpx  # where used: `ccmem serve` never needs it (restart time)
-
-    try:
-        response = httpx.get(f"{base}/health", timeout=10)
-    except httpx.HTTPError as exc:
-        reason = f"cannot reach the server at {base} ({exc.__class__.__name__})"
-        raise Unavailable(f"{reason}; {hint}") from exc
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    if not isinstance(body, dict) or "status" not in body:
-        raise BadInput(
-            f"{base}/health answered HTTP {response.status_code} without a health report; "
-            "is that a claude-code-memory server?"
-        )
-    return response.status_code, body
-
-
-def status(
-    user: common.UserOpt = None,
-    url: UrlOpt = None,
-    token: Annotated[
-        str | None,
-        typer.Option(
-            "--token",
-            help="a token to count the user's memories with (default: $CCMEM_TOKEN, then the connected "
-            "user's; no counts without one)",
-        ),
-    ] = None,
-    as_json: JsonOpt = False,
-    config: ConfigOpt = None,
-) -> None:
-    """Is the server up? Its health, version and URL; with a token, the user's memory counts.
-
-    Exits 0 when healthy, 1 when the server reports a problem, 3 when nothing answers.
-    """
-    creds = common.credentials(config, url, token)
-    base = creds.url
-    code, health = _health(base, creds.unreachable_hint)
-    healthy = code == 200 and health.get("status") == "ok"
-    counts: dict[str, Any] | None = None
-    # The admin token counts only for a user it is told about, however it was given; a user
-    # token counts its own. A degraded server could not count, and its health report says more.
-    chosen = creds.token
-    if healthy and chosen is not None and (user or not chosen.is_admin):
-        scope = common.without_none({"user_id": user})
-        with common.remote(config, base, chosen.value) as client:
-            stats = client.get("/api/v1/stats", params=scope)
-            pending = client.get("/api/v1/consent/pending/count", params=scope)
-        counts = {
-            "user": user,
-            "memories": stats["total_memories"],
-            "apps": stats["total_apps"],
-            "pending": pending["total"],
-        }
-    if as_json:
-        common.print_json(
-            {"url": base, "reachable": True, "healthy": healthy, "health": health, "counts": counts}
-        )
-    else:
-        grid = Table.grid(padding=(0, 2))
-        mark = "[green]✓[/]" if healthy else "[red]✗[/]"
-        grid.add_row("server", f"{mark} {base}", style=None)
-        grid.add_row("version", str(health.get("version", "?")))
-        for part, state in health.items():
-            if part == "local_mode" and isinstance(state, dict):
-                state = f"ON (no token acts as user {state.get('user')!r})" if state.get("enabled") else "off"
-            if part not in ("status", "version"):
-                grid.add_row(part.replace("_", " "), common.text(str(state)))
-        if counts is not None:
-            who = counts["user"] or "this token's user"
-            grid.add_row(
-                "memories",
-                common.text(
-                    f"{who}: {counts['memories']} in {counts['apps']} apps, "
-                    f"{counts['pending']} pending consent"
-                ),
-            )
-        out.print(grid)
-    if not healthy:
-        err.print(
-            f"[red]error:[/] the server reports {health.get('status')!r}", highlight=False, soft_wrap=True
-        )
-        raise typer.Exit(common.EXIT_ERROR)
 
 
 # -- doctor ------------------------------------------------------------------------------------

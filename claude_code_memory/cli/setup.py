@@ -1,10 +1,11 @@
-"""``ccmem setup`` and ``ccmem up``: the package route, without a checkout.
+"""``ccmem setup``, ``ccmem up`` and ``ccmem down``: the package route, without a checkout.
 
 ``setup`` makes the per-user directories, config.yaml, the admin token and the embedding model
 (:mod:`claude_code_memory.stack.user_setup`); ``up`` runs it when needed and then ``ccmem stack
 up`` with that config. Where the config is named (``--config``, ``$CCMEM_CONFIG``) or this code
 runs from a checkout (its own config.yaml), ``up`` is ``stack up`` with it and no per-user files
 are made; the directory it runs in plays no part.
+``down`` stops what ``up`` started (``ccmem stack down`` with the config ``up`` reads).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from ..stack import user_setup
+from ..stack import user_service, user_setup
 from ..user_dirs import choose_config
 from . import stack
 from .common import ConfigOpt, err, out
@@ -45,6 +46,7 @@ def up(
     services: stack.ServicesOpt = None,
     timeout: Annotated[float, typer.Option(help=stack.TIMEOUT_HELP)] = 120.0,
     config: ConfigOpt = None,
+    foreground: stack.ForegroundOpt = False,
 ) -> None:
     """Set up this user's directories when needed (see `ccmem setup`), then `ccmem stack up`."""
     chosen: Path | None = config
@@ -53,4 +55,23 @@ def up(
         if report.created:
             _report(report)
         chosen = report.config_file
-    stack.up(ctx, services=services, timeout=timeout, config=chosen)
+    stack.up(ctx, services=services, timeout=timeout, config=chosen, foreground=foreground)
+
+
+def down(
+    timeout: Annotated[float, typer.Option(help="seconds to wait for a clean stop before SIGKILL")] = 30.0,
+    config: ConfigOpt = None,
+) -> None:
+    """Stop the stack `ccmem up` started (api, ui, proxy): `ccmem stack down` with the same config.
+
+    A stack the user service started (`ccmem service install`) stays stopped until the next login.
+    """
+    stack.down(timeout=timeout, config=config)
+    service = user_service.installed(Path.home())
+    if service.enabled:
+        out.print(
+            f"the user service ({service.path}) starts it again at the next login; "
+            "`ccmem service uninstall` removes it",
+            highlight=False,
+            soft_wrap=True,
+        )

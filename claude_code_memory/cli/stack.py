@@ -10,6 +10,7 @@ config.yaml (``server.port``, ``ui.port``, ``proxy.port``).
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -41,6 +42,14 @@ ServicesOpt = Annotated[
     ),
 ]
 TIMEOUT_HELP = "seconds to wait for every service to become healthy"
+ForegroundOpt = Annotated[
+    bool,
+    typer.Option(
+        "--foreground",
+        help="run the supervisor in this process until SIGTERM, without waiting for health "
+        "(what a user service runs: `ccmem service install`)",
+    ),
+]
 
 
 def available_services(ctx: typer.Context) -> set[str]:
@@ -103,11 +112,13 @@ def up(
     services: ServicesOpt = None,
     timeout: Annotated[float, typer.Option(help=TIMEOUT_HELP)] = 120.0,
     config: ConfigOpt = None,
+    foreground: ForegroundOpt = False,
 ) -> None:
     """Start the stack in the background and wait until every service is healthy.
 
     Exits 0 when all are healthy (or the stack already runs), 1 when one is not healthy in
     time (the stack keeps running: see `ccmem stack logs`, stop it with `ccmem stack down`).
+    With --foreground: the supervisor runs in this process and its exit code is the command's.
     """
     settings, specs = _specs(ctx, config, services)
     running = _running_supervisor(settings)
@@ -136,6 +147,13 @@ def up(
     argv += [arg for spec in specs for arg in ("--service", spec.name)]
     if config is not None:
         argv += ["--config", str(config)]
+    if foreground:
+        # The same process becomes the supervisor: a service manager watches the PID it started,
+        # and `ccmem stack status` / `ccmem down` know the supervisor by its command line.
+        err.print(f"supervisor runs in the foreground (pid {os.getpid()})", highlight=False)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execv(sys.executable, argv)
     with stack_services.open_log(logs / "stack.log") as log:
         # A session of its own: the stack outlives this command and the terminal.
         process = subprocess.Popen(
