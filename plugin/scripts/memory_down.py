@@ -9,12 +9,12 @@ hooks' ``claude_code_memory/client/hook_command.py`` through the package's copy 
 1. The server refused the connection and ``connection.json`` (the per-user config directory,
    written by ``ccmem connect claude-code``) names the same server with a ``start`` command: the
    hook runs that command detached (its own session, output appended to ``logs/autostart.log``
-   in the per-user state directory), waits for ``/health`` and sends the request again, all
-   within the hook's time budget. ``start`` is a starter that is safe to run twice at once
-   (``ccmem up`` takes the stack's start lock); a lock of its own (``run/autostart.lock``) keeps
-   parallel hooks from running it more than once: the others only wait for ``/health``. An
-   empty ``start`` (a remote server) or ``CCMEM_AUTOSTART=0`` in Claude Code's environment:
-   nothing is started.
+   in the per-user state directory, run in the directory of the connection's config file),
+   waits for ``/health`` and sends the request again, all within the hook's time budget.
+   ``start`` is a starter that is safe to run twice at once (``ccmem up`` takes the stack's
+   start lock); a lock of its own (``run/autostart.lock``) keeps parallel hooks from running it
+   more than once: the others only wait for ``/health``. An empty ``start`` (a remote server)
+   or ``CCMEM_AUTOSTART=0`` in Claude Code's environment: nothing is started.
 2. Otherwise, or when the server still does not answer: the user is told, once a session (a
    marker per ``session_id`` under ``hooks/`` in the state directory), in one line that says
    memory is off and the command that fixes it. The line goes out as the hook answer's
@@ -125,8 +125,18 @@ def _server_env(environ):
     return {key: value for key, value in environ.items() if not key.startswith(("CLAUDE", "AI_AGENT"))}
 
 
-def start(argv, environ):
-    """Run ``argv`` detached unless another hook is doing so; the log's path."""
+def start_directory(connection, environ):
+    """Where ``start`` runs: the directory of the installation's config file (a checkout's
+    relative paths are read from there), else the state directory; never the project, whose
+    own config.yaml is not the user's."""
+    config = connection.get("config")
+    if isinstance(config, str) and config and os.path.isdir(os.path.dirname(config)):
+        return os.path.dirname(config)
+    return _private_dir(state_dir(environ))
+
+
+def start(argv, environ, cwd):
+    """Run ``argv`` in ``cwd``, detached, unless another hook is doing so; the log's path."""
     state = _private_dir(state_dir(environ))
     log_path = os.path.join(_private_dir(os.path.join(state, "logs")), "autostart.log")
     lock = os.open(
@@ -145,14 +155,13 @@ def start(argv, environ):
         log.write(f"=== {time.strftime('%Y-%m-%d %H:%M:%S')} a hook starts: {' '.join(argv)}\n".encode())
         log.flush()
         # Its own session, its output in the log and not on the hook's pipes (Claude Code waits
-        # for those to close), the state directory as its working directory (never the project,
-        # whose config.yaml is not the user's).
+        # for those to close).
         subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
-            cwd=state,
+            cwd=cwd,
             env=_server_env(environ),
             start_new_session=True,
             close_fds=True,
@@ -269,7 +278,7 @@ def recover(environ, url, body, failure, retry, deadline):
     log_path = None
     argv = start_command(connection, base, environ) if kind == "unreachable" and refused else None
     if argv is not None:
-        log_path = start(argv, environ)
+        log_path = start(argv, environ, start_directory(connection, environ))
         if wait_healthy(base, deadline - RESERVE_SECONDS):
             try:
                 return retry(max(0.5, deadline - time.monotonic() - 0.2))
