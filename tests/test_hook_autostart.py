@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -247,6 +248,31 @@ def test_a_refused_token_is_told_with_the_command_that_fixes_it(stack: Stack, tm
     )
     line = json.loads(done.stdout)["systemMessage"]
     assert "refused this session's token" in line and "`ccmem connect claude-code`" in line, line
+
+
+@pytest.mark.parametrize("start", [[sys.executable, "-c", "raise SystemExit(3)"], ["/nonexistent/ccmem"]])
+def test_a_start_that_fails_is_told_at_once(tmp_path: Path, start: list[str]) -> None:
+    """A start command that exits with an error (a taken port, a broken config) or is gone (an
+    uninstalled virtualenv): the hook stops waiting and says so, naming the log."""
+    from claude_code_memory.client import connection
+
+    from .support.processes import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"
+    env = {"HOME": str(tmp_path), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    saved = connection.Connection(url=url, user="ada", token_file="/nonexistent", start=start)
+    connection.save(saved, env)
+    began = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", str(cs.script_path()), url + cs.HOOK_PATH, "14"],
+        input=json.dumps({"hook_event_name": "SessionStart", "session_id": "s"}).encode(),
+        env=env,
+        capture_output=True,
+        timeout=60,
+    )
+    assert time.monotonic() - began < 10  # not the whole 14 s budget
+    line = json.loads(done.stdout)["systemMessage"]
+    assert f"starting the server at {url} failed" in line and "`ccmem up`" in line, line
 
 
 # -- the pure parts ----------------------------------------------------------------------------

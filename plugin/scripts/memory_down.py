@@ -136,7 +136,8 @@ def start_directory(connection, environ):
 
 
 def start(argv, environ, cwd):
-    """Run ``argv`` in ``cwd``, detached, unless another hook is doing so; the log's path."""
+    """Run ``argv`` in ``cwd``, detached, unless another hook is doing so: ``(the log's path,
+    the process or None)``. OSError when it cannot be run at all."""
     state = _private_dir(state_dir(environ))
     log_path = os.path.join(_private_dir(os.path.join(state, "logs")), "autostart.log")
     lock = os.open(
@@ -148,7 +149,7 @@ def start(argv, environ, cwd):
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(lock)
-        return log_path  # another hook starts it: this one only waits for /health
+        return log_path, None  # another hook starts it: this one only waits for /health
     _held_locks.append(lock)
     with open(log_path, "ab") as log:
         os.chmod(log_path, 0o600)
@@ -156,7 +157,7 @@ def start(argv, environ, cwd):
         log.flush()
         # Its own session, its output in the log and not on the hook's pipes (Claude Code waits
         # for those to close).
-        subprocess.Popen(
+        process = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
             stdout=log,
@@ -166,7 +167,7 @@ def start(argv, environ, cwd):
             start_new_session=True,
             close_fds=True,
         )
-    return log_path
+    return log_path, process
 
 
 def healthy(base, timeout=0.5):
@@ -178,10 +179,14 @@ def healthy(base, timeout=0.5):
         return False
 
 
-def wait_healthy(base, until):
+def wait_healthy(base, until, process=None):
+    """True once ``/health`` answers; False at ``until``, or as soon as ``process`` (the starter)
+    has failed: a starter that exits 0 found the stack running already, so that one is waited for."""
     while True:
         if healthy(base, timeout=max(0.1, min(0.5, until - time.monotonic()))):
             return True
+        if process is not None and process.poll() not in (None, 0):
+            return False
         if time.monotonic() + HEALTH_POLL_SECONDS >= until:
             return False
         time.sleep(HEALTH_POLL_SECONDS)
@@ -195,6 +200,9 @@ def message(kind, base, status, hint, log_path):
     if kind == "error":
         answered = f"answered HTTP {status}" if status else "gave an answer that is not JSON"
         return f"{said} the server at {base} {answered}; run `{ERROR_HINT}`"
+    if kind == "start failed":
+        where = f" (log: {log_path})" if log_path else ""
+        return f"{said} starting the server at {base} failed{where}; run `{hint}`"
     if kind == "starting":
         late = f"is starting but did not answer in time (log: {log_path})"
         return f"{said} the server at {base} {late}; run `{hint}`"
@@ -278,12 +286,17 @@ def recover(environ, url, body, failure, retry, deadline):
     log_path = None
     argv = start_command(connection, base, environ) if kind == "unreachable" and refused else None
     if argv is not None:
-        log_path = start(argv, environ, start_directory(connection, environ))
-        if wait_healthy(base, deadline - RESERVE_SECONDS):
-            try:
-                return retry(max(0.5, deadline - time.monotonic() - 0.2))
-            except Exception as exc:  # noqa: BLE001 - told below
-                kind, _, status = failure_of(exc)
-        else:
-            kind = "starting"
+        try:
+            log_path, process = start(argv, environ, start_directory(connection, environ))
+        except OSError:
+            log_path, process, kind = None, None, "start failed"  # its command is gone
+        if kind != "start failed":
+            if wait_healthy(base, deadline - RESERVE_SECONDS, process):
+                try:
+                    return retry(max(0.5, deadline - time.monotonic() - 0.2))
+                except Exception as exc:  # noqa: BLE001 - told below
+                    kind, _, status = failure_of(exc)
+            else:
+                failed = process is not None and process.poll() not in (None, 0)
+                kind = "start failed" if failed else "starting"
     return notice(environ, body, message(kind, base, status, hint, log_path))
