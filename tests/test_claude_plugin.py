@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
-import urllib.error
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -136,8 +135,7 @@ def test_the_hook_stands_aside_for_settings_hooks_and_calls_the_server_otherwise
         "CLAUDE_PLUGIN_OPTION_TOKEN": "t",
     }
     body = json.dumps({"hook_event_name": "UserPromptSubmit", "cwd": str(tmp_path), "prompt": "hi"}).encode()
-    with pytest.raises(urllib.error.URLError):
-        memory_hook.hook(environ, body)
+    assert "does not answer" in memory_hook.hook(environ, body)["systemMessage"]
     write_settings(tmp_path / ".claude" / "settings.json", cs.DEFAULT_EVENTS)
     assert memory_hook.hook(environ, body) is None
 

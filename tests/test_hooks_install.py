@@ -5,6 +5,7 @@ the SessionStart command script answers nothing, fast, when no server listens.""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -134,17 +135,22 @@ def test_tab_indented_files_keep_their_indentation() -> None:
 
 
 @pytest.mark.integration
-def test_the_command_script_is_silent_and_quick_without_a_server() -> None:
+def test_the_command_script_tells_and_is_quick_without_a_server(tmp_path: Path) -> None:
+    """Nothing listens and nothing says how to start it: one line for the user, at once (the
+    start on demand is tests/test_hook_autostart.py)."""
     script = cs.script_path()
     url = "http://127.0.0.1:9" + cs.HOOK_PATH  # the discard port: nothing listens
     completed = subprocess.run(
         [sys.executable, "-I", "-S", str(script), url, "2"],
-        input=b'{"hook_event_name": "SessionStart"}',
+        input=b'{"hook_event_name": "SessionStart", "session_id": "s1"}',
+        env={"HOME": str(tmp_path), "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
         capture_output=True,
         timeout=10,
         check=False,
     )
-    assert completed.returncode == 0 and completed.stdout == b"", completed.stderr
+    assert completed.returncode == 0 and completed.stderr == b"", completed.stderr
+    answer = json.loads(completed.stdout)
+    assert "does not answer; start it with `ccmem up`" in answer["systemMessage"], answer
 
 
 def test_status_names_the_files_and_whether_the_server_takes_the_token(

@@ -1,7 +1,8 @@
 """The plugin's hook script (``plugin/scripts/memory_hook.sh``: sh and curl) against a real server,
 run as Claude Code runs it (``sh SCRIPT`` with the hook input on stdin and the plugin's options in
-its environment): recall and capture with the token from ``CLAUDE_PLUGIN_OPTION_TOKEN``; nothing
-printed and exit 0 on every failure; standing aside exactly when ``ccmem hooks install``'s hooks
+its environment): recall and capture with the token from ``CLAUDE_PLUGIN_OPTION_TOKEN``;
+one line for the user, once a session, and exit 0 on every failure (the start on demand is
+tests/test_hook_autostart.py); standing aside exactly when ``ccmem hooks install``'s hooks
 are in a settings file (the rule of ``claude_settings.is_ours``); the token never on a command
 line. The end-to-end run through the pinned CLI is tests/test_e2e_plugin.py."""
 
@@ -104,12 +105,23 @@ def test_recall_and_capture_with_the_plugin_s_token(server: MemoryServer, token:
     assert any("It uses wrenfinch." in json.dumps(item) for item in pending)
 
 
-def test_every_failure_prints_nothing_and_exits_0(server: MemoryServer, token: str, home: Path) -> None:
-    assert run_hook(home, prompt(home), server.base_url, "wrong-token") == ""
-    assert run_hook(home, prompt(home), server.base_url, None) == ""
-    assert run_hook(home, prompt(home), "http://127.0.0.1:9", token) == ""  # nothing listens
+def told(output: str) -> str:
+    """The one line a failing hook gives the user (memory_down.py)."""
+    line: str = json.loads(output)["systemMessage"]
+    assert line.startswith("claude-code-memory: memory is off") and "\n" not in line, line
+    return line
+
+
+def test_every_failure_tells_once_a_session_and_exits_0(server: MemoryServer, token: str, home: Path) -> None:
+    assert "`ccmem connect claude-code`" in told(run_hook(home, prompt(home), server.base_url, "wrong-token"))
+    assert "refused this session's token" in told(run_hook(home, prompt(home), server.base_url, None))
+    # Nothing listens, and no connection.json says how to start it: the user is told how.
+    body = prompt(home)
+    assert "start it with `ccmem up`" in told(run_hook(home, body, "http://127.0.0.1:9", token))
+    assert run_hook(home, body, "http://127.0.0.1:9", token) == ""  # once a session, not once a prompt
     # A token a header cannot carry is never sent (nor a config line injected with it).
-    assert run_hook(home, prompt(home), server.base_url, token + '"\nurl = "http://127.0.0.1:9') == ""
+    injected = token + '"\nurl = "http://127.0.0.1:9'
+    assert "refused this session's token" in told(run_hook(home, prompt(home), server.base_url, injected))
     # No curl on PATH: memory_hook.py answers instead.
     bare = home / "bin"
     bare.mkdir()
@@ -137,9 +149,9 @@ def test_it_stands_aside_exactly_for_ccmem_hooks_install_s_hooks(
 
 def test_the_token_is_never_on_a_command_line() -> None:
     script = SCRIPT.read_text(encoding="utf-8")
-    # Only printf (a builtin) sees it, and curl reads it from a pipe (-K /dev/fd/3).
+    # Only a here-document (read by the shell itself) holds it, and curl reads that (-K /dev/fd/3).
     uses = [line for line in script.splitlines() if "$token" in line and not line.lstrip().startswith("#")]
-    assert all("printf" in line or line.lstrip().startswith("case") for line in uses), uses
+    assert uses == ["case $token in", 'header = "Authorization: Bearer $token"'], uses
     assert "curl -K /dev/fd/3 " in script
 
 

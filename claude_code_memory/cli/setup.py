@@ -15,7 +15,8 @@ from typing import Annotated
 
 import typer
 
-from ..stack import user_service, user_setup
+from ..config import user_dirs
+from ..stack import start_lock, user_service, user_setup
 from ..user_dirs import choose_config
 from . import stack
 from .common import ConfigOpt, err, out
@@ -51,7 +52,10 @@ def up(
     """Set up this user's directories when needed (see `ccmem setup`), then `ccmem stack up`."""
     chosen: Path | None = config
     if choose_config(config).source in ("per-user", "defaults"):
-        report = user_setup.setup()
+        # Two first `ccmem up` at once (hooks of parallel sessions) make one admin token and
+        # build the model once: the second waits and finds everything made.
+        with start_lock.held(user_dirs()[2] / "run" / "setup.lock", wait=600):
+            report = user_setup.setup()
         if report.created:
             _report(report)
         chosen = report.config_file

@@ -23,7 +23,7 @@ from rich.table import Table
 from ..client.connection import when_down
 from ..config import Settings
 from ..errors import BadInput, Unavailable
-from ..stack import capture, supervisor
+from ..stack import capture, start_lock, supervisor
 from ..stack import services as stack_services
 from ..stack.services import ServiceSpec
 from . import common
@@ -121,10 +121,31 @@ def up(
     With --foreground: the supervisor runs in this process and its exit code is the command's.
     """
     settings, specs = _specs(ctx, config, services)
-    running = _running_supervisor(settings)
-    if running is not None:
-        out.print(f"the stack already runs (supervisor pid {running}); `ccmem stack status` shows it")
-        return
+    # Two starters at once (hooks of parallel sessions, a person typing `ccmem up`) agree on one
+    # supervisor: the second waits here and finds the first's (stack/start_lock.py).
+    with start_lock.held(stack_services.lock_file(settings)):
+        running = _running_supervisor(settings)
+        if running is not None:
+            out.print(f"the stack already runs (supervisor pid {running}); `ccmem stack status` shows it")
+            return
+        settings, process = _spawn_supervisor(settings, specs, config)
+    _wait_healthy(settings, specs, process, timeout)
+    _print_endpoints(settings, specs)
+    if any(spec.name == "proxy" for spec in specs):
+        status = capture.capture_status(settings, _api_url(settings, specs))
+        if not status.ok:
+            raise Unavailable(
+                f"the proxy runs but cannot capture: {status.detail}. The stack keeps running; "
+                "`ccmem stack status` shows it"
+            )
+        err.print(f"[green]✓[/] proxy {status.detail}", highlight=False)
+
+
+def _spawn_supervisor(
+    settings: Settings, specs: list[ServiceSpec], config: Path | None
+) -> tuple[Settings, subprocess.Popen[bytes]]:
+    """Start the detached supervisor and write its PID file before the start lock is let go, so
+    that the next starter sees it even before the supervisor has written the file itself."""
     for spec in specs:
         if supervisor.port_taken(spec):
             raise BadInput(
@@ -159,17 +180,9 @@ def up(
         process = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
+    stack_services.write_pid(stack_services.pid_file(settings), process.pid)
     err.print(f"supervisor started (pid {process.pid}); logs in {logs}", highlight=False, soft_wrap=True)
-    _wait_healthy(settings, specs, process, timeout)
-    _print_endpoints(settings, specs)
-    if any(spec.name == "proxy" for spec in specs):
-        status = capture.capture_status(settings, _api_url(settings, specs))
-        if not status.ok:
-            raise Unavailable(
-                f"the proxy runs but cannot capture: {status.detail}. The stack keeps running; "
-                "`ccmem stack status` shows it"
-            )
-        err.print(f"[green]✓[/] proxy {status.detail}", highlight=False)
+    return settings, process
 
 
 def _api_url(settings: Settings, specs: list[ServiceSpec]) -> str:

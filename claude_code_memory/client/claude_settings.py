@@ -31,8 +31,17 @@ HTTP_EVENTS = ("UserPromptSubmit", "Stop", "SubagentStop", "SessionEnd", "PostCo
 COMMAND_EVENTS = ("SessionStart",)
 DEFAULT_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop")
 ALL_EVENTS = COMMAND_EVENTS + HTTP_EVENTS
-#: Seconds Claude Code waits for a hook (the command hook gives up a second earlier itself).
+#: Seconds Claude Code waits for an http hook.
 HOOK_TIMEOUT = 5
+#: Seconds Claude Code waits for a command hook, which may start the local server on demand and
+#: ask again (docs/hooks.md); the hook's own budget is a second less. A request still waits at
+#: most hook_command.REQUEST_TIMEOUT: a server that answers slowly costs no more than before.
+COMMAND_TIMEOUTS = {"SessionStart": 15}
+COMMAND_TIMEOUT = 10
+
+
+def command_timeout(event: str) -> int:
+    return COMMAND_TIMEOUTS.get(event, COMMAND_TIMEOUT)
 
 
 def script_path() -> Path:
@@ -54,12 +63,13 @@ def hook_entry(
         raise ValueError(f"unknown hook event {event!r}: choose from {', '.join(ALL_EVENTS)}")
     if event in COMMAND_EVENTS or token_file is not None:
         interpreter = python or sys.executable
-        parts = [interpreter, "-I", "-S", str(script_path()), url, str(HOOK_TIMEOUT - 1)]
+        timeout = command_timeout(event)
+        parts = [interpreter, "-I", "-S", str(script_path()), url, str(timeout - 1)]
         # The file's path, never the token itself: a command line is visible to every user.
         parts += [str(token_file)] if token_file is not None else []
         parts += [str(ca_file)] if token_file is not None and ca_file is not None else []
         command = " ".join(shlex.quote(part) for part in parts)
-        return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
+        return {"type": "command", "command": command, "timeout": timeout}
     return {
         "type": "http",
         "url": url,

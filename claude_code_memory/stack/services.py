@@ -10,6 +10,7 @@ Layout under the state directory (``server.state_dir``, by default the data dire
 
     data/run/stack.pid     the supervisor's PID (only while it runs)
     data/run/stack.json    its view of the services: PIDs, restarts, last exit codes
+    data/run/stack.lock    held by a starter while it looks for a supervisor and starts one
     data/logs/<name>.log   each service's output; stack.log is the supervisor's own
 """
 
@@ -210,6 +211,10 @@ def open_log(path: Path) -> BinaryIO:
     return os.fdopen(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab")
 
 
+def lock_file(settings: Settings) -> Path:
+    return run_dir(settings) / "stack.lock"
+
+
 def write_state(path: Path, state: StackState) -> None:
     """Replace the state file in one step, so a reader never sees half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -224,6 +229,11 @@ def read_state(path: Path) -> StackState | None:
         return StackState.from_json(path.read_text(encoding="utf-8"))
     except (FileNotFoundError, ValueError, KeyError, TypeError):
         return None
+
+
+def write_pid(path: Path, pid: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"{pid}\n", encoding="ascii")
 
 
 def read_pid(path: Path) -> int | None:

@@ -182,7 +182,7 @@ class Supervisor:
             return 1
         stack_services.private_dir(self.logs)
         stack_services.private_dir(self.pid_path.parent)
-        self.pid_path.write_text(f"{os.getpid()}\n", encoding="ascii")
+        stack_services.write_pid(self.pid_path, os.getpid())
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)

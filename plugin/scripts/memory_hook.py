@@ -1,6 +1,7 @@
 """The claude-code-memory plugin's hooks and its status check; the standard library only.
 
     python3 -I -S memory_hook.py hook   < hook-input.json   (SessionStart, UserPromptSubmit, Stop)
+    python3 -I -S memory_hook.py recover CURL_EXIT < hook-input.json   (memory_hook.sh's failures)
     python3 -I -S memory_hook.py status [SERVER_URL]        (the memory-status skill)
     python3 -I -S memory_hook.py sync CWD                    (SessionStart, in the background)
 
@@ -18,8 +19,10 @@ a connected ccmem it does nothing.
 
 It stands aside (prints nothing, calls nothing) when ``ccmem hooks install`` put our hooks into
 one of Claude Code's settings files for this session: those hooks answer the prompt, and one
-prompt is never served twice. Whatever goes wrong (no server, a refused token, a slow answer) it
-prints nothing and exits 0: the session goes on without memories.
+prompt is never served twice. When the request fails, ``memory_down.py`` beside it starts a local
+server that refused the connection and sends the request again, or tells the user once a session
+that memory is off and the command that fixes it; ``recover`` is that step for memory_hook.sh,
+whose curl failed. Whatever else goes wrong it prints nothing and exits 0: the session goes on.
 """
 
 import contextlib
@@ -61,6 +64,15 @@ def when_down(environ, url):
             return f"the server at {url} runs on another machine: nothing here starts it"
         return f"start it with `{saved.get('start_hint') or START_HINT}`"
     return f"start it with `{START_HINT}`"
+
+
+#: All the time a hook may take, start on demand included: a second under hooks.json's timeout.
+BUDGETS = {"SessionStart": 14.0}
+DEFAULT_BUDGET = 9.0
+#: What memory_hook.sh spent before ``recover`` runs (a shell, a refused curl).
+SHELL_SECONDS = 0.5
+#: curl's exit codes memory_hook.sh hands over: nothing listens, no answer in time.
+CURL_REFUSED, CURL_TIMEOUT = "7", "28"
 
 
 def server_url(environ):
@@ -164,22 +176,67 @@ def stamped(url):
     return url + ("&" if "?" in url else "?") + "now=" + time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def hook(environ, body):
-    """Answer one hook (``body``: its input, as bytes): the server's JSON object, or nothing."""
+def _event(body):
     try:
-        hook_input = json.loads(body) if body.strip() else {}
-        cwd = hook_input.get("cwd")
-        session_start = hook_input.get("hook_event_name") == "SessionStart"
-    except (ValueError, AttributeError):
-        cwd, session_start = None, False
-    if settings_hooks(environ, cwd or os.getcwd()):
+        document = json.loads(body) if body.strip() else {}
+    except ValueError:
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
+def _recovery():
+    """memory_down.py beside this file, loaded by path (``-I`` puts no script directory on
+    sys.path); only after a failed request."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.realpath(__file__)), "memory_down.py")
+    spec = importlib.util.spec_from_file_location("ccmem_memory_down", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def hook(environ, body, failure=None, started=None):
+    """Answer one hook (``body``: its input, as bytes): the server's JSON object, or what
+    memory_down.py answers when the server cannot be reached, or nothing. ``failure``: the
+    request already failed so (memory_hook.sh's curl), in memory_down.failure_of's terms."""
+    started = time.monotonic() if started is None else started
+    document = _event(body)
+    if settings_hooks(environ, document.get("cwd") or os.getcwd()):
         return None
-    url = stamped(server_url(environ) + HOOK_PATH)
-    answer = post(url, body, environ.get("CLAUDE_PLUGIN_OPTION_TOKEN"), TIMEOUT)
-    if session_start:
-        with contextlib.suppress(Exception):  # the sync is a bonus; the answer still goes out
-            start_sync(environ, cwd or os.getcwd())
-    return answer if isinstance(answer, dict) and answer else None
+    url = server_url(environ) + HOOK_PATH
+    deadline = started + BUDGETS.get(document.get("hook_event_name"), DEFAULT_BUDGET)
+
+    def ask(timeout):
+        answer = post(stamped(url), body, environ.get("CLAUDE_PLUGIN_OPTION_TOKEN"), timeout)
+        return answer if isinstance(answer, dict) and answer else None
+
+    down = None
+    if failure is None:
+        try:
+            answer = ask(min(TIMEOUT, deadline - time.monotonic()))
+        except Exception as exc:  # noqa: BLE001 - recovered or told below
+            down = _recovery()
+            failure = down.failure_of(exc)
+        else:
+            if document.get("hook_event_name") == "SessionStart":
+                with contextlib.suppress(Exception):  # the sync is a bonus; the answer still goes out
+                    start_sync(environ, document.get("cwd") or os.getcwd())
+            return answer
+    down = down or _recovery()
+    return down.recover(environ, url, body, failure, ask, deadline)
+
+
+def recover(environ, body, curl_exit):
+    """memory_hook.sh's curl failed with ``curl_exit`` ("token": a token no header can carry)."""
+    started = time.monotonic() - SHELL_SECONDS
+    failure = {
+        CURL_REFUSED: ("unreachable", True, None),
+        CURL_TIMEOUT: ("unreachable", False, None),
+        "token": ("token", False, None),
+    }.get(curl_exit)
+    # Any other exit (an HTTP error status, no such host): asked again, to say what it was.
+    return hook(environ, body, failure, started)
 
 
 def status(environ, url):
@@ -259,7 +316,10 @@ def main(argv, environ, stdin, stdout):
         stdout.write("\n".join(status(environ, argv[2] if len(argv) > 2 else None)) + "\n")
         return 0
     try:
-        answer = hook(environ, stdin.buffer.read())
+        if command == "recover":
+            answer = recover(environ, stdin.buffer.read(), argv[2] if len(argv) > 2 else "")
+        else:
+            answer = hook(environ, stdin.buffer.read())
     except Exception:  # noqa: BLE001 - a hook must never stand in the session's way
         return 0
     if answer:
