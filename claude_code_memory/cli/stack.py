@@ -128,7 +128,7 @@ def up(
         if running is not None:
             out.print(f"the stack already runs (supervisor pid {running}); `ccmem stack status` shows it")
             return
-        settings, process = _spawn_supervisor(settings, specs, config)
+        settings, process = _spawn_supervisor(settings, specs, config, foreground=foreground)
     _wait_healthy(settings, specs, process, timeout)
     _print_endpoints(settings, specs)
     if any(spec.name == "proxy" for spec in specs):
@@ -142,10 +142,11 @@ def up(
 
 
 def _spawn_supervisor(
-    settings: Settings, specs: list[ServiceSpec], config: Path | None
+    settings: Settings, specs: list[ServiceSpec], config: Path | None, *, foreground: bool = False
 ) -> tuple[Settings, subprocess.Popen[bytes]]:
     """Start the detached supervisor and write its PID file before the start lock is let go, so
-    that the next starter sees it even before the supervisor has written the file itself."""
+    that the next starter sees it even before the supervisor has written the file itself. With
+    ``foreground`` this process becomes the supervisor (the lock's descriptor closes on exec)."""
     for spec in specs:
         if supervisor.port_taken(spec):
             raise BadInput(
