@@ -217,7 +217,10 @@ def test_a_file_url_prints_no_local_file_on_either_route(home: Path, route: str)
     target.write_text('{"secret": "read from the local disk"}', encoding="utf-8")
     path = without_curl(home) if route == "python" else None
     for url in (f"file://{target}#", f"FILE://{target}#", f"file://{home}/srv"):
-        assert run_hook(home, prompt(home), url, "t0ken", path=path) == "", url
+        answer = run_hook(home, prompt(home), url, "t0ken", path=path)
+        assert "read from the local disk" not in answer, url
+        # Nothing, or the one line that says memory is off (never the file's content).
+        assert answer == "" or "memory is off" in json.loads(answer)["systemMessage"], url
 
 
 @pytest.mark.integration  # a listener of its own that answers one byte at a time
@@ -265,6 +268,7 @@ def test_a_server_that_drips_its_answer_is_given_up_at_the_deadline(home: Path, 
     finally:
         stop.set()
         listener.close()
-    assert answer == ""
+    # The dripped answer never reaches the session; the user is told memory is off.
+    assert answer == "" or "memory is off" in json.loads(answer)["systemMessage"], answer
     # Well under the drip's length: the deadline, not the server, ended the hook.
     assert took < memory_hook.TIMEOUT + 5 < drip_seconds, took

@@ -85,7 +85,8 @@ def failure_of(exc):
     if isinstance(exc, urllib.error.HTTPError):
         return ("token" if exc.code in (401, 403) else "error", False, exc.code)
     if isinstance(exc, ValueError):
-        return ("error", False, None)
+        # The plugin's own URL check (memory_hook.py) says "http:// or https://" when it refuses.
+        return ("url" if "http:// or https://" in str(exc) else "error", False, None)
     reason = getattr(exc, "reason", exc)
     refused = (
         isinstance(reason, ConnectionRefusedError) or getattr(reason, "errno", None) == errno.ECONNREFUSED
@@ -197,6 +198,8 @@ def message(kind, base, status, hint, log_path):
     said = f"{PRODUCT}: memory is off,"
     if kind == "token":
         return f"{said} the server at {base} refused this session's token; run `{TOKEN_HINT}`"
+    if kind == "url":
+        return f"{said} its server URL {base} is not http:// or https://; run `ccmem plugin install`"
     if kind == "error":
         answered = f"answered HTTP {status}" if status else "gave an answer that is not JSON"
         return f"{said} the server at {base} {answered}; run `{ERROR_HINT}`"
