@@ -1,12 +1,12 @@
 """Credentials that announce themselves: a vendor's documented prefix and length, or a webhook URL.
 
-A table, not code: ``policy/redact.py`` compiles each entry into a rule. A documented prefix
+A table, not code: ``tokens.py`` compiles each entry into a rule. A documented prefix
 with the right length is a secret whatever characters follow it (an all-lowercase Hugging Face
 token is as live as a mixed-case one), so these rules do not ask the value to look random; the
 prefix and the exact length keep hashes, ids and identifiers out. Where the vendor's body is
 hexadecimal, either case matches. Written from each vendor's own documentation of its formats.
 
-Standard library only: the capture proxy imports this module through ``redact.py``.
+Standard library only: the capture proxy imports this module through ``policy/redact/``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""How our users say "my password is …", language by language: a table ``policy/redact.py`` reads.
+"""How our users say "my password is …", language by language: a table the prose scans read.
 
 Two families. In languages written with spaces between words (English, German, French, Spanish,
 Portuguese, Italian, Dutch) a statement is a label, a few words, a verb or a colon, the value:
@@ -8,10 +8,10 @@ Chinese, Korean and Russian the label is followed by a particle or a dash ("パ�
 follows, since a password is typed on a Latin keyboard and the sentence around it is not.
 
 The words that describe a password rather than give one ("falsch", "obligatoire", "expired")
-are listed per language; ``redact.py`` also refuses values shaped like adjectives and
+are listed per language; ``prose_values.py`` also refuses values shaped like adjectives and
 participles, so the lists only need the short, common words that shape does not catch.
 
-Standard library only: the capture proxy imports this module through ``redact.py``.
+Standard library only: the capture proxy imports this module through ``policy/redact/``.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ CONSONANT_PAIRS: frozenset[str] = _words(
 )
 
 #: Labels in scripts other than Latin. Russian inflects the noun; "암호화" (encryption) and
-#: "密码学" (cryptography) start with a label but are other words, and are left out in redact.py.
+#: "密码学" (cryptography) start with a label but are other words: prose_scripts.py leaves them out.
 SCRIPT_LABELS: tuple[str, ...] = (
     "パスワード", "暗証番号", "パスコード",  # Japanese
     "密码", "密碼", "口令",  # Chinese, simplified and traditional
