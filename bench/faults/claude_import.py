@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import uuid
 from pathlib import Path
@@ -30,9 +29,7 @@ from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tests.support.server import MemoryServer  # noqa: E402
+from tests.support.server import MemoryServer
 
 #: Each kind of line the audit found stopping the import, as a function of the line's marker.
 BAD_LINES = {

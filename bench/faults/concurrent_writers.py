@@ -17,7 +17,6 @@ import argparse
 import contextlib
 import json
 import random
-import sys
 import tempfile
 import threading
 from collections import Counter
@@ -26,10 +25,8 @@ from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tests.support.postgres import PostgresCluster  # noqa: E402
-from tests.support.server import MemoryServer  # noqa: E402
+from tests.support.postgres import PostgresCluster
+from tests.support.server import MemoryServer
 
 
 def one_round(server: MemoryServer, token: str, texts: list[str], writers: int) -> Counter[int]:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import secrets
-import sys
 import tempfile
 import time
 import uuid
@@ -30,14 +29,11 @@ from typing import Any
 
 from sqlalchemy import update
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import claude_code_memory.engine  # noqa: E402, F401 - first: it sets mem0's switches before mem0 loads
-from claude_code_memory.api.app import ServerParts  # noqa: E402
-from claude_code_memory.config import load_settings  # noqa: E402
-from claude_code_memory.db.models import Memory  # noqa: E402
-from claude_code_memory.memories.server_parts import retention_of  # noqa: E402
+import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's switches before mem0 loads
+from claude_code_memory.api.app import ServerParts
+from claude_code_memory.config import load_settings
+from claude_code_memory.db.models import Memory
+from claude_code_memory.memories.server_parts import retention_of
 
 USER, APP, OTHER_APP = "bench", "claude-code", "cursor"
 TOPICS = ["deploys", "tea", "the build", "vim", "postgres", "the office", "holidays", "the API"]

@@ -22,10 +22,8 @@ from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tests.support.full_disk import Tmpfs, fill_until_refused, health, listed_ids, memory_text  # noqa: E402
-from tests.support.server import MemoryServer  # noqa: E402
+from tests.support.full_disk import Tmpfs, fill_until_refused, health, listed_ids, memory_text
+from tests.support.server import MemoryServer
 
 #: Free space the ballast leaves before the last start-up on the full disk.
 BALLAST_LEAVES_MB = 6

@@ -16,15 +16,12 @@ its PID at the end.
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scratch_server import MCP_ACCEPT, scratch_server  # noqa: E402
+from bench.harness.scratch_server import MCP_ACCEPT, scratch_server
 
 HUGE_PAGES = [99999999999999999999, 9223372036854775808, 92233720368547759]
 LONE = "lone \\ud800 x"  # JSON text of a string with a lone surrogate escape

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import threading
 import uuid
@@ -33,9 +32,7 @@ from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tests.support.server import MemoryServer  # noqa: E402
+from tests.support.server import MemoryServer
 
 #: What must be 0 (the module's docstring).
 FIGURES = ("foreign_captures", "lost_captures", "wrong_models", "state_changed_by_another")

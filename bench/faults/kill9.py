@@ -21,9 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tests.support.kill9 import Kill9  # noqa: E402
+from tests.support.kill9 import Kill9
 
 
 def main() -> None:

@@ -24,23 +24,16 @@ from __future__ import annotations
 import argparse
 import json
 import queue
-import sys
 import threading
 import timeit
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from scratch_server import MCP_ACCEPT, scratch_server  # noqa: E402
-
-from claude_code_memory.api.json_guard import MAX_JSON_DEPTH, nesting_exceeds  # noqa: E402
-from claude_code_memory.config import load_settings  # noqa: E402
+from bench.harness.scratch_server import MCP_ACCEPT, scratch_server
+from claude_code_memory.api.json_guard import MAX_JSON_DEPTH, nesting_exceeds
+from claude_code_memory.config import load_settings
 
 HOOK_PATH = "/api/v1/hooks/claude-code"
 

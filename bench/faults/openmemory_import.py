@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
-import sys
 import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -26,10 +25,8 @@ from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tests.support.openmemory_db import OpenMemoryDb  # noqa: E402
-from tests.support.server import MemoryServer  # noqa: E402
+from tests.support.openmemory_db import OpenMemoryDb
+from tests.support.server import MemoryServer
 
 #: What makes each kind of row bad: the SQL that spoils a good row (its id is the parameter).
 SPOILERS = {

@@ -17,15 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 from collections.abc import Callable
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from claude_code_memory.policy.redact import redact  # noqa: E402
-from tests.corpora.generate import GENERATORS, load  # noqa: E402
-from tests.corpora.secret_variants import VARIANTS, variant  # noqa: E402
+from claude_code_memory.policy.redact import redact
+from tests.corpora.generate import GENERATORS, load
+from tests.corpora.secret_variants import VARIANTS, variant
 
 FRAGMENT = 8
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 import tempfile
 import uuid
 from pathlib import Path
@@ -29,13 +28,11 @@ from typing import Any
 import anyio
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from claude_code_memory.auth.oauth import route_scopes  # noqa: E402
-from claude_code_memory.auth.oauth.scopes import READ  # noqa: E402
-from claude_code_memory.mcp import dialects  # noqa: E402
-from tests.support.oauth_flow import raw_flow  # noqa: E402
-from tests.support.server import MemoryServer  # noqa: E402
+from claude_code_memory.auth.oauth import route_scopes
+from claude_code_memory.auth.oauth.scopes import READ
+from claude_code_memory.mcp import dialects
+from tests.support.oauth_flow import raw_flow
+from tests.support.server import MemoryServer
 
 _PARAM = re.compile(r"\{([^}:]+)(?::[^}]*)?\}")
 _SKIP = (route_scopes.PUBLIC, route_scopes.PER_TOOL)

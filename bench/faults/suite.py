@@ -1,12 +1,12 @@
 """The fault suite: every check of the trust audit, one after another, as one JSON report.
 
-    .venv/bin/python bench/fault_suite.py [--quick] [--only NAME ...]
+    .venv/bin/python -m bench.faults.suite [--quick] [--only NAME ...]
 
-Runs each ``bench/fault_*.py`` in its own process (each starts and stops its own servers on
+Runs each check (a module of ``bench/faults/``) in its own process (each starts and stops its own servers on
 127.0.0.1) and prints, per check, the figures that must be zero and how long it took; the
 whole report of each check is under ``report``. ``--quick`` runs fewer rounds (what a
 developer runs before a commit); the default is the audit's size. ``full_disk`` needs root
-(it mounts a tmpfs). ``load`` is ``bench_load.py`` (20 REST and MCP clients for 60 s at
+(it mounts a tmpfs). ``load`` is ``bench/perf/load.py`` (20 REST and MCP clients for 60 s at
 10k memories): its errors and lost writes must be 0; its latencies against their targets are in
 its report (``targets_met``). Exit status 1 when any figure that must be zero is not.
 """
@@ -19,39 +19,38 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-BENCH = Path(__file__).resolve().parent
+from bench.harness.paths import ROOT
 
-#: name -> (script, arguments (audit size), arguments (--quick), the figures that must be 0)
+#: name -> (module, arguments (audit size), arguments (--quick), the figures that must be 0)
 CHECKS: dict[str, tuple[str, list[str], list[str], Callable[[dict[str, Any]], dict[str, int]]]] = {
     "concurrent_writers": (
-        "fault_concurrent.py",
+        "bench.faults.concurrent_writers",
         ["--rounds", "5"],
         ["--rounds", "1"],
         lambda r: {k: r["summary"][k] for k in ("responses_not_200", "duplicate_rows", "texts_lost")},
     ),
     "full_disk": (
-        "fault_full_disk.py",
+        "bench.faults.full_disk",
         ["--rounds", "1"],
         ["--rounds", "1"],
         lambda r: {"crashes": r["crashes"], "writes_lost": r["writes_lost_after_restart"]},
     ),
     "kill9": (
-        "fault_kill9.py",
+        "bench.faults.kill9",
         ["--rounds", "20"],
         ["--rounds", "4"],
         lambda r: {k: r[k] for k in ("half_deleted", "orphans", "acknowledged_lost")},
     ),
     "fuzz": (
-        "fault_fuzz.py",
+        "bench.faults.fuzz",
         [],
         [],
         lambda r: {"responses_500": r["responses_500"], "dropped_connections": r["dropped_connections"]},
     ),
     "nested_json": (
-        "fault_nested_json.py",
+        "bench.faults.nested_json",
         ["--depth", "50000"],
         ["--depth", "50000"],
         lambda r: {
@@ -66,7 +65,7 @@ CHECKS: dict[str, tuple[str, list[str], list[str], Callable[[dict[str, Any]], di
         },
     ),
     "secrets": (
-        "fault_secrets.py",
+        "bench.faults.redaction",
         ["--seeds", "100"],
         ["--seeds", "10"],
         lambda r: {
@@ -76,7 +75,7 @@ CHECKS: dict[str, tuple[str, list[str], list[str], Callable[[dict[str, Any]], di
         },
     ),
     "erasure": (
-        "fault_erasure.py",
+        "bench.faults.erasure",
         ["--memories", "1000", "--batch", "100"],
         ["--memories", "200", "--batch", "20"],
         lambda r: {
@@ -86,7 +85,7 @@ CHECKS: dict[str, tuple[str, list[str], list[str], Callable[[dict[str, Any]], di
         },
     ),
     "hook_state": (
-        "fault_hook_state.py",
+        "bench.faults.hook_state",
         ["--rounds", "5", "--users", "6"],
         ["--rounds", "1", "--users", "4"],
         lambda r: {
@@ -94,7 +93,7 @@ CHECKS: dict[str, tuple[str, list[str], list[str], Callable[[dict[str, Any]], di
         },
     ),
     "import_bad_rows": (
-        "fault_import.py",
+        "bench.faults.openmemory_import",
         ["--good", "200", "--bad-each", "3"],
         ["--good", "40", "--bad-each", "1"],
         lambda r: {
@@ -102,7 +101,7 @@ CHECKS: dict[str, tuple[str, list[str], list[str], Callable[[dict[str, Any]], di
         },
     ),
     "load": (
-        "bench_load.py",
+        "bench.perf.load",
         ["--memories", "10000", "--clients", "20", "--seconds", "60", "--no-out"],
         ["--memories", "1000", "--clients", "6", "--seconds", "10", "--no-out"],
         # Latency is in the report (``targets_met``), not a must-be-zero figure: it is the
@@ -116,9 +115,10 @@ Check = tuple[str, list[str], list[str], Callable[[dict[str, Any]], dict[str, in
 
 
 def claude_import_check() -> Check:
-    """``ccmem import claude-code`` past lines it cannot take, pipes and links (fault_claude_import.py)."""
+    """``ccmem import claude-code`` past lines it cannot take, pipes and links
+    (bench/faults/claude_import.py)."""
     return (
-        "fault_claude_import.py",
+        "bench.faults.claude_import",
         ["--transcripts", "12", "--bad-each", "2"],
         ["--transcripts", "3", "--bad-each", "1"],
         lambda r: {
@@ -135,9 +135,9 @@ def claude_import_check() -> Check:
 
 
 def scopes_check() -> Check:
-    """A read-only token against every route and MCP tool (fault_scopes.py)."""
+    """A read-only token against every route and MCP tool (bench/faults/scopes.py)."""
     return (
-        "fault_scopes.py",
+        "bench.faults.scopes",
         [],
         [],
         lambda r: {k: r[k] for k in ("writes_let_through", "teams_deleted", "reads_refused")},
@@ -156,10 +156,11 @@ def main() -> int:
 
     results: dict[str, Any] = {}
     for name in args.only:
-        script, full, quick, zeros = CHECKS[name]
+        module, full, quick, zeros = CHECKS[name]
         started = time.monotonic()
         run = subprocess.run(
-            [sys.executable, str(BENCH / script), *(quick if args.quick else full)],
+            [sys.executable, "-m", module, *(quick if args.quick else full)],
+            cwd=ROOT,
             capture_output=True,
             text=True,
         )

@@ -39,7 +39,6 @@ import argparse
 import hashlib
 import json
 import sqlite3
-import sys
 import time
 import uuid
 from datetime import UTC, datetime
@@ -50,21 +49,18 @@ import numpy as np
 from mem0.memory.storage import SQLiteManager
 from sqlalchemy import func, insert, select
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_server import provenance, synthetic  # noqa: E402
-
-from claude_code_memory.auth.identity import get_or_create, get_or_create_user  # noqa: E402
-from claude_code_memory.config import load_settings  # noqa: E402
-from claude_code_memory.db.database import Database  # noqa: E402
-from claude_code_memory.db.models import Category, Memory, MemoryCategory, MemoryState, utcnow  # noqa: E402
-from claude_code_memory.engine.edge_store import QdrantEdgeStore  # noqa: E402
-from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder  # noqa: E402
-from claude_code_memory.memories.write.categories import Categoriser  # noqa: E402
-from claude_code_memory.policy.gate import content_hash  # noqa: E402
-from claude_code_memory.store.owners import Owners  # noqa: E402
-from claude_code_memory.store.vectors import point_payload  # noqa: E402
+from bench.harness.paths import ROOT
+from bench.harness.synthetic import provenance, synthetic
+from claude_code_memory.auth.identity import get_or_create, get_or_create_user
+from claude_code_memory.config import load_settings
+from claude_code_memory.db.database import Database
+from claude_code_memory.db.models import Category, Memory, MemoryCategory, MemoryState, utcnow
+from claude_code_memory.engine.edge_store import QdrantEdgeStore
+from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder
+from claude_code_memory.memories.write.categories import Categoriser
+from claude_code_memory.policy.gate import content_hash
+from claude_code_memory.store.owners import Owners
+from claude_code_memory.store.vectors import point_payload
 
 #: Norm of the noise added to a sentence's embedding (see the module's docstring).
 NOISE_NORM = 0.19

@@ -31,9 +31,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench.harness.paths import ROOT
+
 #: The scan's matrix: rows and dimensions (a 10k store, all-MiniLM-L6-v2's 384).
 SCAN_ROWS, DIMS = 10_000, 384
 
@@ -57,7 +57,6 @@ def reference(rounds: int = 100) -> dict[str, float | int]:
     """The three medians (module docstring), in this process. Sets one BLAS thread unless the
     environment says otherwise, so call it before NumPy is imported."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    sys.path.insert(0, str(ROOT))
     import numpy as np
 
     from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder
@@ -77,7 +76,8 @@ def measure(rounds: int = 100) -> dict[str, float | int | list[float]]:
     """:func:`reference` in a process of its own, with the load average as it started."""
     load = [round(value, 2) for value in os.getloadavg()]
     done = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--rounds", str(rounds)],
+        [sys.executable, "-m", "bench.harness.machine_speed", "--rounds", str(rounds)],
+        cwd=ROOT,
         check=True,
         capture_output=True,
         text=True,

@@ -3,17 +3,14 @@ benchmarks that fill it by ``COPY`` (bench_usage.py, bench_recall_counts.py, ben
 
 from __future__ import annotations
 
-import sys
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from claude_code_memory.db.database import Database  # noqa: E402
-from tests.support.postgres import PostgresCluster  # noqa: E402
-from tests.support.rows import user_with_app  # noqa: E402
+from claude_code_memory.db.database import Database
+from tests.support.postgres import PostgresCluster
+from tests.support.rows import user_with_app
 
 
 @dataclass(frozen=True)

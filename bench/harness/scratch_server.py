@@ -23,7 +23,8 @@ from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench.harness.paths import ROOT
+
 #: What an MCP streamable HTTP request must accept.
 MCP_ACCEPT = {"Accept": "application/json, text/event-stream"}
 

@@ -41,19 +41,12 @@ from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_server import (  # noqa: E402
-    ROOT,
-    WARMUP,
-    WHEN,
-    Server,
-    fresh_queries,
-    ingest_batches,
-    percentiles,
-    rss_mb,
-    synthetic,
-)
-from machine_speed import measure  # noqa: E402
+from bench.harness.api import ingest_batches
+from bench.harness.machine_speed import measure
+from bench.harness.paths import ROOT
+from bench.harness.server import Server, rss_mb
+from bench.harness.stats import WARMUP, percentiles
+from bench.harness.synthetic import WHEN, fresh_queries, synthetic
 
 #: With ``--block``: seconds between one side's block of searches and the other's.
 BLOCK_PAUSE_S = 2.0

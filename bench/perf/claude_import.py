@@ -13,7 +13,6 @@ import os
 import resource
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -21,8 +20,7 @@ from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.support.server import MemoryServer, ccmem_bin  # noqa: E402
+from tests.support.server import MemoryServer, ccmem_bin
 
 TOPICS = ["cart", "tax", "deploy", "login", "search", "cache", "billing", "queue", "email", "report"]
 

@@ -27,12 +27,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))  # tests.support: the e2e helpers
-
-from tests.support.fake_anthropic import FakeAnthropic, ToolThenAnswer, always_text  # noqa: E402
-from tests.support.node_clients import claude_bin, claude_env, run_claude  # noqa: E402
-from tests.support.processes import free_port  # noqa: E402
+from bench.harness.paths import ROOT as REPO
+from tests.support.fake_anthropic import FakeAnthropic, ToolThenAnswer, always_text
+from tests.support.node_clients import claude_bin, claude_env, run_claude
+from tests.support.processes import free_port
 
 REPLY = "Noted, thanks."
 

@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -31,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as `ccmem serve` (docs/performance.md)
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_server import ROOT, fresh_queries, load, percentiles  # noqa: E402
+from bench.harness.paths import ROOT
+from bench.harness.stats import load, percentiles
+from bench.harness.synthetic import fresh_queries
 
 USER = "bench"
 FILTERS = {"user_id": USER, "state": "active"}

@@ -21,16 +21,14 @@ import asyncio
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from claude_code_memory.api.rate_limit import RateLimit  # noqa: E402
-from claude_code_memory.auth.identity import Identity  # noqa: E402
-from claude_code_memory.limiter import MemoryCounters, RequestLimits, rate  # noqa: E402
+from claude_code_memory.api.rate_limit import RateLimit
+from claude_code_memory.auth.identity import Identity
+from claude_code_memory.limiter import MemoryCounters, RequestLimits, rate
 
 
 def _percentiles(samples: list[float]) -> dict[str, float]:

@@ -24,7 +24,6 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -32,12 +31,12 @@ from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support: the e2e helpers
-from bench_server import CCMEM, WARMUP, Server, fresh_queries, percentiles, synthetic, take  # noqa: E402
-
-from tests.support.fake_anthropic import FakeAnthropic, always_text  # noqa: E402
-from tests.support.node_clients import run_claude  # noqa: E402
+from bench.harness.paths import CCMEM
+from bench.harness.server import Server
+from bench.harness.stats import WARMUP, percentiles
+from bench.harness.synthetic import fresh_queries, synthetic, take
+from tests.support.fake_anthropic import FakeAnthropic, always_text
+from tests.support.node_clients import run_claude
 
 PATH = "/api/v1/hooks/claude-code"
 

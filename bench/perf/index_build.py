@@ -21,17 +21,14 @@ import json
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from claude_code_memory.engine import index_build  # noqa: E402
-from claude_code_memory.engine.edge_store import QdrantEdgeStore  # noqa: E402
+from claude_code_memory.engine import index_build
+from claude_code_memory.engine.edge_store import QdrantEdgeStore
 
 DIMS = 384
 FILTERS = {"user_id": "bench", "state": "active"}

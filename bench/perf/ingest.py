@@ -17,12 +17,11 @@ import argparse
 import json
 import os
 import statistics
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_server import Server, ingest, ingest_batches, synthetic  # noqa: E402
+from bench.harness.api import ingest, ingest_batches
+from bench.harness.server import Server
+from bench.harness.synthetic import synthetic
 
 TICK = os.sysconf("SC_CLK_TCK")
 

@@ -17,22 +17,17 @@ import json
 import os
 import random
 import statistics
-import sys
 import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import psycopg
 from sqlalchemy import func, select
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pg_store import pg_store  # noqa: E402
-
-from claude_code_memory.db.models import Category, Memory, MemoryCategory  # noqa: E402
-from claude_code_memory.memories.read_model import facets, queries  # noqa: E402
+from bench.harness.pg_store import pg_store
+from claude_code_memory.db.models import Category, Memory, MemoryCategory
+from claude_code_memory.memories.read_model import facets, queries
 
 COLUMNS = ", ".join(
     ["id", "user_id", "app_id", "content", "content_hash", "metadata", "state", "created_at", "updated_at"]

@@ -56,23 +56,12 @@ from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_server import (  # noqa: E402
-    OBJECTS,
-    SUBJECTS,
-    VERBS,
-    Server,
-    build_due,
-    fresh_queries,
-    index_builds,
-    load,
-    percentiles,
-    rss_mb,
-    shard_counts,
-    wait_for_index,
-)
+from bench.harness.index_build import build_due, index_builds, shard_counts, wait_for_index
+from bench.harness.paths import RESULTS
+from bench.harness.server import Server, rss_mb
+from bench.harness.stats import load, percentiles
+from bench.harness.synthetic import OBJECTS, SUBJECTS, VERBS, fresh_queries
 
-RESULTS = Path(__file__).resolve().parent / "results"
 #: The load targets: p95 of each operation, in milliseconds.
 TARGET_P95_MS = {"search": 100.0, "add": 200.0}
 #: Examples of errors kept per transport and operation.

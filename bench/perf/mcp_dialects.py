@@ -35,12 +35,10 @@ from typing import Any
 import anyio
 import httpx
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parent.parent))
-
-from bench_server import Server, fresh_queries, load, percentiles, take  # noqa: E402
-
-from claude_code_memory.mcp import dialects  # noqa: E402
+from bench.harness.server import Server
+from bench.harness.stats import load, percentiles
+from bench.harness.synthetic import fresh_queries, take
+from claude_code_memory.mcp import dialects
 
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 META = {

@@ -17,15 +17,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_server import _mcp_search, fresh_queries, load, percentiles, server_on_copy, take  # noqa: E402
+from bench.harness.api import mcp_search
+from bench.harness.server import server_on_copy
+from bench.harness.stats import load, percentiles
+from bench.harness.synthetic import fresh_queries, take
 
 PROTOCOL = "2025-06-18"
 
@@ -80,7 +81,7 @@ def main() -> None:
         report.update({name: percentiles(values) for name, values in samples.items()})
         # The SDK's client warms up on its first queries (bench_server.WARMUP) and times the rest.
         sdk_queries = take(queries, args.queries + 5)
-        report["mcp_sdk_client"] = asyncio.run(_mcp_search(url, token, sdk_queries, "http"))
+        report["mcp_sdk_client"] = asyncio.run(mcp_search(url, token, sdk_queries, "http"))
         report["load_after"] = load()
     print(json.dumps(report, indent=2))
 

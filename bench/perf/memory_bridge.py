@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -45,20 +44,18 @@ from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from claude_code_memory.capture.memory_bridge import (  # noqa: E402
+from claude_code_memory.capture.memory_bridge import (
     MCP_TOOL_NAME,
     StreamRenamer,
     bridge_request,
 )
-from tests.support.capture_proxy import CaptureProxy  # noqa: E402
-from tests.support.fake_anthropic import (  # noqa: E402
-    FakeAnthropic,  # noqa: E402
+from tests.support.capture_proxy import CaptureProxy
+from tests.support.fake_anthropic import (
+    FakeAnthropic,
     Reply,
     message_events,
 )
-from tests.support.processes import free_port  # noqa: E402
+from tests.support.processes import free_port
 
 PREAMBLE = (
     "Before I start, let me check the memory directory for anything I noted about this "

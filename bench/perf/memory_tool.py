@@ -15,17 +15,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from claude_code_memory.config import load_settings  # noqa: E402
-from claude_code_memory.memories.server_parts import ServerParts  # noqa: E402
+from claude_code_memory.config import load_settings
+from claude_code_memory.memories.server_parts import ServerParts
 
 USER = "bench"
 

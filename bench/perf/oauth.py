@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 import time
 import uuid
@@ -34,14 +33,13 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from claude_code_memory.auth import oauth  # noqa: E402
-from claude_code_memory.auth.identity import Identity  # noqa: E402
-from claude_code_memory.config import load_settings  # noqa: E402
-from claude_code_memory.db.database import Database  # noqa: E402
-from tests.support.fake_oidc import JsonServer  # noqa: E402
-from tests.support.oauth_flow import REDIRECT_URI, SdkClient, raw_flow  # noqa: E402
-from tests.support.server import MemoryServer  # noqa: E402
+from claude_code_memory.auth import oauth
+from claude_code_memory.auth.identity import Identity
+from claude_code_memory.config import load_settings
+from claude_code_memory.db.database import Database
+from tests.support.fake_oidc import JsonServer
+from tests.support.oauth_flow import REDIRECT_URI, SdkClient, raw_flow
+from tests.support.server import MemoryServer
 
 OAUTH_ENV = {"CCMEM_AUTH__OAUTH__ENABLED": "true", "CCMEM_AUTH__OAUTH__ALLOW_LOOPBACK_CLIENT_IDS": "true"}
 

@@ -24,19 +24,18 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support: the e2e helpers
-from bench_hooks import claude_home, ingest  # noqa: E402
-from bench_server import CCMEM, Server, fresh_queries, percentiles, synthetic, take  # noqa: E402
-
-from tests.support.fake_anthropic import FakeAnthropic, always_text  # noqa: E402
-from tests.support.node_clients import claude_bin, claude_env  # noqa: E402
+from bench.harness.paths import CCMEM, ROOT
+from bench.harness.server import Server
+from bench.harness.stats import percentiles
+from bench.harness.synthetic import fresh_queries, synthetic, take
+from bench.perf.hooks import claude_home, ingest
+from tests.support.fake_anthropic import FakeAnthropic, always_text
+from tests.support.node_clients import claude_bin, claude_env
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "Stop")
 _STAMP = r"^(\S+) \[\w+\] "
@@ -87,7 +86,7 @@ def install_python_hooks(home: Path, server: Server, token: str) -> None:
     memory_hook.py hook``): a copy of the marketplace with those hooks, installed and configured
     with the pinned CLI as ``ccmem plugin install`` does (Claude Code runs a directory
     marketplace's plugin from that directory, so the copy is what runs)."""
-    repo = Path(__file__).resolve().parent.parent
+    repo = ROOT
     copy = Path(tempfile.mkdtemp(prefix="bench-plugin-python-marketplace-"))
     shutil.copytree(repo / ".claude-plugin", copy / ".claude-plugin")
     shutil.copytree(repo / "plugin", copy / "plugin")

@@ -23,7 +23,6 @@ import collections
 import json
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -32,20 +31,11 @@ from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_server import (  # noqa: E402
-    ROOT,
-    Server,
-    _mcp_search,
-    fresh_queries,
-    ingest,
-    ingest_batches,
-    load,
-    server_on_copy,
-    synthetic,
-    take,
-    turns,
-)
+from bench.harness.api import ingest, ingest_batches, mcp_search
+from bench.harness.paths import ROOT
+from bench.harness.server import Server, server_on_copy
+from bench.harness.stats import load
+from bench.harness.synthetic import fresh_queries, synthetic, take, turns
 
 PY_SPY = ROOT / ".venv" / "bin" / "py-spy"
 
@@ -107,7 +97,7 @@ def rest(server: Server, token: str, queries: list[str]) -> float:
 
 def mcp(server: Server, token: str, queries: list[str]) -> float:
     started = time.perf_counter()
-    asyncio.run(_mcp_search(f"{server.base}/mcp/bench/http/bench", token, queries, "http"))
+    asyncio.run(mcp_search(f"{server.base}/mcp/bench/http/bench", token, queries, "http"))
     return len(queries) / (time.perf_counter() - started)
 
 

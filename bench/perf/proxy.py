@@ -27,7 +27,6 @@ import argparse
 import json
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -38,11 +37,9 @@ from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from tests.support.capture_proxy import MITMDUMP, CaptureProxy  # noqa: E402
-from tests.support.fake_anthropic import FakeAnthropic, always_text, self_signed_certificate  # noqa: E402
-from tests.support.processes import free_port, port_open, stop_process, wait_until  # noqa: E402
+from tests.support.capture_proxy import MITMDUMP, CaptureProxy
+from tests.support.fake_anthropic import FakeAnthropic, always_text, self_signed_certificate
+from tests.support.processes import free_port, port_open, stop_process, wait_until
 
 ANSWER = "The capture proxy passes every event on as soon as it arrives, so nobody waits for it."
 BODY = {

@@ -25,7 +25,6 @@ import itertools
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from datetime import datetime, timedelta
@@ -34,9 +33,11 @@ from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_locomo import variant  # noqa: E402
-from bench_server import ROOT, WARMUP, Server, fresh_queries, percentiles, rss_mb, synthetic  # noqa: E402
+from bench.harness.paths import ROOT
+from bench.harness.server import Server, rss_mb
+from bench.harness.stats import WARMUP, percentiles
+from bench.harness.synthetic import fresh_queries, synthetic
+from bench.quality.locomo import variant
 
 USER = "bench"
 #: Each step of docs/search.md off in turn (the when boost, off by default, on), and the

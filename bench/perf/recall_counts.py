@@ -18,21 +18,16 @@ import json
 import os
 import random
 import statistics
-import sys
 import time
 import uuid
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import psycopg
 from sqlalchemy import text
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pg_store import pg_store  # noqa: E402
-
-from claude_code_memory.store.access_log import SEARCH, count_recalls  # noqa: E402
+from bench.harness.pg_store import pg_store
+from claude_code_memory.store.access_log import SEARCH, count_recalls
 
 COLUMNS = ", ".join(
     ["id", "user_id", "app_id", "content", "content_hash", "metadata", "state", "created_at"]

@@ -42,12 +42,10 @@ from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from tests.support.edge import CaddyEdge  # noqa: E402
-from tests.support.postgres import PostgresCluster  # noqa: E402
-from tests.support.server import MemoryServer  # noqa: E402
+from bench.harness.paths import ROOT
+from tests.support.edge import CaddyEdge
+from tests.support.postgres import PostgresCluster
+from tests.support.server import MemoryServer
 
 WORDS = [
     "deploy",
@@ -93,7 +91,6 @@ WORDS = [
 
 FAKE_QDRANT = (
     "import sys, time\n"
-    "sys.path.insert(0, sys.argv[1])\n"
     "from tests.support.fake_qdrant import FakeQdrant\n"
     "q = FakeQdrant().start()\n"
     "print(q.port, flush=True)\n"
@@ -252,7 +249,10 @@ def main() -> None:
     }
     cluster = PostgresCluster().start()
     fake = subprocess.Popen(
-        [sys.executable, "-c", FAKE_QDRANT, str(ROOT)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        [sys.executable, "-c", FAKE_QDRANT],
+        cwd=ROOT,  # tests.support from the checkout: ``-c`` puts the working directory first
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
     )
     servers: list[MemoryServer] = []
     edge: CaddyEdge | None = None

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import tempfile
 import time
 import uuid
@@ -25,14 +24,11 @@ from typing import Any
 
 from sqlalchemy import update
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import claude_code_memory.engine  # noqa: E402, F401 - first: it sets mem0's switches before mem0 loads
-from claude_code_memory.config import load_settings  # noqa: E402
-from claude_code_memory.db.models import Memory  # noqa: E402
-from claude_code_memory.memories.lifecycle.storage import store_bytes  # noqa: E402
-from claude_code_memory.memories.server_parts import ServerParts, retention_of  # noqa: E402
+import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's switches before mem0 loads
+from claude_code_memory.config import load_settings
+from claude_code_memory.db.models import Memory
+from claude_code_memory.memories.lifecycle.storage import store_bytes
+from claude_code_memory.memories.server_parts import ServerParts, retention_of
 
 USER = "bench"
 WORDS = (  # noqa: SIM905 - a word list reads better as words

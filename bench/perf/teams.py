@@ -23,16 +23,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_server import ROOT, fresh_queries, percentiles, synthetic  # noqa: E402
-
-sys.path.insert(0, str(ROOT))
+from bench.harness.paths import ROOT
+from bench.harness.stats import percentiles
+from bench.harness.synthetic import fresh_queries, synthetic
 
 
 def main() -> None:

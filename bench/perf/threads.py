@@ -34,8 +34,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_server import ROOT, fresh_queries, load  # noqa: E402
+from bench.harness.paths import ROOT
+from bench.harness.stats import load
+from bench.harness.synthetic import fresh_queries
 
 USER = "bench"
 

@@ -19,18 +19,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_server  # noqa: E402
-from bench_server import Server, fresh_queries, percentiles, synthetic, take  # noqa: E402
+from bench.harness.paths import ROOT
+from bench.harness.server import Server
+from bench.harness.stats import percentiles
+from bench.harness.synthetic import fresh_queries, synthetic, take
 
-ROOT = Path(__file__).resolve().parent.parent
 PREFERENCES = ["I prefer tabs over spaces.", "I use Neovim as my editor.", "My shell is fish."]
 
 
@@ -117,8 +116,6 @@ def main() -> None:
     parser.add_argument("--turns-per-conversation", type=int, default=10)
     parser.add_argument("--keep", type=Path, help="a data directory kept between runs (filled once)")
     args = parser.parse_args()
-    if not bench_server.CCMEM.exists():  # a worktree without its own virtualenv
-        bench_server.CCMEM = Path(sys.executable).parent / "ccmem"
     filled = args.keep is not None and (args.keep / "data" / "memory.db").exists()
     server = Server(keep=args.keep, code=ROOT)
     try:

@@ -14,17 +14,14 @@ import argparse
 import json
 import re
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tests.support.server import MemoryServer  # noqa: E402
-from tests.support.web_ui import UiServer  # noqa: E402
+from tests.support.server import MemoryServer
+from tests.support.web_ui import UiServer
 
 PAGES = [
     "/",

@@ -16,19 +16,14 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 import uuid
-from pathlib import Path
 
 import psycopg
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pg_store import pg_store  # noqa: E402
-
-from claude_code_memory.memories.write.usage import Usage  # noqa: E402
-from claude_code_memory.store.shared_state import SharedState  # noqa: E402
+from bench.harness.pg_store import pg_store
+from claude_code_memory.memories.write.usage import Usage
+from claude_code_memory.store.shared_state import SharedState
 
 COLUMNS = ", ".join(
     ["id", "user_id", "app_id", "content", "metadata", "state", "created_at", "updated_at"]

@@ -30,7 +30,6 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,12 +37,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench_locomo import DEFAULT_DATA, questions, turns  # noqa: E402
-
-from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder  # noqa: E402
-from claude_code_memory.engine.onnx_model import default_tokenizer_path  # noqa: E402
+from bench.quality.locomo import DEFAULT_DATA, questions, turns
+from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder
+from claude_code_memory.engine.onnx_model import default_tokenizer_path
 
 Embed = Callable[[str], np.ndarray]
 KS = (1, 5, 10, 20)

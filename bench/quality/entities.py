@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from claude_code_memory.memories.organise.entity_rules import KINDS, extract  # noqa: E402
+from bench.harness.paths import ROOT
+from claude_code_memory.memories.organise.entity_rules import KINDS, extract
 
 
 def main() -> None:

@@ -28,7 +28,6 @@ import itertools
 import json
 import os
 import random
-import sys
 import tempfile
 import time
 import uuid
@@ -39,19 +38,16 @@ from typing import Any
 import numpy as np
 from sqlalchemy import insert, select, update
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import claude_code_memory.engine  # noqa: E402, F401 - first: it sets mem0's switches before mem0 loads
-from claude_code_memory.config import load_settings  # noqa: E402
-from claude_code_memory.db.models import Memory, MemoryAccessLog, MemoryState, utcnow  # noqa: E402
-from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder  # noqa: E402
-from claude_code_memory.memories.hygiene import neighbours as nb  # noqa: E402
-from claude_code_memory.memories.hygiene.scan import KINDS, Item, Thresholds, scan  # noqa: E402
-from claude_code_memory.memories.server_parts import ServerParts, hygiene_of  # noqa: E402
-from claude_code_memory.policy.gate import content_hash  # noqa: E402
-from claude_code_memory.store.vectors import point_payload  # noqa: E402
-from tests.corpora import hygiene_corpus  # noqa: E402
+import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's switches before mem0 loads
+from claude_code_memory.config import load_settings
+from claude_code_memory.db.models import Memory, MemoryAccessLog, MemoryState, utcnow
+from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder
+from claude_code_memory.memories.hygiene import neighbours as nb
+from claude_code_memory.memories.hygiene.scan import KINDS, Item, Thresholds, scan
+from claude_code_memory.memories.server_parts import ServerParts, hygiene_of
+from claude_code_memory.policy.gate import content_hash
+from claude_code_memory.store.vectors import point_payload
+from tests.corpora import hygiene_corpus
 
 NOW = datetime(2025, 6, 1, 12, 0, 0)
 USER = "bench"
@@ -447,8 +443,7 @@ def main() -> None:
         ]
         report["timing_note"] = "2 shared cores; other jobs ran at the same time: noisy"
     if args.locomo:
-        sys.path.insert(0, str(ROOT / "bench"))
-        from bench_hygiene_locomo import run as locomo_run
+        from bench.quality.hygiene_locomo import run as locomo_run
 
         report["locomo"] = locomo_run()
     print(json.dumps(report, indent=2))

@@ -31,18 +31,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_server  # noqa: E402
-from bench_locomo import DEFAULT_DATA, KS, ingest, questions, turns  # noqa: E402
+from bench.harness.paths import ROOT
+from bench.harness.server import Server
+from bench.quality.locomo import DEFAULT_DATA, KS, ingest, questions, turns
 
-ROOT = Path(__file__).resolve().parent.parent
 #: The order proposals are approved in, recall measured after each kind.
 APPLY_ORDER = ("junk", "duplicate", "stale", "superseded")
 
@@ -108,11 +106,9 @@ def proposals(client: httpx.Client, user: str) -> list[dict[str, Any]]:
 
 def run(data_path: Path = DEFAULT_DATA, settings: dict[str, str] | None = None) -> dict[str, Any]:
     data = json.loads(data_path.read_text())
-    if not bench_server.CCMEM.exists():  # a worktree without its own virtualenv: this one's ccmem
-        bench_server.CCMEM = Path(sys.executable).parent / "ccmem"
     # No scheduled run (its first comes a minute after start-up, during the before-searches).
     settings = {"hygiene.schedule_hours": "0", **(settings or {})}
-    server = bench_server.Server(settings=settings, code=ROOT)
+    server = Server(settings=settings, code=ROOT)
     try:
         with httpx.Client(
             base_url=server.base, headers={"Authorization": f"Bearer {server.admin}"}, timeout=600

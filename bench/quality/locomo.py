@@ -36,7 +36,6 @@ import argparse
 import json
 import re
 import statistics
-import sys
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -44,10 +43,10 @@ from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_server import Server, percentiles  # noqa: E402
+from bench.harness.paths import ROOT
+from bench.harness.server import Server
+from bench.harness.stats import percentiles
 
-ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "locomo-dev.json"
 EVIDENCE = re.compile(r"D\d+:\d+")
 KS = (1, 5, 10, 20)

@@ -41,7 +41,6 @@ import shutil
 import sqlite3
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -54,9 +53,9 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_locomo import variant  # noqa: E402
-from bench_server import ROOT, percentiles  # noqa: E402
+from bench.harness.paths import ROOT
+from bench.harness.stats import percentiles
+from bench.quality.locomo import variant
 
 #: The shared data beside the checkout (a worktree's is a level further up).
 DEFAULT_DATA = next(

@@ -20,14 +20,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from claude_code_memory.memories.profile.rules import Fact, extract  # noqa: E402
+from bench.harness.paths import ROOT
+from claude_code_memory.memories.profile.rules import Fact, extract
 
 CORPORA = ROOT / "tests" / "corpora"
 SETS = {"dev": "profile_statements_dev.jsonl", "heldout": "profile_statements_heldout.jsonl"}

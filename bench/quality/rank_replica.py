@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
-import sys
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
@@ -31,16 +30,13 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench_locomo import DEFAULT_DATA, KS, questions, turns  # noqa: E402
-
-from claude_code_memory.config import SearchSettings  # noqa: E402
-from claude_code_memory.search.conversation import lift, propagate  # noqa: E402
-from claude_code_memory.search.dates import windows  # noqa: E402
-from claude_code_memory.search.keyword import fuse, terms  # noqa: E402
-from claude_code_memory.search.priors import asks, asks_when, length_prior, time_boost  # noqa: E402
-from claude_code_memory.search.relative_dates import order as order_word  # noqa: E402
+from bench.quality.locomo import DEFAULT_DATA, KS, questions, turns
+from claude_code_memory.config import SearchSettings
+from claude_code_memory.search.conversation import lift, propagate
+from claude_code_memory.search.dates import windows
+from claude_code_memory.search.keyword import fuse, terms
+from claude_code_memory.search.priors import asks, asks_when, length_prior, time_boost
+from claude_code_memory.search.relative_dates import order as order_word
 
 #: What each idea changes (keys read by :func:`rank`).
 IDEAS: dict[str, dict[str, Any]] = {

@@ -21,14 +21,12 @@ import argparse
 import json
 import random
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_server import Server, percentiles  # noqa: E402
+from bench.harness.server import Server
+from bench.harness.stats import percentiles
 
 PROJECTS = ["shop", "blog", "analytics", "mobile", "billing", "search", "chat", "infra"]
 TOPICS: dict[str, tuple[str, list[str]]] = {
