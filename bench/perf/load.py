@@ -294,7 +294,7 @@ def load_run(
         }
         if memories:
             server.stop_only()
-            from bulk_load import bulk_load
+            from bench.harness.bulk_load import bulk_load
 
             report["bulk_load"] = bulk_load(
                 data, total=memories, user_id=USER, app_name=CLIENT, turns=turns, cache=cache

@@ -175,7 +175,7 @@ def main() -> None:
             per_request[revision] = listing(server.base, "bench", token, revision, args.queries)
         report["tools_list_per_request"] = per_request
         if args.size:
-            from bulk_load import bulk_load
+            from bench.harness.bulk_load import bulk_load
 
             server.stop_only()
             report["fill"] = bulk_load(server.data_dir / "data", total=args.size, turns=0)
