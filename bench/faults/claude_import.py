@@ -1,6 +1,6 @@
 """Fault check: Claude Code transcripts with lines the import cannot take, imported twice. Prints JSON.
 
-    .venv/bin/python bench/fault_claude_import.py [--transcripts 6] [--bad-each 1]
+    .venv/bin/python -m bench.faults.claude_import [--transcripts 6] [--bad-each 1]
 
 Builds a projects folder of ``--transcripts`` transcripts, each with good turns and, between
 them, ``--bad-each`` lines of each kind the audit found stopping ``ccmem import claude-code`` for

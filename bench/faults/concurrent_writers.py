@@ -1,6 +1,6 @@
 """Fault check: many writers of the same texts at the same moment. Prints JSON.
 
-    .venv/bin/python bench/fault_concurrent.py [--rounds 5] [--writers 20] [--texts 15] [--postgres]
+    .venv/bin/python -m bench.faults.concurrent_writers [--rounds 5] [--writers 20] [--texts 15] [--postgres]
 
 Starts a server on 127.0.0.1 (stopped by PID at the end) on a temporary data directory; each
 round, ``--writers`` threads wait at a barrier and then send the same ``--texts`` texts

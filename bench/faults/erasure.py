@@ -1,6 +1,6 @@
 """Fault check: is deleted text gone from the disk after a delete, a forget and a purge? Prints JSON.
 
-    .venv/bin/python bench/fault_erasure.py [--memories 1000] [--batch 100]
+    .venv/bin/python -m bench.faults.erasure [--memories 1000] [--batch 100]
 
 In process (the server's own components, real SQLite, Qdrant Edge and embedder) on a temporary
 data directory: stores ``--memories`` background memories and three groups of ``--batch``

@@ -1,6 +1,6 @@
 """Fault: the data directory's disk fills up. Needs root (it mounts a tmpfs).
 
-    python bench/fault_full_disk.py [--size-mb 112] [--reserve-mb 4] [--rounds 1]
+    python -m bench.faults.full_disk [--size-mb 112] [--reserve-mb 4] [--rounds 1]
 
 Each round: a real server on a fresh tmpfs is filled with ~10 KB memories over REST until it
 answers 507; it is stopped by its PID, a ballast file fills the disk to a few MB free (too little

@@ -1,6 +1,6 @@
 """Fault check: hostile input on every route that took it badly. Prints JSON.
 
-    .venv/bin/python bench/fault_fuzz.py
+    .venv/bin/python -m bench.faults.fuzz
 
 Starts the real server (``ccmem serve``) on a free loopback port with a temporary data
 directory, makes a user, a memory and an app, then fires each case of the audit that found

@@ -1,6 +1,6 @@
 """Fault check: users whose Claude Code hooks name the same session id. Prints JSON.
 
-    .venv/bin/python bench/fault_hook_state.py [--rounds 5] [--users 6]
+    .venv/bin/python -m bench.faults.hook_state [--rounds 5] [--users 6]
 
 Starts a server on 127.0.0.1 (stopped by PID at the end) on a temporary data directory. Each
 round, ``--users`` users (each with a token of their own and one memory) send their hooks for

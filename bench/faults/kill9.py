@@ -1,6 +1,6 @@
 """Fault check: ``kill -9`` during an ingest, delete, forget or purge of 150 memories. Prints JSON.
 
-    .venv/bin/python bench/fault_kill9.py [--rounds 20] [--seed 0]
+    .venv/bin/python -m bench.faults.kill9 [--rounds 20] [--seed 0]
 
 A real server (``ccmem serve`` on 127.0.0.1, a temporary data directory, stopped by its PID).
 Each round picks one operation at random, runs it in a thread, SIGKILLs the server at a random

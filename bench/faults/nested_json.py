@@ -1,6 +1,6 @@
 """Fault check: nested, huge and malformed JSON on every route that takes a body. Prints JSON.
 
-    .venv/bin/python bench/fault_nested_json.py [--depth 50000]
+    .venv/bin/python -m bench.faults.nested_json [--depth 50000]
 
 Starts the real server (``ccmem serve``) on a free loopback port with a temporary data
 directory, reads its routes from ``/openapi.json`` (every POST, PUT, PATCH and DELETE; path

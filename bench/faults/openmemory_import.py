@@ -1,6 +1,6 @@
 """Fault check: an OpenMemory database with bad rows among good ones, imported twice. Prints JSON.
 
-    .venv/bin/python bench/fault_import.py [--good 200] [--bad-each 3]
+    .venv/bin/python -m bench.faults.openmemory_import [--good 200] [--bad-each 3]
 
 Builds a database in OpenMemory's schema (``tests/support/openmemory_db.py``) with ``--good``
 good memories and, spread between them, ``--bad-each`` rows of each kind the audit found

@@ -1,6 +1,6 @@
 """Fault check: secrets through redaction, by corpus file and by the audit's formats. Prints JSON.
 
-    .venv/bin/python bench/fault_secrets.py [--seeds 100]
+    .venv/bin/python -m bench.faults.redaction [--seeds 100]
 
 Renders every file of ``tests/corpora/secrets`` with ``--seeds`` sets of fake values (made at
 run time by ``tests/corpora/generate.py``) and counts the renderings in which a secret, or an

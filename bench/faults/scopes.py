@@ -1,6 +1,6 @@
 """Fault check: a ``memory:read`` OAuth token against every route and MCP tool. Prints JSON.
 
-    .venv/bin/python bench/fault_scopes.py [--words search filter browse]
+    .venv/bin/python -m bench.faults.scopes [--words search filter browse]
 
 Starts a server with OAuth on (127.0.0.1, stopped by PID at the end), gets a read-only access
 token through the real flow (registration, PKCE, consent, code), and sends every route of the

@@ -1,8 +1,8 @@
 """Bench only: fill a stopped server's data directory with synthetic memories, fast. JSON.
 
-    .venv/bin/python bench/bulk_load.py --data-dir DIR/data --total 1000000 [--user bench]
+    .venv/bin/python -m bench.harness.bulk_load --data-dir DIR/data --total 1000000 [--user bench]
 
-What ``bench_server.py --bulk-load`` runs between two starts of the server, to reach 100k and
+What ``bench/perf/server.py --bulk-load`` runs between two starts of the server, to reach 100k and
 1M memories in minutes where the API (one embedding a memory) would take hours. It writes what a
 ``POST /api/v1/memories/batch`` of the same turns would have written, with the project's own
 modules, offline (the server must be stopped: Edge locks its shard, and the server caches
@@ -22,7 +22,7 @@ Not written: entity links and tier segments, which a real write leaves for later
 the next write).
 
 **The embeddings are precomputed, not computed per memory.** The texts are
-``bench_server.synthetic``'s: 7,056 distinct sentences ("Alice deployed PostgreSQL 16 last
+``bench.harness.synthetic``'s: 7,056 distinct sentences ("Alice deployed PostgreSQL 16 last
 week"), each memory one of them followed by ``(note N)``. Each distinct sentence is embedded
 once by the server's own model (``engine.embedder``, cached in ``--cache``), and a memory's
 vector is that embedding plus Gaussian noise, normalised. The noise is sized so that two
@@ -30,7 +30,7 @@ memories of one sentence are as close as the model makes two real notes of it: m
 200 synthetic texts, "X (note 17)" and "X (note 98231)" have a cosine of 0.964 on average, and
 the noise here (norm 0.19) gives 0.965. Exact copies would give HNSW thousands of identical
 points (a worst case it never meets in real text); random unit vectors have no near neighbours
-at all (the other worst case, bench_index.py). Queries are embedded by the server as usual.
+at all (the other worst case, bench/perf/index_build.py). Queries are embedded by the server as usual.
 """
 
 from __future__ import annotations

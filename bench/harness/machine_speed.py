@@ -1,12 +1,12 @@
 """How fast this machine is right now, in the units a search spends its time in. JSON.
 
-    .venv/bin/python bench/machine_speed.py [--rounds 100]
+    .venv/bin/python -m bench.harness.machine_speed [--rounds 100]
 
 The development machines are virtual and share their host: the same code, measured on the same
-machine hours apart, moved by half (the same 7,056 sentences embedded for ``bulk_load.py`` took
+machine hours apart, moved by half (the same 7,056 sentences embedded for ``bench/harness/bulk_load.py`` took
 9.6 s in one session and 14.5 s in another, nothing changed between). A benchmark's figures
-are therefore read against the machine's speed at the time, and ``bench_server.py`` and
-``bench_ab.py`` put this reference before and after their runs (``machine_speed``).
+are therefore read against the machine's speed at the time, and ``bench/perf/server.py`` and
+``bench/perf/ab.py`` put this reference before and after their runs (``machine_speed``).
 
 Three medians, each of the work a search does most, with nothing else running in the process:
 

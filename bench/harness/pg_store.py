@@ -1,5 +1,6 @@
 """A throwaway PostgreSQL cluster with a migrated database and one user with an app, for the
-benchmarks that fill it by ``COPY`` (bench_usage.py, bench_recall_counts.py, bench_lists_pg.py)."""
+benchmarks that fill it by ``COPY`` (bench/perf/usage.py, bench/perf/recall_counts.py,
+bench/perf/lists_pg.py)."""
 
 from __future__ import annotations
 

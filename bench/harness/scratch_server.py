@@ -3,8 +3,8 @@
 :func:`scratch_server` starts the real server (``ccmem serve``) on a free loopback port with a
 temporary data directory and a home of its own (no ``CCMEM_*`` variable nor ``DATABASE_URL`` of
 the caller's environment reaches it), makes a user's token, yields the base URL and the token,
-then stops the server by its PID and removes the directory. ``fault_fuzz.py`` and
-``fault_nested_json.py`` run on it.
+then stops the server by its PID and removes the directory. ``bench/faults/fuzz.py`` and
+``bench/faults/nested_json.py`` run on it.
 """
 
 from __future__ import annotations

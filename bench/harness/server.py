@@ -40,7 +40,7 @@ class Server:
         """A server on a temporary directory, or on ``keep`` (created if missing, not removed).
         ``settings`` are config keys (``search.conversation_share``) and values for this server,
         passed as ``CCMEM_SECTION__KEY`` variables. ``code``: another checkout whose package
-        this virtualenv's ``ccmem`` runs (``PYTHONPATH``; see bench_ab.py)."""
+        this virtualenv's ``ccmem`` runs (``PYTHONPATH``; see bench/perf/ab.py)."""
         self.keep = keep is not None
         self.data_dir = keep.resolve() if keep is not None else Path(tempfile.mkdtemp(prefix="ccmem-bench-"))
         self.data_dir.mkdir(parents=True, exist_ok=True)

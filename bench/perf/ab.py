@@ -1,7 +1,7 @@
 """Side by side: this checkout against an earlier revision, on the same data, in one run. Prints JSON.
 
-    .venv/bin/python bench/bench_ab.py --baseline HEAD~3 [--size 10000] [--queries 400] [--restarts 5]
-    .venv/bin/python bench/bench_ab.py --baseline main --data-dir /tmp/d100k --queries 300
+    .venv/bin/python -m bench.perf.ab --baseline HEAD~3 [--size 10000] [--queries 400] [--restarts 5]
+    .venv/bin/python -m bench.perf.ab --baseline main --data-dir /tmp/d100k --queries 300
 
 Machines here are noisy: the same code measured minutes apart moves by several milliseconds,
 so a change is judged against its baseline in one run. The baseline is checked out with
@@ -10,7 +10,7 @@ so a change is judged against its baseline in one run. The baseline is checked o
 that needs other dependencies or another schema migration cannot be compared this way).
 
 The data is a copy, for each side, of one data directory: ``--data-dir`` (as kept by
-``bench_server.py --data-dir``), or ``--size`` synthetic memories stored once through this
+``bench/perf/server.py --data-dir``), or ``--size`` synthetic memories stored once through this
 checkout's server. Both checkouts are byte-compiled first, as install.sh leaves one. Both
 servers run at once; searches alternate between them (the order flips every query), every
 query asked once, so neither side's embedding cache answers; their p50/p95 are also given by
@@ -54,7 +54,7 @@ USER = "bench"
 
 
 def when_of(query: str) -> str:
-    """The time a bench query names (one of ``bench_server.WHEN``), or "none"."""
+    """The time a bench query names (one of ``bench.harness.synthetic.WHEN``), or "none"."""
     return next((when for when in WHEN if when and query.endswith(" " + when)), "none")
 
 
@@ -136,7 +136,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--baseline", required=True, help="git revision to compare this checkout with")
-    parser.add_argument("--data-dir", type=Path, help="a kept bench_server.py data directory (copied)")
+    parser.add_argument("--data-dir", type=Path, help="a kept bench/perf/server.py data directory (copied)")
     parser.add_argument("--size", type=int, default=10_000, help="synthetic memories without --data-dir")
     parser.add_argument("--queries", type=int, default=400)
     parser.add_argument("--restarts", type=int, default=0)
@@ -150,7 +150,7 @@ def main() -> None:
         "--hooks",
         type=int,
         default=0,
-        help="also time this many UserPromptSubmit hooks, one session a side (as bench_hooks.py)",
+        help="also time this many UserPromptSubmit hooks, one session a side (as bench/perf/hooks.py)",
     )
     parser.add_argument(
         "--session-starts",
@@ -248,7 +248,7 @@ def main() -> None:
                     response.raise_for_status()
                     assert response.json()["results"], "search returned nothing"
         report["rest_search"] = {name: percentiles(v) for name, v in samples.items()}
-        # By the time the query names (bench_server.WHEN; "none": no time): "yesterday" and
+        # By the time the query names (bench.harness.synthetic.WHEN; "none": no time): "yesterday" and
         # "last week" are relative dates, which look deeper and rank by the candidates' moments.
         report["rest_search_by_when"] = {
             when: {name: percentiles(by_when[name][when]) for name in servers}

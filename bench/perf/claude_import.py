@@ -2,7 +2,7 @@
 
 Measures turns a second and the importer's peak RSS for an uninterrupted run, then a second
 user's run killed part-way and resumed: the stored count after the resume must equal the
-uninterrupted one. Run: .venv/bin/python bench/claude_import.py [--sessions N]
+uninterrupted one. Run: .venv/bin/python -m bench.perf.claude_import [--sessions N]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """From a fresh HOME with no Claude Code configuration to "a new ``claude -p`` session is told a fact
 stored in an earlier one", by the package route. Prints JSON.
 
-    .venv/bin/python bench/bench_connect.py [--wheel PATH] [--hooks]
+    .venv/bin/python -m bench.perf.connect [--wheel PATH] [--hooks]
 
 The commands a user types, each timed: ``pip install <wheel>`` into a fresh virtualenv (the
 package download; the wheel is built first unless ``--wheel`` names one), ``ccmem up``,

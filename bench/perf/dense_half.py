@@ -1,8 +1,8 @@
 """The dense half of a search alone and in turn: does the model keep the scan out of the cache?
 
-    .venv/bin/python bench/bench_dense_half.py --data-dir DIR [--rounds 300]
+    .venv/bin/python -m bench.perf.dense_half --data-dir DIR [--rounds 300]
 
-``DIR`` is a data directory kept by ``bench_server.py --data-dir`` (copied, never changed). The
+``DIR`` is a data directory kept by ``bench/perf/server.py --data-dir`` (copied, never changed). The
 server's parts run in this process on the copy (hygiene schedule off, one BLAS thread as
 ``ccmem serve`` sets). The two steps of a search's dense half, each in a loop of its own and
 then one after the other as a search runs them: the query's embedding (fresh queries: the

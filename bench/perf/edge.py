@@ -1,6 +1,6 @@
 """What the remote-use guards cost a request (docs/remote.md). Prints JSON.
 
-    .venv/bin/python bench/bench_edge.py [--requests 5000] [--tokens 1000] [--out FILE]
+    .venv/bin/python -m bench.perf.edge [--requests 5000] [--tokens 1000] [--out FILE]
 
 ``device_token``: ``Identity.authenticate`` for a device token (a named bearer token) over a
 migrated SQLite database holding ``--tokens`` tokens: the lookup every request with a token

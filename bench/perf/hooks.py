@@ -1,7 +1,7 @@
 """The Claude Code hook endpoint's latency per event at 1k and 10k memories, and what the hooks
 add to a ``claude -p`` run. Prints JSON.
 
-    .venv/bin/python bench/bench_hooks.py [--sizes 1000,10000] [--requests 200] [--claude-runs 10]
+    .venv/bin/python -m bench.perf.hooks [--sizes 1000,10000] [--requests 200] [--claude-runs 10]
 
 For each size a fresh server gets that many synthetic memories (half of them in the project the
 hook inputs' ``cwd`` names), then ``POST /api/v1/hooks/claude-code`` is timed from the client

@@ -1,6 +1,6 @@
 """The vector index built out of process, at the store: search before, during and after. JSON.
 
-    .venv/bin/python bench/bench_index.py [--points 100000] [--searches 200]
+    .venv/bin/python -m bench.perf.index_build [--points 100000] [--searches 200]
 
 Fills an Edge shard (``QdrantEdgeStore``, in this process, a temporary directory) with
 ``--points`` unit vectors of 384 dimensions (random, drawn here: no embedding is computed, so

@@ -1,9 +1,9 @@
 """Ingest A/B: single-request and batch write rates of two checkouts, alternated in one run.
 
-    .venv/bin/python bench/bench_ingest.py --a /work/main --b . [--rounds 3] [--n 200]
+    .venv/bin/python -m bench.perf.ingest --a /work/main --b . [--rounds 3] [--n 200]
 
 Starts one real server per checkout (``ccmem serve`` with that checkout on ``PYTHONPATH``,
-as bench_ab.py does), then alternates rounds: each round writes ``--n`` fresh memories one
+as bench/perf/ab.py does), then alternates rounds: each round writes ``--n`` fresh memories one
 request at a time and ``--n`` more through ``POST /api/v1/memories/batch`` (``--batch`` a
 request) into each server, A then B then B then A, so both see the same moments of a shared
 machine. Reports per checkout and mode the rate (memories a second, median of the rounds) and

@@ -1,7 +1,7 @@
 """The reads behind the web UI's pages and OpenMemory's lists, timed in process on a copy of a
 store's metadata database. Prints JSON; results in bench/results/.
 
-    .venv/bin/python bench/bench_lists.py --database FILE --user bench [--repeat 3]
+    .venv/bin/python -m bench.perf.lists --database FILE --user bench [--repeat 3]
 
 ``FILE`` is a ``memory.db`` (a copy: the database is migrated first). Each read is called
 ``--repeat`` times; the JSON holds every time in ms and the median. The reads are the public

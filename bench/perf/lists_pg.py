@@ -2,7 +2,7 @@
 memories/read_model/facets.py) against the grouping they replaced, a page of the list, and its
 total. Prints JSON; results in bench/results/.
 
-    .venv/bin/python bench/bench_lists_pg.py [--memories 1000000]
+    .venv/bin/python -m bench.perf.lists_pg [--memories 1000000]
 
 A throwaway PostgreSQL cluster (tests/support/postgres.py) gets one user's memories by ``COPY``
 (a few projects and tasks, every browsable state, up to two of 20 categories each), then

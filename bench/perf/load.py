@@ -1,11 +1,11 @@
 """Load run: REST and MCP (SSE) clients at once, mixing searches and adds, for a while. JSON.
 
-    .venv/bin/python bench/bench_load.py [--memories 10000] [--clients 20] [--seconds 60]
+    .venv/bin/python -m bench.perf.load [--memories 10000] [--clients 20] [--seconds 60]
         [--add-share 0.25] [--out bench/results/load_10k.json]
 
-Starts the real server (``ccmem serve``, :class:`bench_server.Server`) on a free loopback port
+Starts the real server (``ccmem serve``, :class:`bench.harness.server.Server`) on a free loopback port
 with a temporary data directory, fills it for one user (``bench``) with ``--memories``
-synthetic conversation turns (``bulk_load.py``, the server stopped; precomputed embeddings),
+synthetic conversation turns (``bench/harness/bulk_load.py``, the server stopped; precomputed embeddings),
 starts it again and then runs ``--clients`` clients at once for ``--seconds``: half of them
 REST (httpx; ``POST /api/v1/memories`` to add, ``POST /api/v1/memories/search`` to search),
 half MCP over SSE (``/mcp/bench/sse/bench``, the official SDK client; the tools
@@ -279,7 +279,7 @@ def load_run(
     """Start a server, fill it, run the clients, check the writes; the report. ``profile``:
     sample the server with py-spy during the run (every thread, native frames left out) and
     write its collapsed stacks there. ``settings``: config keys for the server
-    (``hygiene.schedule_hours``: ``0``), as :class:`bench_server.Server` takes them."""
+    (``hygiene.schedule_hours``: ``0``), as :class:`bench.harness.server.Server` takes them."""
     server = Server(settings=settings)
     data = server.data_dir / "data"
     try:
@@ -392,7 +392,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--add-share", type=float, default=0.25, help="share of requests that add")
     parser.add_argument("--turns", type=int, default=20, help="turns per conversation of the fill")
-    parser.add_argument("--cache", type=Path, help="keep the fill's sentence embeddings here (bulk_load.py)")
+    parser.add_argument(
+        "--cache", type=Path, help="keep the fill's sentence embeddings here (bench/harness/bulk_load.py)"
+    )
     parser.add_argument(
         "--profile", type=Path, help="sample the server with py-spy during the run; collapsed stacks here"
     )

@@ -1,8 +1,8 @@
 """MCP dialects benchmark: what each tool set costs in context, and stateless vs session requests. JSON.
 
-    .venv/bin/python bench/bench_mcp_dialects.py [--size 10000] [--queries 200] [--out FILE]
+    .venv/bin/python -m bench.perf.mcp_dialects [--size 10000] [--queries 200] [--out FILE]
 
-Starts the real server (``bench_server.Server``: ``ccmem serve`` on a free loopback port, a
+Starts the real server (``bench.harness.server.Server``: ``ccmem serve`` on a free loopback port, a
 temporary data directory) and measures:
 
 * ``tools_list``: for the default list (what every endpoint listed before dialects: "before")
@@ -12,7 +12,7 @@ temporary data directory) and measures:
   tokenizer; the ratio between dialects is what to read).
 * ``tools_list_per_request``: the transport's own cost, ``tools/list`` one POST at a time
   (no handshake, no search) as 2025-11-25 and as 2026-07-28 requests.
-* ``search``: with ``--size`` memories of one user (``bulk_load.py``, as ``bench_server.py
+* ``search``: with ``--size`` memories of one user (``bench/harness/bulk_load.py``, as ``bench/perf/server.py
   --bulk-load`` fills them), the latency of the ``search_memory`` tool (claude-code dialect)
   per request, p50/p95, three ways: the 2026-07-28 stateless request (one POST with its
   ``Mcp-Method``/``Mcp-Name`` headers and ``_meta``, no handshake, no session), a 2025-11-25

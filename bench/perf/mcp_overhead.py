@@ -1,8 +1,8 @@
 """What MCP adds to a search over REST, and how much of it is the server's. Prints JSON.
 
-    .venv/bin/python bench/bench_mcp_overhead.py --data-dir D [--queries 400]
+    .venv/bin/python -m bench.perf.mcp_overhead --data-dir D [--queries 400]
 
-``D`` is a data directory kept by ``bench_server.py --data-dir`` (copied, never changed). The
+``D`` is a data directory kept by ``bench/perf/server.py --data-dir`` (copied, never changed). The
 server (``ccmem serve``, this checkout, hygiene schedule off) starts on the copy; one client
 then asks each query twice, alternating which goes first: ``POST /api/v1/memories/search`` and
 the ``search_memory`` tool as one JSON-RPC ``tools/call`` POST to the Streamable HTTP endpoint
@@ -79,7 +79,7 @@ def main() -> None:
                     ask(query)
                     samples[name].append(time.perf_counter() - started)
         report.update({name: percentiles(values) for name, values in samples.items()})
-        # The SDK's client warms up on its first queries (bench_server.WARMUP) and times the rest.
+        # The SDK's client warms up on its first queries (bench.harness.stats.WARMUP) and times the rest.
         sdk_queries = take(queries, args.queries + 5)
         report["mcp_sdk_client"] = asyncio.run(mcp_search(url, token, sdk_queries, "http"))
         report["load_after"] = load()

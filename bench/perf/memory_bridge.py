@@ -1,6 +1,6 @@
 """What the memory tool bridge costs a streaming client: bridge on versus off versus no proxy.
 
-    .venv/bin/python bench/bench_memory_bridge.py [--streams 50] [--first-delay 0.1]
+    .venv/bin/python -m bench.perf.memory_bridge [--streams 50] [--first-delay 0.1]
         [--event-delay 0.01] [--micro 2000]
 
 A fake Anthropic upstream on 127.0.0.1 (tests/support/fake_anthropic.py, the real SSE format)

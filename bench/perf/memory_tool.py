@@ -1,6 +1,6 @@
 """What a memory-tool command costs in the server, in-process (no HTTP). Prints JSON.
 
-    .venv/bin/python bench/bench_memory_tool.py [--files 200] [--rounds 50]
+    .venv/bin/python -m bench.perf.memory_tool [--files 200] [--rounds 50]
 
 One store (SQLite, the embedded vector store, the ONNX embedder) in a temporary directory;
 one user with ``--files`` files in 10 directories, then ``--rounds`` of each command:

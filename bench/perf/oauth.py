@@ -1,7 +1,7 @@
 """OAuth's costs (docs/oauth.md): the flow's round trips and time, and what checking an access
 token adds to a request compared with a bearer token from ``ccmem token create``. Prints JSON.
 
-    .venv/bin/python bench/bench_oauth.py [--flows 5] [--requests 1000] [--out FILE]
+    .venv/bin/python -m bench.perf.oauth [--flows 5] [--requests 1000] [--out FILE]
 
 ``flow``: the MCP SDK's OAuth client (``mcp.client.auth``) from nothing to the first answered
 ``tools/list`` over Streamable HTTP, against a real ``ccmem serve`` with ``auth.oauth`` on, with

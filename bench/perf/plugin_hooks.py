@@ -1,7 +1,7 @@
 """The hooks through the Claude Code plugin against the same hooks through ``ccmem hooks install``,
 as the pinned Claude Code runs them. Prints JSON.
 
-    .venv/bin/python bench/bench_plugin_hooks.py [--memories 1000] [--runs 12]
+    .venv/bin/python -m bench.perf.plugin_hooks [--memories 1000] [--runs 12]
 
 A fresh server gets ``--memories`` synthetic memories (half in the project), then ``claude -p``
 (tests/e2e's pinned CLI, against the e2e tests' fake Anthropic upstream) runs ``--runs`` times in

@@ -1,9 +1,9 @@
 """Where a request's CPU time goes, per path: a sampling profile (py-spy) of the real server
 process while one path at a time is driven. Prints JSON; results in bench/results/.
 
-    .venv/bin/python bench/profile_paths.py --data-dir DIR [--requests 150] [--rate 250]
+    .venv/bin/python -m bench.perf.profile_paths --data-dir DIR [--requests 150] [--rate 250]
 
-``DIR`` is a data directory kept by ``bench_server.py --data-dir`` (copied, never changed). The
+``DIR`` is a data directory kept by ``bench/perf/server.py --data-dir`` (copied, never changed). The
 server (``ccmem serve``, this checkout) starts on the copy with the hygiene schedule off, so a
 background scan does not mix into the samples; then, each under its own profile: REST search,
 MCP ``search_memory`` over Streamable HTTP, the UserPromptSubmit hook, the SessionStart hook

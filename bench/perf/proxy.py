@@ -1,6 +1,6 @@
 """What the capture proxy costs a streaming client: proxy versus direct, in one run.
 
-    .venv/bin/python bench/bench_proxy.py [--streams 40] [--concurrency 20] [--rounds 5]
+    .venv/bin/python -m bench.perf.proxy [--streams 40] [--concurrency 20] [--rounds 5]
         [--first-delay 0.1] [--event-delay 0.03] [--mode reverse|forward]
 
 A fake Anthropic upstream on 127.0.0.1 (tests/support/fake_anthropic.py, the real SSE format)

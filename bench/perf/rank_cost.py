@@ -1,6 +1,6 @@
 """What each ranking step costs a search through REST, side by side in one run. Prints JSON.
 
-    .venv/bin/python bench/bench_rank_cost.py [--size 10000] [--queries 400] [--turns 20]
+    .venv/bin/python -m bench.perf.rank_cost [--size 10000] [--queries 400] [--turns 20]
         [--variant LABEL:KEY=VALUE[,KEY=VALUE...]]... [--data-dir DIR] [--in-process]
 
 Stores ``--size`` synthetic memories of one user once, as captured conversations would be

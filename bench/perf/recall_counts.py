@@ -1,7 +1,7 @@
 """What keeping each memory's recall count costs a search on PostgreSQL (store/access_log.py,
 ``count_recalls``), against an update no index sees. Prints JSON; results in bench/results/.
 
-    .venv/bin/python bench/bench_recall_counts.py [--memories 100000] [--searches 200]
+    .venv/bin/python -m bench.perf.recall_counts [--memories 100000] [--searches 200]
 
 A throwaway PostgreSQL cluster (tests/support/postgres.py) gets one user's memories by ``COPY``.
 Each "search" then recalls 10 memories at random, as the access log's writer does after a

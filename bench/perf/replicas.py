@@ -1,6 +1,6 @@
 """Replicas benchmark: two API replicas against one, and a replica killed under load. JSON.
 
-    .venv/bin/python bench/bench_replicas.py [--memories 2000] [--clients 20] [--seconds 30]
+    .venv/bin/python -m bench.perf.replicas [--memories 2000] [--clients 20] [--seconds 30]
         [--out bench/results/replicas.json]
 
 Starts Debian's PostgreSQL (tests/support/postgres.py), the Qdrant stand-in

@@ -1,7 +1,7 @@
 """Server benchmark: search latency through REST and MCP, RSS, restart and ingest, by size. JSON.
 
-    .venv/bin/python bench/bench_server.py [--sizes 1000,10000] [--queries 200]
-    .venv/bin/python bench/bench_server.py --sizes 10000,100000,1000000 --bulk-load --restart \
+    .venv/bin/python -m bench.perf.server [--sizes 1000,10000] [--queries 200]
+    .venv/bin/python -m bench.perf.server --sizes 10000,100000,1000000 --bulk-load --restart \
         --data-dir DIR
 
 Starts the real server (`ccmem serve`) on a free loopback port with a temporary data directory
@@ -17,7 +17,7 @@ writes them, so every ranking step runs: both retrievers, the date windows (thre
 queries name a time), the neighbours and the conversation share.
 
 Filling: through the API, one memory per request (``--size-ingest single``) or 500 per batch
-request (``batch``); or ``--bulk-load``: the server is stopped, ``bulk_load.py`` writes the
+request (``batch``); or ``--bulk-load``: the server is stopped, ``bench/harness/bulk_load.py`` writes the
 rows, keyword index, vectors and history the batch route would have written (precomputed
 embeddings, see there) and the server is started again; once the store holds
 ``storage.vector_index_from`` points the run waits for the server's own out-of-process HNSW
@@ -127,7 +127,7 @@ def main() -> None:
     parser.add_argument(
         "--bulk-load",
         action="store_true",
-        help="fill the sizes with bulk_load.py while the server is stopped (precomputed embeddings)",
+        help="fill the sizes with bench/harness/bulk_load.py, the server stopped (precomputed embeddings)",
     )
     parser.add_argument("--turns", type=int, default=20, help="turns per conversation (0: text only)")
     parser.add_argument("--restart", action="store_true", help="measure a restart at each size")
@@ -159,11 +159,11 @@ def main() -> None:
         queries = fresh_queries()
         report: dict[str, object] = {
             "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
-            # The machine's speed before and after (bench/machine_speed.py): read the figures
+            # The machine's speed before and after (bench/harness/machine_speed.py): read the figures
             # against it, the same code moves by half between hours on a shared host.
             "machine_speed": {"before": measure()},
             "turns_per_conversation": args.turns,
-            "fill": "bulk_load.py (precomputed embeddings)"
+            "fill": "bench/harness/bulk_load.py (precomputed embeddings)"
             if args.bulk_load
             else f"API ({args.size_ingest})",
             "rss_mb_idle": round(rss_mb(server.process.pid), 1),

@@ -1,6 +1,6 @@
 """Bytes on disk per store before and after deleting half of N memories and reclaiming.
 
-    .venv/bin/python bench/bench_storage.py [--memories 5000] [--mode delete|forget]
+    .venv/bin/python -m bench.perf.storage [--memories 5000] [--mode delete|forget]
 
 In process, on a temporary data directory (the real SQLite database, Qdrant Edge and mem0
 history): writes N memories of ~500 bytes (varied English-like text), measures every store's

@@ -1,6 +1,6 @@
 """What a team costs a search: p50/p95 with and without a team's shared memories. Prints JSON.
 
-    .venv/bin/python bench/bench_teams.py [--personal 10000] [--shared 1000] [--queries 300]
+    .venv/bin/python -m bench.perf.teams [--personal 10000] [--shared 1000] [--queries 300]
         [--data-dir DIR] [--output bench/results/teams_search.json]
 
 In this process (the service REST's search calls, without HTTP: steadier on a shared machine),

@@ -1,9 +1,9 @@
 """How searches scale with threads in one process: searches a second and CPU per search. JSON.
 
-    .venv/bin/python bench/bench_threads.py --data-dir DIR [--threads 1,2,4] [--searches 240]
+    .venv/bin/python -m bench.perf.threads --data-dir DIR [--threads 1,2,4] [--searches 240]
         [--gil-profile FILE --gil-threads 2]
 
-``DIR`` is a data directory kept by ``bench_server.py --data-dir`` (copied, never changed). The
+``DIR`` is a data directory kept by ``bench/perf/server.py --data-dir`` (copied, never changed). The
 search pipeline (``Search.search_hits``, what REST, MCP and the hooks call) runs in this
 process, without HTTP, on the copy (hygiene schedule off), from 1, 2, 4 ... threads at once,
 each query asked once (the embedding cache answers none). For each thread count: searches a
@@ -144,7 +144,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--data-dir", type=Path, required=True, help="kept by bench_server.py --data-dir")
+    parser.add_argument("--data-dir", type=Path, required=True, help="kept by bench.perf.server --data-dir")
     parser.add_argument("--threads", default="1,2,4")
     parser.add_argument("--searches", type=int, default=240, help="per thread count, split among the threads")
     parser.add_argument("--gil-profile", type=Path, help="py-spy --gil raw stacks here")
@@ -160,7 +160,7 @@ def main() -> None:
     settings = dict(item.split("=", 1) for item in args.set)
     counts = [int(n) for n in args.threads.split(",")]
     if not (args.data_dir / "data").is_dir() or min(counts) < 1 or args.searches < 1:
-        parser.error("--data-dir must hold data/ (bench_server.py --data-dir); threads and searches >= 1")
+        parser.error("--data-dir must hold data/ (bench.perf.server --data-dir); threads and searches >= 1")
     report: dict[str, Any] = {"machine": {"cpus": os.cpu_count()}, "settings": settings}
     report["load_before"] = load()
     with tempfile.TemporaryDirectory(prefix="ccmem-threads-") as work:

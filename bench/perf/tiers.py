@@ -2,7 +2,7 @@
 Streamable HTTP with the official SDK client, beside ``search_memory`` and the short-term tier
 alone (REST). Prints JSON.
 
-    .venv/bin/python bench/bench_tiers.py [--size 10000] [--queries 200] [--turns-per-conversation 10]
+    .venv/bin/python -m bench.perf.tiers [--size 10000] [--queries 200] [--turns-per-conversation 10]
 
 A fresh server gets ``--size`` turns (``User: …`` / ``Assistant: …``) in conversations of
 ``--turns-per-conversation`` turns, a few minutes apart, through ``POST /api/v1/memories/batch``;

@@ -1,6 +1,6 @@
 """Web UI benchmark: how long each page takes, end to end, with N memories. Prints JSON.
 
-    .venv/bin/python bench/bench_ui.py [--memories 2000] [--rounds 7]
+    .venv/bin/python -m bench.perf.ui [--memories 2000] [--rounds 7]
 
 Starts the real API (`ccmem serve`) and the real UI (`ccmem ui`) on free loopback ports,
 fills one user's memories through `POST /api/v1/memories/batch` (two apps, five projects),

@@ -1,7 +1,7 @@
 """What a write pays to know the user's quota use, on PostgreSQL, as the user's memories grow.
 Prints JSON; results in bench/results/.
 
-    .venv/bin/python bench/bench_usage.py [--sizes 10000 100000 1000000] [--rounds 7]
+    .venv/bin/python -m bench.perf.usage [--sizes 10000 100000 1000000] [--rounds 7]
 
 A throwaway PostgreSQL cluster (tests/support/postgres.py) is filled by ``COPY`` with one
 user's memories up to each size. For each size, the median of ``--rounds``: counting the

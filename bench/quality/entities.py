@@ -1,6 +1,6 @@
 """Entity rules (no LLM) on a labelled set: precision and recall, overall and by kind.
 
-    .venv/bin/python bench/bench_entities.py [--data bench/data/entities_labelled.json]
+    .venv/bin/python -m bench.quality.entities [--data bench/data/entities_labelled.json]
 
 The set (written for this benchmark: 40 short developer notes, some with no entity at all)
 lists, for each text, the (kind, name) pairs a person would mark. A found entity counts as

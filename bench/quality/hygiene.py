@@ -1,6 +1,6 @@
 """The hygiene job, measured. Prints JSON.
 
-    .venv/bin/python bench/bench_hygiene.py [--quality-only] [--sizes 10000,100000]
+    .venv/bin/python -m bench.quality.hygiene [--quality-only] [--sizes 10000,100000]
         [--compare-exact] [--neighbour-sizes 10000,100000] [--exact-too] [--locomo]
 
 1. Quality: the labelled corpus (tests/corpora/hygiene/labelled.jsonl, made by
@@ -18,7 +18,7 @@
    nearest-neighbour step alone at --neighbour-sizes (--exact-too: against every pair, timed).
    The machine is shared: timings are noisy.
 3. --locomo: LoCoMo recall before and after applying every proposal the job makes on a store of
-   captured LoCoMo turns (bench_hygiene_locomo.py, through the real server).
+   captured LoCoMo turns (bench/quality/hygiene_locomo.py, through the real server).
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """LoCoMo recall before and after the hygiene job, every proposal approved. Prints JSON.
 
-    .venv/bin/python bench/bench_hygiene_locomo.py [--data ../shared/bench/locomo-dev.json]
+    .venv/bin/python -m bench.quality.hygiene_locomo [--data ../shared/bench/locomo-dev.json]
 
-Starts the real server (bench_server.Server) with a temporary data directory and stores every
+Starts the real server (bench.harness.server.Server) with a temporary data directory and stores every
 turn of each development-split conversation as a captured memory of its own user, exactly as
-bench_locomo.py does (``Speaker: text``, the session as ``conversation_id``, its date as
+bench/quality/locomo.py does (``Speaker: text``, the session as ``conversation_id``, its date as
 ``captured_at``). Then:
 
 1. before: every question of categories 1-4 through ``POST /api/v1/memories/search``, scored as
-   bench_locomo.py scores (turn level: recall_any@{1,5,10,20}, recall_all@10, MRR), then the
+   bench/quality/locomo.py scores (turn level: recall_any@{1,5,10,20}, recall_all@10, MRR), then the
    same again with nothing changed (what the searches themselves move: the noise floor);
 2. ``POST /api/v1/hygiene/run`` (admin: every user), then every open proposal of every user
    approved through ``POST /api/v1/hygiene/approve`` unedited — what a user who approves
@@ -17,7 +17,7 @@ bench_locomo.py does (``Speaker: text``, the session as ``conversation_id``, its
    superseded; cumulative) and at the end, with every question whose first evidence rank moved.
    Archived evidence turns are counted per conversation (LoCoMo repeats turn ids across them).
 
-Two scores after: ``strict`` (a hit only on the evidence turn's own memory, as bench_locomo.py)
+Two scores after: ``strict`` (a hit only on the evidence turn's own memory, as bench/quality/locomo.py)
 and ``merge_aware`` (an applied duplicate merge's kept memory also stands for the turns it
 absorbed: it says the same thing). The before-searches are recorded in the access log, so they
 count as recalls for the stale rule; the turns are written now (``created_at``; the session date
@@ -52,7 +52,7 @@ def score(
     limit: int = 20,
     ranks: list[int | None] | None = None,
 ) -> dict[str, Any]:
-    """bench_locomo.py's metrics; ``dia_of`` maps a memory id to the turns it stands for.
+    """bench/quality/locomo.py's metrics; ``dia_of`` maps a memory id to the turns it stands for.
     ``ranks``, if given, gets each question's first evidence rank (1-based; None: not in the
     top ``limit``), in the order asked."""
     hits_at = dict.fromkeys(KS, 0)

@@ -1,6 +1,6 @@
 """Retrieval benchmark on LoCoMo through the public REST API. Prints JSON.
 
-    .venv/bin/python bench/bench_locomo.py [--data ../shared/bench/locomo-dev.json] [--compare-plain]
+    .venv/bin/python -m bench.quality.locomo [--data ../shared/bench/locomo-dev.json] [--compare-plain]
         [--plain] [--variant LABEL:KEY=VALUE[,KEY=VALUE...]]...
 
 Starts the real server with a temporary data directory, stores every dialog turn of each

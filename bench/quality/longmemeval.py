@@ -1,6 +1,6 @@
 """Retrieval benchmark on LongMemEval-S through the memory service, in process. Prints JSON.
 
-    .venv/bin/python bench/bench_longmemeval.py [--data ../shared/bench/longmemeval-dev.json.gz]
+    .venv/bin/python -m bench.quality.longmemeval [--data ../shared/bench/longmemeval-dev.json.gz]
         [--limit N] [--per-type N] [--questions ID,ID...] [--variant LABEL:KEY=VALUE[,KEY=VALUE...]]...
         [--no-cache] [--out FILE]
 

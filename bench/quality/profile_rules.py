@@ -1,6 +1,6 @@
 """Profile extraction on the labelled statements: precision and recall of the rules. Prints JSON.
 
-    .venv/bin/python bench/bench_profile.py [--llm]
+    .venv/bin/python -m bench.quality.profile_rules [--llm]
 
 The statements are ``tests/corpora/profile_statements_dev.jsonl`` (the rules were written
 against it) and ``..._heldout.jsonl`` (written and committed before the rules, never used to

@@ -1,16 +1,16 @@
 """Ranking ideas tried in seconds: the search's ranking replayed in process on LoCoMo. Prints JSON.
 
-    .venv/bin/python bench/bench_rank_replica.py [--data ../shared/bench/locomo-dev.json]
+    .venv/bin/python -m bench.quality.rank_replica [--data ../shared/bench/locomo-dev.json]
         [--idea NAME]... [--cache FILE]
 
-Replays what ``bench_locomo.py`` measures through the server — every turn one memory, each
+Replays what ``bench/quality/locomo.py`` measures through the server — every turn one memory, each
 conversation's questions asked right after it is stored — without a server: the shipped
 embedder's vectors (cached in ``--cache``), an SQLite FTS5 index built as the server's
 (``porter unicode61``, BM25 over the conversations stored so far), and the search's own pure
 steps (:func:`fuse`, :func:`propagate`, :func:`lift`, :mod:`.priors`) with the settings'
 defaults. Explicit dates and order words are read as the server does; relative times and
 events, which the server resolves against the store, are left out. On the development split
-it lands within 0.01 of ``bench_locomo.py`` (recall_any@10 and MRR).
+it lands within 0.01 of ``bench/quality/locomo.py`` (recall_any@10 and MRR).
 
 Each ``--idea`` (all of :data:`IDEAS` without one) is the defaults plus one change; the ideas
 are the ranking ideas that ``docs/search.md`` reports as not kept. A result here is a reason

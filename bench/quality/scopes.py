@@ -1,6 +1,6 @@
 """Scope leakage: asked from project A, how many of the top 5 hits belong to another project.
 
-    .venv/bin/python bench/bench_scopes.py [--projects 4] [--facts 3]
+    .venv/bin/python -m bench.quality.scopes [--projects 4] [--facts 3]
 
 Starts the real server on a temporary data directory and stores, through the REST API, the
 memories of several projects that talk about the same things in the same words (each project's
