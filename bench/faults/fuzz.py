@@ -15,6 +15,7 @@ its PID at the end.
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections import Counter
 from typing import Any
@@ -106,6 +107,7 @@ def cases(memory_id: str, app_id: str) -> list[tuple[str, str, str, dict[str, An
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     with scratch_server("ccmem-fuzz-", "fuzz") as (base, token):
         report = fire(base, token)
     print(json.dumps(report, indent=2))
