@@ -1,19 +1,16 @@
-"""The load run's harness (bench/bench_load.py), CI-sized: a real server with 200 memories, two
+"""The load run's harness (bench/perf/load.py), CI-sized: a real server with 200 memories, two
 REST and two MCP (SSE) clients for a few seconds. Its JSON has every field the full run reports,
 and on this small run nothing fails and no acknowledged write is lost. (Latency targets are the
 full run's business: a timed test on a shared machine would be noise.)"""
 
 from __future__ import annotations
 
-import sys
 import uuid
-from pathlib import Path
 
 import httpx
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-import bench_load  # noqa: E402
+from bench.perf import load as bench_load
 
 
 @pytest.mark.timeout(300)
@@ -32,7 +29,7 @@ def test_the_load_run_reports_every_operation_with_no_errors_and_nothing_lost() 
             entry = operations[operation]
             assert entry["count"] > 0, (transport, operation, entry)
             assert entry["errors"] == 0, (transport, operation, entry)
-            # (bench_server's p50 is a median: over two samples it may be above the p95)
+            # (the harness's p50 is a median: over two samples it may be above the p95)
             assert entry["p50_ms"] > 0 and 0 < entry["p95_ms"] <= entry["p99_ms"], entry
     adds = sum(ops["add"]["count"] for ops in report["results"].values()) + 4  # one a client to warm up
     assert report["acknowledged_writes"] == adds > 4

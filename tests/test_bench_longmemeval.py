@@ -1,19 +1,16 @@
-"""The LongMemEval harness (bench/bench_longmemeval.py) on a tiny haystack whose answers are known,
+"""The LongMemEval harness (bench/quality/longmemeval.py) on a tiny haystack whose answers are known,
 through the real service in process (SQLite, Qdrant Edge, the ONNX embedder); and a search asked
 at a point in time, whose "last Saturday" counts back from the day it is asked."""
 
 from __future__ import annotations
 
-import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-import bench_longmemeval as bench  # noqa: E402
-
-from tests.support.chat import ABOUT_THE_REPLY, ABOUT_THE_USER, PLANT_CHAT  # noqa: E402
+from bench.quality import longmemeval as bench
+from tests.support.chat import ABOUT_THE_REPLY, ABOUT_THE_USER, PLANT_CHAT
 
 pytestmark = pytest.mark.integration
 

@@ -1,6 +1,6 @@
 """``kill -9`` during each operation that writes or deletes 150 memories, once each: after the
 restart's reconciliation, SQL and the vector store agree and no acknowledged write is lost.
-(bench/fault_kill9.py runs 20 random rounds of the same harness.)"""
+(bench/faults/kill9.py runs 20 random rounds of the same harness.)"""
 
 from __future__ import annotations
 

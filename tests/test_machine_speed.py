@@ -1,5 +1,6 @@
-"""The machine's speed reference that bench_server.py and bench_ab.py record before and after a
-run (bench/machine_speed.py): three medians from a process of its own, and bad input refused."""
+"""The machine's speed reference that bench/perf/server.py and bench/perf/ab.py record before and
+after a run (bench/harness/machine_speed.py): three medians from a process of its own, and bad input
+refused."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
-sys.path.insert(0, str(BENCH))
-import machine_speed  # noqa: E402
+from bench.harness import machine_speed
+
+ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.integration  # starts a process (the reference runs apart)
 
@@ -32,7 +33,8 @@ def test_the_reference_gives_three_medians_from_a_process_of_its_own() -> None:
 
 def test_fewer_than_one_round_is_refused() -> None:
     done = subprocess.run(
-        [sys.executable, str(BENCH / "machine_speed.py"), "--rounds", "0"],
+        [sys.executable, "-m", "bench.harness.machine_speed", "--rounds", "0"],
+        cwd=ROOT,
         capture_output=True,
         text=True,
     )

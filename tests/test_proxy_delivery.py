@@ -1,13 +1,13 @@
 """The capture proxy's outbox and delivery thread against the real memory API.
 
 ``proxy/ccmem_capture/outbox.py`` and ``sender.py`` use only the standard library, so they run
-here in the main virtualenv too (the mitmproxy hooks are tested in ``proxy/tests``).
+here in the main virtualenv too, imported as ``proxy.ccmem_capture`` (the mitmproxy hooks are
+tested in ``proxy/tests``).
 """
 
 from __future__ import annotations
 
 import logging
-import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -17,12 +17,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.server import REPO_ROOT, MemoryServer
-
-sys.path.insert(0, str(REPO_ROOT / "proxy"))
-
-from ccmem_capture.outbox import Outbox  # noqa: E402
-from ccmem_capture.sender import Delivery, Exchange  # noqa: E402
+# proxy/ has no __init__.py: a namespace package, found from the repository root like tests/.
+from proxy.ccmem_capture.outbox import Outbox
+from proxy.ccmem_capture.sender import Delivery, Exchange
+from tests.support.server import MemoryServer
 
 
 def payload(text: str, **extra: Any) -> dict[str, Any]:

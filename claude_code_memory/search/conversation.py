@@ -15,7 +15,7 @@ active memories are neighbours.
 Why neighbours rank: in a conversation the turn that answers a question is often next to the
 turn that matches its words ("What breed is it?" / "A greyhound."). On the LoCoMo development
 split, giving each turn a share of its neighbours' fused scores raised recall_any@10 from 0.749
-to 0.770 and MRR from 0.443 to 0.455 (bench/bench_locomo.py); the gain was smooth over shares of
+to 0.770 and MRR from 0.443 to 0.455 (bench/quality/locomo.py); the gain was smooth over shares of
 0.05-0.3, not a tuned peak.
 
 Why a conversation's candidates rank together: the turns a question is about were mostly said in

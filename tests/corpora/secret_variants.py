@@ -1,7 +1,7 @@
 """The second audit's secrets (issue 30) as categories: sentences a user would type, one slot each.
 
 For each seed a category picks one of its sentences and fills it with a fresh fake from
-``generate.py``, so a rule has to catch the category, not one string. ``bench/fault_secrets.py``
+``generate.py``, so a rule has to catch the category, not one string. ``bench/faults/redaction.py``
 counts what survives redaction; ``tests/test_redact.py`` asserts nothing does.
 """
 

@@ -1,5 +1,5 @@
 """A small temporal retrieval set of our own phrasing, in LoCoMo's JSON layout (so that
-``bench/bench_locomo.py --data tests/corpora/temporal/conversations.json`` runs it).
+``bench/quality/locomo.py --data tests/corpora/temporal/conversations.json`` runs it).
 
 Two invented conversations of dated sessions. Every question asks about a time relative to the
 conversation's last session ("yesterday", "two months ago", "in the summer", "around her

@@ -1,6 +1,6 @@
 """A small tmpfs as the data directory's disk, and a server filled until it refuses writes.
 
-Used by ``tests/test_full_disk.py`` and ``bench/fault_full_disk.py``. Mounting needs root (CI runs
+Used by ``tests/test_full_disk.py`` and ``bench/faults/full_disk.py``. Mounting needs root (CI runs
 as root); :meth:`Tmpfs.mount` raises with a clear message when it cannot.
 """
 

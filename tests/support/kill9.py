@@ -2,7 +2,7 @@
 reconciliation, do SQL and the vector store agree, and is every acknowledged write there?
 
     Kill9(work_dir, seed).round(operation) -> Outcome     one operation, killed at a random moment
-    Kill9(work_dir, seed).summary() -> dict               the JSON bench/fault_kill9.py prints
+    Kill9(work_dir, seed).summary() -> dict               the JSON bench/faults/kill9.py prints
 
 A round runs the operation in a thread against a real server (``ccmem serve`` on 127.0.0.1),
 SIGKILLs the server by its PID after a random delay within the operation's expected duration,

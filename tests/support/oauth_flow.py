@@ -1,4 +1,4 @@
-"""Driving the OAuth flow against a real server, for tests/test_oauth.py and bench/bench_oauth.py.
+"""Driving the OAuth flow against a real server, for tests/test_oauth.py and bench/perf/oauth.py.
 
 The browser's part (the authorization page) is done over HTTP as a person would: follow
 /authorize to the consent page, read its form, submit it with the user's token. The rest is

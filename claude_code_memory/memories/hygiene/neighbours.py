@@ -13,7 +13,7 @@ either side of a rounding step, a last place apart):
   compared only with the rows of its ``PROBES`` nearest lists, and every pair computed counts
   for both of its rows. A near pair whose rows lie in lists neither of them probes is missed,
   so this is for stores too large for ``exact`` (more than ``EXACT_UP_TO`` rows): at 100k rows
-  it computes about a twentieth of the pairs. bench/bench_hygiene.py measures what it misses.
+  it computes about a twentieth of the pairs. bench/quality/hygiene.py measures what it misses.
 
 Pure numpy, no I/O.
 """

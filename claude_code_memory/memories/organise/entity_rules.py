@@ -13,7 +13,7 @@ The rules, in the order they claim a span of text (a span claimed once is not re
   introduces a person ("with Bob", "asked Carol") or before a verb people do ("Dana said").
 
 Precision measured on a labelled set in ``bench/data/entities_labelled.json``
-(``bench/bench_entities.py``; the numbers are in docs/scopes.md).
+(``bench/quality/entities.py``; the numbers are in docs/scopes.md).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ facts about the user; the assistant's give only knowledge: what the assistant sa
 own likes is not the user's profile. Questions are never facts.
 
 The rules were written against ``tests/corpora/profile_statements_dev.jsonl``; the held-out
-half was written before them and is measured untouched (bench/bench_profile.py,
+half was written before them and is measured untouched (bench/quality/profile_rules.py,
 docs/profile.md).
 """
 
