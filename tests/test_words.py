@@ -41,7 +41,7 @@ SCRIPTS = [
     ROOT / "install.sh",
     ROOT / "deploy-mem0.sh",
     PLUGIN / ".claude-plugin" / "plugin.json",
-    *sorted((PLUGIN / "scripts").iterdir()),
+    *sorted(path for path in (PLUGIN / "scripts").iterdir() if path.is_file()),
 ]
 SOURCES = sorted((ROOT / "claude_code_memory").rglob("*.py"))
 
