@@ -55,9 +55,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_server import provenance, synthetic  # noqa: E402
 
-from claude_code_memory.auth.identity import get_or_create, get_or_create_user  # noqa: E402
 from claude_code_memory.config import load_settings  # noqa: E402
 from claude_code_memory.db.database import Database  # noqa: E402
+from claude_code_memory.db.get_or_create import get_or_create, get_or_create_user  # noqa: E402
 from claude_code_memory.db.models import Category, Memory, MemoryCategory, MemoryState, utcnow  # noqa: E402
 from claude_code_memory.engine.edge_store import QdrantEdgeStore  # noqa: E402
 from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder  # noqa: E402

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from claude_code_memory.search.request import SearchRequest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import bench_longmemeval as bench  # noqa: E402
 
@@ -108,7 +110,8 @@ def test_the_server_never_sees_what_names_the_evidence(tmp_path: Path) -> None:
     harness = bench.Bench(tmp_path / "data")
     try:
         harness.write("u", bench.haystack(HAYSTACK[0]))
-        stored = harness.service.pipeline.search_hits(user_id="u", app_name=bench.APP, query="dog", limit=10)
+        asked = SearchRequest(user_id="u", app_name=bench.APP, query="dog", limit=10)
+        stored = harness.service.pipeline.search(asked)
         for hit in stored:
             assert "answer" not in (hit.memory.conversation_id or "")
             assert "has_answer" not in str(hit.memory.metadata_ or {})

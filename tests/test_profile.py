@@ -26,6 +26,7 @@ from claude_code_memory.memories.recall.context import Recalled, render
 from claude_code_memory.memories.recall.hook_events import turn_text
 from claude_code_memory.memories.server_parts import ServerParts
 from claude_code_memory.memories.service import MemoryService
+from claude_code_memory.search.request import SearchRequest
 from tests.conftest import StartServer
 
 NOW = datetime(2026, 3, 2, 12, 0, 0)
@@ -207,7 +208,8 @@ def test_beyond_capacity_the_coldest_segments_are_archived_never_deleted(service
         and memory.content == "User: an old chat\n\nAssistant: an old reply"
     )
     assert old not in {
-        str(h.memory.id) for h in service.pipeline.search_hits(user_id=user, app_name="t", query="old chat")
+        str(h.memory.id)
+        for h in service.pipeline.search(SearchRequest(user_id=user, app_name="t", query="old chat"))
     }
 
 

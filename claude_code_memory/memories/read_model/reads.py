@@ -17,7 +17,9 @@ from ...auth.identity import validate_user_id
 from ...db.database import Database
 from ...db.models import App, Memory, MemoryState, User
 from ...errors import Forbidden, NotFound
-from ...search.pipeline import Hit, Search
+from ...search.pipeline import Search
+from ...search.request import SearchRequest
+from ...search.shaping import Hit
 from ...store.access_log import AccessLog
 from ...store.owners import Owners, owned
 from ...store.values import mem0_item, parse_memory_id
@@ -30,11 +32,11 @@ class Reads:
         owners: Owners,
         access_log: AccessLog,
         pipeline: Search,
-        search_hits: Callable[..., list[Hit]] | None = None,
+        search: Callable[[SearchRequest], list[Hit]] | None = None,
     ) -> None:
-        """``search_hits``: the search :meth:`search` runs (the teams' merged one,
+        """``search``: the search :meth:`search` runs (the teams' merged one,
         memories/teams/search.py); default the pipeline's own."""
-        self.search_hits = search_hits or pipeline.search_hits
+        self.run_search = search or pipeline.search
         self.database = database
         self.owners = owners
         self.access_log = access_log
@@ -104,7 +106,7 @@ class Reads:
     ) -> list[dict[str, Any]]:
         """``scope``: the filters :func:`..organise.scopes.search_scope` makes of the caller's scope;
         ``now``: when the search is asked (relative dates resolve against it; None: the clock)."""
-        hits = self.search_hits(
+        asked = SearchRequest(
             user_id=user_id,
             app_name=app_name,
             query=query,
@@ -114,6 +116,7 @@ class Reads:
             now=now,
             **(scope or {}),
         )
+        hits = self.run_search(asked)
         items = []
         for hit in hits:
             item = mem0_item(hit.memory, hit.app_name, score=hit.score)
