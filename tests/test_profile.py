@@ -173,7 +173,9 @@ def test_segments_heat_up_with_visits_and_hot_ones_give_their_facts(service: Mem
 
     # Three searches return the old segment's turn: three visits make it hot, and it is promoted.
     for _ in range(3):
-        [hit] = service.reads.search(user_id=user, app_name="t", query="tabs or spaces", limit=1)
+        [hit] = service.reads.search(
+            SearchRequest(user_id=user, app_name="t", query="tabs or spaces", limit=1)
+        )
         assert "tabs" in hit["memory"]
     service.access_log.flush()
     report = service.tiers.refresh(user)

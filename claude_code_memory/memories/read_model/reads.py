@@ -8,7 +8,7 @@ an app are refused while the app is paused, and recorded in the access log.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import select
@@ -92,37 +92,16 @@ class Reads:
             )
             return [mem0_item(m, name) for m, name in rows]
 
-    def search(
-        self,
-        *,
-        user_id: str,
-        app_name: str,
-        query: str,
-        limit: int = 10,
-        channel: str = "mcp",
-        context: int = 0,
-        scope: dict[str, Any] | None = None,
-        now: datetime | None = None,
-    ) -> list[dict[str, Any]]:
-        """``scope``: the filters :func:`..organise.scopes.search_scope` makes of the caller's scope;
-        ``now``: when the search is asked (relative dates resolve against it; None: the clock)."""
-        asked = SearchRequest(
-            user_id=user_id,
-            app_name=app_name,
-            query=query,
-            limit=limit,
-            context=context,
-            with_categories=False,  # mem0's result shape has none
-            now=now,
-            **(scope or {}),
-        )
-        hits = self.run_search(asked)
+    def search(self, request: SearchRequest) -> list[dict[str, Any]]:
+        """The hits of ``request`` as mem0's items (with ``team`` for a team's memory, and
+        ``context`` when the request asks for neighbouring turns)."""
+        hits = self.run_search(replace(request, with_categories=False))  # mem0's shape has none
         items = []
         for hit in hits:
             item = mem0_item(hit.memory, hit.app_name, score=hit.score)
             if hit.team is not None:
                 item["team"] = hit.team
-            if context:
+            if request.context:
                 item["context"] = {
                     "before": [mem0_item(m, hit.app_name) for m in hit.before],
                     "after": [mem0_item(m, hit.app_name) for m in hit.after],
