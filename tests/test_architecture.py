@@ -6,8 +6,9 @@ whom"); these tests read it from the page, so the page and the code cannot drift
 import counts: at module level, inside a function, under ``TYPE_CHECKING``. Besides the table:
 no import cycle among the package's modules, no module reaching into another module's
 ``_private`` names, edges that never import the engine or the database, the modules the capture
-proxy shares on the standard library only, and no module over 600 lines. Each checker is also
-run on planted violations, so a checker that sees nothing cannot pass.
+proxy shares on the standard library only, no module over 600 lines, and no plain function over
+ten parameters (routes, commands and tools aside: their parameters are their interface). Each
+checker is also run on planted violations, so a checker that sees nothing cannot pass.
 """
 
 from __future__ import annotations
@@ -573,3 +574,110 @@ def test_no_module_outgrows_one_noun() -> None:
         str(path.relative_to(PACKAGE)): len(path.read_text().splitlines()) for path in PACKAGE.rglob("*.py")
     }
     assert {name: lines for name, lines in sizes.items() if lines > 600} == {}
+
+
+# -- parameters ---------------------------------------------------------------------------------
+
+#: Most parameters of a plain function, ``self`` and ``cls`` aside. Past them, the parameters
+#: that travel together are a value: a frozen dataclass (``search/request.py``'s
+#: ``SearchRequest``), or a ``TypedDict`` of keyword arguments (``memories/write/arguments.py``).
+MAX_PARAMETERS = 10
+#: The layers whose routes, commands and tools are an interface: their parameters are what a
+#: client sends (a query string, command-line options, a tool's arguments), so they stay many.
+INTERFACE_LAYERS = ("api", "mcp", "cli", "ui")
+#: What registers a function as a route (FastAPI), a command (Typer) or a tool (the MCP SDK):
+#: ``@router.get(...)``, ``@app.command(...)``, ``@server.tool(...)`` over it, or called with
+#: it, ``app.command()(retention.forget)``, ``server.tool(...)(hiding(search_memory))``.
+REGISTRARS = frozenset(
+    {"get", "post", "put", "patch", "delete", "api_route", "websocket", "command", "callback", "tool"}
+)
+
+
+def parameter_count(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Its parameters, ``*args`` and ``**kwargs`` each one, a method's ``self`` or ``cls`` none."""
+    arguments = function.args
+    names = [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+    names += [a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    return len(names) - (1 if names[:1] in (["self"], ["cls"]) else 0)
+
+
+def _registers(node: ast.expr) -> bool:
+    """Whether ``node`` is a call of a registrar: ``router.get("/x")``, ``app.command()``."""
+    function = node.func if isinstance(node, ast.Call) else None
+    return isinstance(function, ast.Attribute) and function.attr in REGISTRARS
+
+
+def registered_by_call(tree: ast.AST) -> set[str]:
+    """The names of the functions ``tree`` registers by calling a registrar's result with them,
+    through a wrapper or not: ``app.command()(retention.forget)`` registers ``forget``."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _registers(node.func) and node.args:
+            target = node.args[0]
+            while isinstance(target, ast.Call) and target.args:  # hiding(search_memory, "now")
+                target = target.args[0]
+            if isinstance(target, ast.Name):
+                names.add(target.id)
+            elif isinstance(target, ast.Attribute):
+                names.add(target.attr)
+    return names
+
+
+def long_functions(sources: Mapping[str, str]) -> list[str]:
+    """``path:line name (count)`` for each function of ``sources`` (by path from the package,
+    ``search/pipeline.py``) with more than :data:`MAX_PARAMETERS` parameters, the routes,
+    commands and tools of :data:`INTERFACE_LAYERS` aside."""
+    trees = {path: ast.parse(source) for path, source in sources.items()}
+    interface = {path for path in trees if path.split("/")[0] in INTERFACE_LAYERS}
+    registered = set().union(*(registered_by_call(trees[path]) for path in interface))
+    found = []
+    for path, tree in trees.items():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            count = parameter_count(node)
+            if count <= MAX_PARAMETERS:
+                continue
+            if path in interface and (
+                any(_registers(decorator) for decorator in node.decorator_list) or node.name in registered
+            ):
+                continue
+            found.append(f"{path}:{node.lineno} {node.name} ({count})")
+    return sorted(found)
+
+
+def test_no_plain_function_takes_more_than_ten_parameters() -> None:
+    sources = {str(path.relative_to(PACKAGE)): path.read_text() for path in sorted(PACKAGE.rglob("*.py"))}
+    assert len(sources) >= 150, "package modules not found"
+    assert long_functions(sources) == []
+
+
+def test_the_parameter_check_tells_plain_functions_from_routes_commands_and_tools() -> None:
+    eleven = ", ".join(f"p{n}" for n in range(11))
+    ten = ", ".join(f"p{n}" for n in range(10))
+    sources = {
+        "search/pipeline.py": (
+            f"def search({eleven}): ...\n"  # too many
+            f"class Search:\n    def run(self, {ten}): ...\n"  # self aside: ten
+            f"    def hits(self, {ten}, *rest): ...\n"  # *rest counts
+            f"def fits({ten}): ...\n"
+            f"@router.get('/x')\ndef not_a_route({eleven}): ...\n"  # a route's decorator, below the edges
+        ),
+        "api/routes/memories.py": (
+            f"@router.get('')\nasync def list_memories({eleven}): ...\n"
+            f"def _list({eleven}): ...\n"  # the route's helper is a plain function
+        ),
+        "cli/retention.py": f"def forget({eleven}): ...\n",
+        "cli/__init__.py": "from . import retention\napp.command()(retention.forget)\n",
+        "mcp/memoryos_tools.py": (
+            f"def tools(server):\n    async def retrieve_context({eleven}): ...\n"
+            "    server.tool(description='x')(hiding(retrieve_context, 'now'))\n"
+        ),
+        "ui/memories.py": f"@app.command('x')\ndef shown(*, {eleven}, **more): ...\n",
+    }
+    assert long_functions(sources) == [
+        "api/routes/memories.py:3 _list (11)",
+        "search/pipeline.py:1 search (11)",
+        "search/pipeline.py:4 hits (11)",
+        "search/pipeline.py:7 not_a_route (11)",
+    ]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench.quality import longmemeval as bench
+from claude_code_memory.search.request import SearchRequest
 from tests.support.chat import ABOUT_THE_REPLY, ABOUT_THE_USER, PLANT_CHAT
 
 pytestmark = pytest.mark.integration
@@ -105,7 +106,8 @@ def test_the_server_never_sees_what_names_the_evidence(tmp_path: Path) -> None:
     harness = bench.Bench(tmp_path / "data")
     try:
         harness.write("u", bench.haystack(HAYSTACK[0]))
-        stored = harness.service.pipeline.search_hits(user_id="u", app_name=bench.APP, query="dog", limit=10)
+        asked = SearchRequest(user_id="u", app_name=bench.APP, query="dog", limit=10)
+        stored = harness.service.pipeline.search(asked)
         for hit in stored:
             assert "answer" not in (hit.memory.conversation_id or "")
             assert "has_answer" not in str(hit.memory.metadata_ or {})

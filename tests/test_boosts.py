@@ -13,6 +13,7 @@ import pytest
 import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's telemetry switches before mem0 loads
 from claude_code_memory.memories.service import MemoryService
 from claude_code_memory.search.boosts import RECALL_SATURATION, Weights, boost, newer_first
+from claude_code_memory.search.request import SearchRequest
 from tests.support.parts import open_service
 
 NOW = datetime(2026, 11, 1, 12, 0)
@@ -50,7 +51,7 @@ def service(tmp_path: Path) -> Iterator[MemoryService]:
 
 
 def scores(service: MemoryService, query: str) -> dict[str, float]:
-    hits = service.pipeline.search_hits(user_id="alice", app_name="t", query=query, limit=10)
+    hits = service.pipeline.search(SearchRequest(user_id="alice", app_name="t", query=query, limit=10))
     return {str(hit.memory.id): hit.score for hit in hits}
 
 

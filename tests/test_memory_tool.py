@@ -28,6 +28,7 @@ from claude_code_memory.policy.memory_paths import (
     PathRefused,
     memory_path,
 )
+from claude_code_memory.search.request import SearchRequest
 
 HEADER = "Here're the files and directories up to 2 levels deep in {}, excluding hidden items:"
 MAX_FILE_BYTES = 2000
@@ -265,7 +266,8 @@ def test_str_replace_edits_the_memory_in_place_and_reembeds_it(tool: Tool, servi
         "     1\tl1\n     2\tl2\n     3\tthe colour is vermilion\n     4\tl4\n     5\tl5"
     )
     assert tool.file_id("/memories/s.md") == memory_id  # an update of the memory, not a new one
-    hits = service.reads.search(user_id=tool.user, app_name="test-app", query="vermilion colour", limit=1)
+    asked = SearchRequest(user_id=tool.user, app_name="test-app", query="vermilion colour", limit=1)
+    hits = service.reads.search(asked)
     assert hits[0]["id"] == memory_id and "vermilion" in hits[0]["memory"]
 
 

@@ -28,7 +28,7 @@ from claude_code_memory.search.priors import (
     stems,
     time_boost,
 )
-from claude_code_memory.search.ranking import ReadAhead, rank, read_ahead
+from claude_code_memory.search.ranking import Candidates, ReadAhead, rank, read_ahead
 
 
 def test_asks_finds_a_sentence_that_ends_with_a_question_mark() -> None:
@@ -319,8 +319,7 @@ def ranked(
 ) -> list[int]:  # type: ignore[no-untyped-def]
     order = rank(
         session,
-        [ids[n] for n in dense],
-        [ids[n] for n in keyword],
+        Candidates([ids[n] for n in dense], [ids[n] for n in keyword]),
         query=query,
         named=[],
         candidates=20,
@@ -383,14 +382,12 @@ def ranking_of(  # type: ignore[no-untyped-def]
 ) -> list[tuple[str, float]]:
     return rank(
         session,
-        dense,
-        keyword,
+        Candidates(dense, keyword, ahead),
         query=query,
         named=[],
         candidates=20,
         settings=settings,
         clock=datetime.now,
-        ahead=ahead,
     )
 
 
@@ -399,7 +396,7 @@ def test_reading_ahead_the_keyword_candidates_ranks_exactly_as_reading_after(  #
     session_with_turns, when_boost: float, coverage_share: float
 ) -> None:
     # The search reads the keyword half's candidates' neighbours and shapes on that half's
-    # thread (search/pipeline.py); the ranking then reads only the other candidates'.
+    # thread (search/retrieval.py); the ranking then reads only the other candidates'.
     session, ids = session_with_turns
     settings = SearchSettings(when_boost=when_boost, coverage_share=coverage_share)
     unknown = str(uuid.uuid4())  # a candidate with no row (a vector whose row is gone)

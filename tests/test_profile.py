@@ -26,6 +26,7 @@ from claude_code_memory.memories.recall.context import Recalled, render
 from claude_code_memory.memories.recall.hook_events import turn_text
 from claude_code_memory.memories.server_parts import ServerParts
 from claude_code_memory.memories.service import MemoryService
+from claude_code_memory.search.request import SearchRequest
 from tests.conftest import StartServer
 
 NOW = datetime(2026, 3, 2, 12, 0, 0)
@@ -172,7 +173,9 @@ def test_segments_heat_up_with_visits_and_hot_ones_give_their_facts(service: Mem
 
     # Three searches return the old segment's turn: three visits make it hot, and it is promoted.
     for _ in range(3):
-        [hit] = service.reads.search(user_id=user, app_name="t", query="tabs or spaces", limit=1)
+        [hit] = service.reads.search(
+            SearchRequest(user_id=user, app_name="t", query="tabs or spaces", limit=1)
+        )
         assert "tabs" in hit["memory"]
     service.access_log.flush()
     report = service.tiers.refresh(user)
@@ -207,7 +210,8 @@ def test_beyond_capacity_the_coldest_segments_are_archived_never_deleted(service
         and memory.content == "User: an old chat\n\nAssistant: an old reply"
     )
     assert old not in {
-        str(h.memory.id) for h in service.pipeline.search_hits(user_id=user, app_name="t", query="old chat")
+        str(h.memory.id)
+        for h in service.pipeline.search(SearchRequest(user_id=user, app_name="t", query="old chat"))
     }
 
 

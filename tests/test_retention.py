@@ -39,6 +39,7 @@ from claude_code_memory.errors import BadInput, NotFound
 from claude_code_memory.memories.lifecycle.retention import STORES, Sweeper, parse_since
 from claude_code_memory.memories.server_parts import ServerParts, retention_of
 from claude_code_memory.memories.service import MemoryService
+from claude_code_memory.search.request import SearchRequest
 from tests.support.parts import open_parts
 from tests.support.processes import free_port
 from tests.support.rows import user_with_app
@@ -105,7 +106,7 @@ def sql_row(service: MemoryService, memory_id: str) -> Memory | None:
 def found_by_search(service: MemoryService, user: str, query: str) -> set[str]:
     return {
         str(h.memory.id)
-        for h in service.pipeline.search_hits(user_id=user, app_name=APP, query=query, limit=50)
+        for h in service.pipeline.search(SearchRequest(user_id=user, app_name=APP, query=query, limit=50))
     }
 
 

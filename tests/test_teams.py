@@ -19,7 +19,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from claude_code_memory.memories.teams.search import merge
-from claude_code_memory.search.pipeline import Hit
+from claude_code_memory.search.shaping import Hit
 from tests.support.servers import ApiServer, StartServer
 from tests.support.users import unique
 

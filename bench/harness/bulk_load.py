@@ -51,9 +51,9 @@ from sqlalchemy import func, insert, select
 
 from bench.harness.paths import ROOT
 from bench.harness.synthetic import provenance, synthetic
-from claude_code_memory.auth.identity import get_or_create, get_or_create_user
 from claude_code_memory.config import load_settings
 from claude_code_memory.db.database import Database
+from claude_code_memory.db.get_or_create import get_or_create, get_or_create_user
 from claude_code_memory.db.models import Category, Memory, MemoryCategory, MemoryState, utcnow
 from claude_code_memory.engine.edge_store import QdrantEdgeStore
 from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder

@@ -96,6 +96,7 @@ def in_process(
     from claude_code_memory.config import load_settings
     from claude_code_memory.memories.server_parts import ServerParts
     from claude_code_memory.search import pipeline
+    from claude_code_memory.search.request import SearchRequest
 
     shutil.copytree(source, work / "in-process")
     settings = load_settings(
@@ -129,7 +130,8 @@ def in_process(
                     setattr(settings.search, key.removeprefix("search."), value)
                 ranking.clear()
                 started = time.perf_counter()
-                parts.service.pipeline.search_hits(user_id=USER, app_name="bench", query=query, limit=10)
+                asked = SearchRequest(user_id=USER, app_name="bench", query=query, limit=10)
+                parts.service.pipeline.search(asked)
                 if i >= WARMUP:
                     search_samples[label].append(time.perf_counter() - started)
                     rank_samples[label].extend(ranking)

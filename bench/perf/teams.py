@@ -10,7 +10,7 @@ into team ``bench-team`` (``teams.max_memories`` raised to fit), one share per m
 the policy gate as ``POST /api/v1/teams/{team}/share`` does. Then the same fresh queries (none
 asked twice, so the embedding cache answers none) go three ways, interleaved query by query:
 
-* ``pipeline``: the search as before teams (``Search.search_hits``, the user's memories only);
+* ``pipeline``: the search as before teams (``Search.search``, the user's memories only);
 * ``no_team``: the merged search for a user in no team (the membership look-up added);
 * ``team``: the merged search for a member of the team (one more search over the team's
   memories, the merge, the audit rows).
@@ -44,6 +44,7 @@ def main() -> None:
 
     from claude_code_memory.config import load_settings
     from claude_code_memory.memories.server_parts import ServerParts
+    from claude_code_memory.search.request import SearchRequest
 
     work = args.data_dir or Path(tempfile.mkdtemp(prefix="bench-teams-"))
     settings = load_settings(
@@ -84,10 +85,14 @@ def main() -> None:
         )
 
     queries = fresh_queries()
+
+    def asked(user_id: str, query: str) -> SearchRequest:
+        return SearchRequest(user_id=user_id, app_name="bench", query=query)
+
     runs: dict[str, Any] = {
-        "pipeline": lambda q: service.pipeline.search_hits(user_id="bench", app_name="bench", query=q),
-        "no_team": lambda q: service.team_search.search_hits(user_id="other", app_name="bench", query=q),
-        "team": lambda q: service.team_search.search_hits(user_id="bench", app_name="bench", query=q),
+        "pipeline": lambda q: service.pipeline.search(asked("bench", q)),
+        "no_team": lambda q: service.team_search.search(asked("other", q)),
+        "team": lambda q: service.team_search.search(asked("bench", q)),
     }
     samples: dict[str, list[float]] = {name: [] for name in runs}
     team_hits = 0

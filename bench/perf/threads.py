@@ -4,7 +4,7 @@
         [--gil-profile FILE --gil-threads 2]
 
 ``DIR`` is a data directory kept by ``bench/perf/server.py --data-dir`` (copied, never changed). The
-search pipeline (``Search.search_hits``, what REST, MCP and the hooks call) runs in this
+search pipeline (``Search.search``, what REST, MCP and the hooks call) runs in this
 process, without HTTP, on the copy (hygiene schedule off), from 1, 2, 4 ... threads at once,
 each query asked once (the embedding cache answers none). For each thread count: searches a
 second, this process's CPU per search (every thread: the keyword thread, the embedder, the
@@ -68,10 +68,13 @@ class Searcher:
         self._lock = threading.Lock()
 
     def search(self, count: int) -> None:
+        from claude_code_memory.search.request import SearchRequest
+
         for _ in range(count):
             with self._lock:
                 query = next(self._queries)
-            self.parts.service.pipeline.search_hits(user_id=USER, app_name="bench", query=query, limit=10)
+            asked = SearchRequest(user_id=USER, app_name="bench", query=query, limit=10)
+            self.parts.service.pipeline.search(asked)
 
     def run(self, threads: int, searches: int) -> dict[str, float]:
         each = max(1, searches // threads)

@@ -9,7 +9,7 @@ turn's role in metadata, its session â€” numbered by position, never by its id â
 ``conversation_id``, and the session's date plus the turn's position in seconds as
 ``captured_at``), written through :meth:`MemoryService.add_memories` (the policy gate, real
 SQLite, Qdrant Edge and the ONNX embedder). Then the question is searched as asked on its
-``question_date`` (``search_hits(now=...)``), and scored: session recall_any@5/@10 (a top-k
+``question_date`` (``SearchRequest(now=...)``), and scored: session recall_any@5/@10 (a top-k
 turn belongs to an answer session), the same over the top k *distinct* sessions (as
 LongMemEval's own scoring ranks sessions), turn recall_any@10 (a top-10 turn has
 ``has_answer``), MRR of the first turn in an answer session and of the first answer turn, per
@@ -273,7 +273,9 @@ class Bench:
             name = key.removeprefix("search.")
             setattr(self.settings.search, name, typed(value, self.defaults[name]))
         started = time.perf_counter()
-        hits = self.service.pipeline.search_hits(
+        from claude_code_memory.search.request import SearchRequest
+
+        asked = SearchRequest(
             user_id=user,
             app_name=APP,
             query=query,
@@ -281,6 +283,7 @@ class Bench:
             now=now if as_of else None,
             with_categories=False,
         )
+        hits = self.service.pipeline.search(asked)
         elapsed = time.perf_counter() - started
         return [self.turns[user].get(str(hit.memory.id)) for hit in hits], elapsed
 

@@ -13,17 +13,13 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, TypeVar
 
 from sqlalchemy import bindparam, select, update
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 
 from ..db.database import Database
+from ..db.get_or_create import get_or_create_user
 from ..db.models import ApiToken, User, utcnow
 from ..errors import BadInput, Forbidden, NotFound, Unauthorised
-
-T = TypeVar("T")
 
 USER_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 TOKEN_PREFIX = "ccm_"
@@ -106,29 +102,6 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def get_or_create(session: Session, model: type[T], criteria: dict[str, Any], defaults: dict[str, Any]) -> T:
-    """Select the row matching ``criteria`` or insert it; safe when two requests race to insert
-    (the loser's insert hits the unique constraint, rolls back its savepoint and re-selects)."""
-    query = select(model).filter_by(**criteria)
-    row = session.scalar(query)
-    if row is not None:
-        return row
-    try:
-        with session.begin_nested():
-            row = model(**criteria, **defaults)
-            session.add(row)
-    except IntegrityError:
-        row = session.scalar(query)
-        if row is None:
-            raise
-    return row
-
-
-def get_or_create_user(session: Session, user_id: str) -> User:
-    validate_user_id(user_id)
-    return get_or_create(session, User, {"user_id": user_id}, {"name": user_id, "metadata_": {}})
-
-
 @dataclass(frozen=True)
 class TokenInfo:
     id: str
@@ -154,6 +127,7 @@ class Identity:
         return cls(database, admin_token)
 
     def create_token(self, user_id: str, name: str | None = None) -> str:
+        validate_user_id(user_id)
         refuse_team_owner(user_id)
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         with self.database.session() as session:

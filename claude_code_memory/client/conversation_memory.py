@@ -33,7 +33,7 @@ import uuid
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 import httpx
 
@@ -338,6 +338,16 @@ class ClaudeCodeMemoryManager:
         self._http.close()
 
 
+class ManagerOptions(TypedDict, total=False):
+    """What :class:`ClaudeCodeWithMemory` hands on to its :class:`ClaudeCodeMemoryManager`:
+    where captures go, and the provenance each captured turn travels with."""
+
+    capture_url: str | None
+    app: str | None
+    project: str | None
+    conversation_id: str | None
+
+
 class ClaudeCodeWithMemory:
     """Memory for a Claude Code integration that keeps working when the server does not.
 
@@ -365,11 +375,10 @@ class ClaudeCodeWithMemory:
         timeout: float = 10.0,
         recheck_interval: float = 30.0,
         client: Mem0MCPClient | None = None,
-        capture_url: str | None = None,
-        app: str | None = None,
-        project: str | None = None,
-        conversation_id: str | None = None,
+        **manager: Unpack[ManagerOptions],
     ) -> None:
+        """``manager``: ``capture_url``, ``app``, ``project`` and ``conversation_id``, as
+        :class:`ClaudeCodeMemoryManager` takes them."""
         self.settings = settings
         self.enabled = settings.claude_code.memory_integration
         self.fallback_mode = settings.claude_code.fallback_mode
@@ -378,15 +387,7 @@ class ClaudeCodeWithMemory:
         self.client = client or Mem0MCPClient.from_settings(
             settings, user_id, token, transport=transport, timeout=timeout
         )
-        self.manager = ClaudeCodeMemoryManager(
-            self.client,
-            settings,
-            capture_url=capture_url,
-            token=token,
-            app=app,
-            project=project,
-            conversation_id=conversation_id,
-        )
+        self.manager = ClaudeCodeMemoryManager(self.client, settings, token=token, **manager)
         self._lock = threading.Lock()
         self._available = False
         self._checked_at: float | None = None

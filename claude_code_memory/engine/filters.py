@@ -41,7 +41,7 @@ from ..errors import BadInput
 _LOGICAL = {"AND": "AND", "OR": "OR", "NOT": "NOT", "$and": "AND", "$or": "OR", "$not": "NOT"}
 _RANGE_OPERATORS = ("gt", "gte", "lt", "lte")
 #: Ours, not mem0's: a value among these or none (the field missing or null), as a scoped
-#: search keeps a project's memories and those of no project (search/pipeline.py).
+#: search keeps a project's memories and those of no project (search/planning.py).
 IN_OR_EMPTY = "in_or_empty"
 _OPERATORS = {"eq", "ne", "in", "nin", IN_OR_EMPTY, *_RANGE_OPERATORS}
 #: Ours too: the ids of points to leave out (memories a session was already given).

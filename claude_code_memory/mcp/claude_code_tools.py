@@ -22,6 +22,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from ..search.request import SearchRequest
 from . import scope_tools
 from .caller import CHANNEL, NOW_DESCRIPTION, GetService, current_caller, parse_now, require_text, run
 
@@ -82,16 +83,15 @@ def register(server: MCPServer, get_service: GetService) -> None:
         caller = current_caller()
         require_text(query, "query")
         filters = scope_tools.search_filters(ctx, scope, project, None)
-        results = await run(
-            get_service().reads.search,
+        asked = SearchRequest(
             user_id=caller.user_id,
             app_name=caller.client_name,
             query=query,
             limit=limit,
-            channel=CHANNEL,
-            scope=filters,
             now=parse_now(now),
+            **filters,
         )
+        results = await run(get_service().reads.search, asked)
         answer = {"results": json.loads(json.dumps(results, default=str))}
         return structured(json.dumps(answer, indent=2), answer)
 

@@ -21,6 +21,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from ..search.request import SearchRequest
 from .caller import (
     ADDITIVE,
     CHANNEL,
@@ -195,8 +196,7 @@ def register(server: MCPServer, get_service: GetService, *, as_of: bool = False)
             raise ToolError("query must be a non-empty string")
         if not 1 <= limit <= 100:
             raise ToolError(f"limit must be between 1 and 100, got {limit}")
-        hits = await run(
-            get_service().pipeline.search_hits,
+        asked = SearchRequest(
             user_id=caller.user_id,
             app_name=caller.client_name,
             query=query,
@@ -204,6 +204,7 @@ def register(server: MCPServer, get_service: GetService, *, as_of: bool = False)
             with_categories=False,
             now=parse_now(now),
         )
+        hits = await run(get_service().pipeline.search, asked)
         context = []
         for hit in hits:
             memory = hit.memory

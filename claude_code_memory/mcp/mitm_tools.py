@@ -25,6 +25,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from ..search.request import SearchRequest
 from .caller import (
     CHANNEL,
     GetService,
@@ -109,15 +110,14 @@ def register(server: MCPServer, get_service: GetService, names: frozenset[str] |
             not_another_user(user_id)
             require_text(query, "query")
             caller = current_caller()
-            results = await run(
-                get_service().reads.search,
+            asked = SearchRequest(
                 user_id=caller.user_id,
                 app_name=caller.client_name,
                 query=query,
                 limit=limit,
-                channel=CHANNEL,
                 now=parse_now(now),
             )
+            results = await run(get_service().reads.search, asked)
             return answer(results)
 
     if wanted("list_memories"):

@@ -19,6 +19,8 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import Field
 
 from .. import __version__
+from ..search.planning import MAX_CONTEXT, MAX_SEARCH_LIMIT
+from ..search.request import SearchRequest
 from . import (
     claude_code_tools,
     dialects,
@@ -51,8 +53,6 @@ __all__ = ["Caller", "bind_caller", "build_server", "current_caller"]
 
 #: OpenMemory's server name; some clients show it.
 SERVER_NAME = "mem0-mcp-server"
-MAX_SEARCH_LIMIT = 100
-MAX_CONTEXT = 5  # neighbouring turns per side; the service checks the same bound
 RECENT_LIMIT = 20
 
 ADD_DESCRIPTION = (
@@ -188,17 +188,16 @@ def _register_all(server: MCPServer, get_service: GetService, *, as_of: bool) ->
             raise ToolError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}, got {limit}")
         if not 0 <= context <= MAX_CONTEXT:
             raise ToolError(f"context must be between 0 and {MAX_CONTEXT}, got {context}")
-        results = await run(
-            get_service().reads.search,
+        asked = SearchRequest(
             user_id=caller.user_id,
             app_name=caller.client_name,
             query=query,
             limit=limit,
-            channel=CHANNEL,
             context=context,
-            scope=scope_tools.search_filters(ctx, scope, project, task),
             now=parse_now(now),
+            **scope_tools.search_filters(ctx, scope, project, task),
         )
+        results = await run(get_service().reads.search, asked)
         return json.dumps({"results": results}, indent=2, default=str)
 
     # The default list's search_memory is frozen as it was (no ``now``); other dialects take it.

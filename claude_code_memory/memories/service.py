@@ -60,7 +60,7 @@ from .read_model.apps import Apps
 from .read_model.insights import Insights
 from .read_model.queries import Queries
 from .read_model.reads import Reads
-from .recall.context import Recall
+from .recall.context import BriefingSources, Recall
 from .recall.hook_events import ClaudeCodeHooks
 from .recall.shared_sessions import SharedSessions
 from .reflection.analysis import Reflection
@@ -116,24 +116,23 @@ class MemoryService:
         self.teams = Teams(database, self.owners, settings.teams, self.now)
         self.team_memories = TeamMemories(database, self.teams, self.writes, self.states, settings.teams)
         self.team_search = TeamSearch(database, self.teams, self.pipeline, settings.teams.search_slots)
-        self.reads = Reads(
-            database, self.owners, self.access_log, self.pipeline, self.team_search.search_hits
-        )
+        self.reads = Reads(database, self.owners, self.access_log, self.pipeline, self.team_search.search)
         self.tiers = Tiers(database, settings, self.owners, self.states, self.profile, self.now)
         self.memoryos = MemoryOS(self.tiers, self.profile, self.pipeline, self.writes.add_memory, self.now)
         self.recall = Recall(
             database,
             settings.claude_code,
             self.owners,
-            self.pipeline,
+            self.team_search.search,
             self.access_log,
             SharedSessions(shared) if shared is not None else None,
-            profile_lines=self.profile.briefing_lines if settings.profile.enabled else None,
-            profile_facts=settings.profile.briefing_facts,
-            after_briefing=self.tiers.schedule_refresh if settings.profile.enabled else None,
-            search=self.team_search.search_hits,
-            team_briefing=self.team_search.recent,
-            team_places=settings.teams.search_slots,
+            sources=BriefingSources(
+                profile_lines=self.profile.briefing_lines if settings.profile.enabled else None,
+                profile_facts=settings.profile.briefing_facts,
+                after_briefing=self.tiers.schedule_refresh if settings.profile.enabled else None,
+                team_memories=self.team_search.recent,
+                team_places=settings.teams.search_slots,
+            ),
         )
         self.hooks = ClaudeCodeHooks(
             self.recall, self.writes.add_memory, capture=settings.claude_code.capture_on_stop

@@ -1,7 +1,10 @@
 """Retrieval and ranking: a query to ranked hits (docs/search.md).
 
-- ``pipeline.py``: the run of one search: the dense half (the query's embedding, then the
-  vector store) and the keyword half beside it, then the ranking, the rows and the access log.
+- ``request.py``: ``SearchRequest``, what a search asks: one frozen value the edges build.
+- ``pipeline.py``: ``Search``, the run of one request, stage after stage: ``planning.py`` (the
+  request checked; its filters, scope, date windows and depths), ``retrieval.py`` (the dense
+  half, the query's embedding then the vector store, and the keyword half beside it),
+  ``ranking.py``, then ``shaping.py`` (the ranked ids as hits from their rows, the access log).
 - ``keyword.py``: SQLite FTS5 and PostgreSQL full text.
 - ``ranking.py``: fusion and every step after it (conversation shares, dates, priors, boosts);
   ``priors.py`` (length, speakers, roles, coverage), ``boosts.py``, ``conversation.py`` (a

@@ -1,6 +1,6 @@
 """Where search ranking is: the retrievers' candidates fused, then moved by time and conversation.
 
-    rank(session, dense, keyword, ...) -> [(memory id, score)], best first
+    rank(session, Candidates(dense, keyword, ahead), ...) -> [(memory id, score)], best first
 
 The steps, each its own module: reciprocal-rank fusion of the dense and keyword rankings
 (:func:`.keyword.fuse`), plus a third ranking of the candidates inside a date the query names
@@ -54,10 +54,21 @@ from .relative_dates import asks_present
 from .temporal import TimeWindow
 
 
+@dataclass(frozen=True)
+class Candidates:
+    """What the retrievers found, as the ranking reads it: each retriever's ids, best first
+    (looked for deeper than the ranking's ``candidates`` when the query names a date), and what
+    :func:`read_ahead` read already about some of them (the same answer, fewer reads in
+    :func:`rank`)."""
+
+    dense: list[str]
+    keyword: list[str]
+    ahead: ReadAhead | None = None
+
+
 def rank(
     session: Session,
-    dense: list[str],
-    keyword: list[str],
+    found: Candidates,
     *,
     query: str = "",
     named: list[TimeWindow],
@@ -66,16 +77,14 @@ def rank(
     settings: SearchSettings,
     clock: Callable[[], datetime],
     project: str | None = None,
-    ahead: ReadAhead | None = None,
 ) -> list[tuple[str, float]]:
-    """The fused, re-ranked candidates of both retrievers (each best first, looked for
-    deeper than ``candidates`` when the query names a date). ``project``: the searcher's
+    """The fused, re-ranked candidates of both retrievers. ``project``: the searcher's
     current project (see :func:`in_scope`). ``order`` "first" adds a ranking of the best
     candidates earliest first, "last" latest first. ``query``: the search's text, for the
-    priors that depend on what it asks (:func:`.priors.asks_when`). ``ahead``: what
-    :func:`read_ahead` read already about some candidates (the same answer, fewer reads here)."""
+    priors that depend on what it asks (:func:`.priors.asks_when`)."""
     k = settings.rrf_k
-    ahead = ahead or ReadAhead()
+    dense, keyword = found.dense, found.keyword
+    ahead = found.ahead or ReadAhead()
     rankings = [dense[:candidates], keyword[:candidates]]
     if named:
         rankings.append(in_windows(session, fuse([dense, keyword], k), named)[:candidates])

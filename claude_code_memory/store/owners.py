@@ -11,8 +11,9 @@ import uuid
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session, joinedload
 
-from ..auth.identity import get_or_create, get_or_create_user, validate_user_id
+from ..auth.identity import validate_user_id
 from ..db.database import Database
+from ..db.get_or_create import get_or_create_app, get_or_create_user
 from ..db.models import App, Memory, User
 from ..errors import NotFound
 from .values import require_active, validate_app_name
@@ -32,7 +33,8 @@ class Owners:
         self.database = database
 
     def user(self, session: Session, user_id: str) -> User:
-        return get_or_create_user(session, user_id)
+        """The user named ``user_id``, made on first use (writes make users; reads do not)."""
+        return get_or_create_user(session, validate_user_id(user_id))
 
     def find_user(self, session: Session, user_id: str) -> User:
         validate_user_id(user_id)
@@ -83,10 +85,7 @@ class Owners:
         return user_pk, app_pk
 
     def app(self, session: Session, user: User, app_name: str) -> App:
-        app_name = validate_app_name(app_name)
-        return get_or_create(
-            session, App, {"owner_id": user.id, "name": app_name}, {"is_active": True, "metadata_": {}}
-        )
+        return get_or_create_app(session, user, validate_app_name(app_name))
 
     @staticmethod
     def require_active(app: App, action: str) -> None:

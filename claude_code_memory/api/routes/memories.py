@@ -16,7 +16,8 @@ from ...memories.read_model import queries
 from ...memories.read_model.queries import MAX_SUBSTRING_CHARS, from_epoch
 from ...memories.read_model.shapes import epoch, memory_detail, memory_row, naive_utc, neighbour, provenance
 from ...memories.service import MemoryService
-from ...search.pipeline import MAX_CONTEXT
+from ...search import request as searching
+from ...search.planning import MAX_CONTEXT
 from ...store.values import DEFAULT_APP, MemoryState
 from ..deps import BearerDep, PrincipalDep, ServiceDep, acting_user, authenticate
 from ..errors import item_error
@@ -277,7 +278,7 @@ async def search_memories(
 
 def _search(body: SearchRequest, request: Request, service: MemoryService) -> dict[str, Any]:
     uid = acting_user(authenticate(request), body.user_id)
-    hits = service.team_search.search_hits(
+    asked = searching.SearchRequest(
         user_id=uid,
         app_name=body.app,
         query=body.query,
@@ -289,6 +290,7 @@ def _search(body: SearchRequest, request: Request, service: MemoryService) -> di
         now=body.now or service.now(),
         **_scope(body),
     )
+    hits = service.team_search.search(asked)
     results = []
     for hit in hits:
         item = {

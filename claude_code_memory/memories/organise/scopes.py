@@ -78,7 +78,8 @@ def scope_of(project: object, task: object) -> Scope:
 
 
 def search_scope(scope: object, project: object, task: object = None) -> dict[str, Any]:
-    """The search filters (``Search.search_hits`` arguments) for a scope a caller asks for:
+    """The search filters (fields of a ``SearchRequest``, search/request.py) for a scope a
+    caller asks for:
 
     ``default`` (or None)  the project's memories first, with global ones; everything when no
                            project is known

@@ -31,8 +31,8 @@ from typing import Any
 
 from sqlalchemy import delete, select
 
-from ...auth.identity import get_or_create
 from ...db.database import Database
+from ...db.get_or_create import get_or_create
 from ...db.models import (
     App,
     Category,

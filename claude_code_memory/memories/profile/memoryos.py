@@ -23,6 +23,7 @@ from typing import Any
 
 from ...errors import BadInput, Unavailable
 from ...search.pipeline import Search
+from ...search.request import SearchRequest
 from ..recall.hook_events import turn_text
 from .facts import Profile, rank_facts
 from .rules import ASSISTANT, USER
@@ -174,12 +175,14 @@ class MemoryOS:
     def _pages(
         self, user_id: str, app_name: str, query: str, max_results: int, skip: set[str]
     ) -> list[dict[str, Any]]:
-        hits = self.pipeline.search_hits(
-            user_id=user_id,
-            app_name=app_name,
-            query=query,
-            limit=min(100, max_results + len(skip)),
-            with_categories=False,
+        hits = self.pipeline.search(
+            SearchRequest(
+                user_id=user_id,
+                app_name=app_name,
+                query=query,
+                limit=min(100, max_results + len(skip)),
+                with_categories=False,
+            )
         )
         hits = [hit for hit in hits if str(hit.memory.id) not in skip][:max_results]
         with self.tiers.database.session() as session:

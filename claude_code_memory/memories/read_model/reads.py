@@ -8,7 +8,7 @@ an app are refused while the app is paused, and recorded in the access log.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import select
@@ -17,7 +17,9 @@ from ...auth.identity import validate_user_id
 from ...db.database import Database
 from ...db.models import App, Memory, MemoryState, User
 from ...errors import Forbidden, NotFound
-from ...search.pipeline import Hit, Search
+from ...search.pipeline import Search
+from ...search.request import SearchRequest
+from ...search.shaping import Hit
 from ...store.access_log import AccessLog
 from ...store.owners import Owners, owned
 from ...store.values import mem0_item, parse_memory_id
@@ -30,11 +32,11 @@ class Reads:
         owners: Owners,
         access_log: AccessLog,
         pipeline: Search,
-        search_hits: Callable[..., list[Hit]] | None = None,
+        search: Callable[[SearchRequest], list[Hit]] | None = None,
     ) -> None:
-        """``search_hits``: the search :meth:`search` runs (the teams' merged one,
+        """``search``: the search :meth:`search` runs (the teams' merged one,
         memories/teams/search.py); default the pipeline's own."""
-        self.search_hits = search_hits or pipeline.search_hits
+        self.run_search = search or pipeline.search
         self.database = database
         self.owners = owners
         self.access_log = access_log
@@ -90,36 +92,16 @@ class Reads:
             )
             return [mem0_item(m, name) for m, name in rows]
 
-    def search(
-        self,
-        *,
-        user_id: str,
-        app_name: str,
-        query: str,
-        limit: int = 10,
-        channel: str = "mcp",
-        context: int = 0,
-        scope: dict[str, Any] | None = None,
-        now: datetime | None = None,
-    ) -> list[dict[str, Any]]:
-        """``scope``: the filters :func:`..organise.scopes.search_scope` makes of the caller's scope;
-        ``now``: when the search is asked (relative dates resolve against it; None: the clock)."""
-        hits = self.search_hits(
-            user_id=user_id,
-            app_name=app_name,
-            query=query,
-            limit=limit,
-            context=context,
-            with_categories=False,  # mem0's result shape has none
-            now=now,
-            **(scope or {}),
-        )
+    def search(self, request: SearchRequest) -> list[dict[str, Any]]:
+        """The hits of ``request`` as mem0's items (with ``team`` for a team's memory, and
+        ``context`` when the request asks for neighbouring turns)."""
+        hits = self.run_search(replace(request, with_categories=False))  # mem0's shape has none
         items = []
         for hit in hits:
             item = mem0_item(hit.memory, hit.app_name, score=hit.score)
             if hit.team is not None:
                 item["team"] = hit.team
-            if context:
+            if request.context:
                 item["context"] = {
                     "before": [mem0_item(m, hit.app_name) for m in hit.before],
                     "after": [mem0_item(m, hit.app_name) for m in hit.after],

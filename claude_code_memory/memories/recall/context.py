@@ -42,7 +42,9 @@ from ...config import ClaudeCodeSettings
 from ...db.database import Database
 from ...db.models import Memory, MemoryAccessLog, MemoryState
 from ...policy.redact import redact
-from ...search.pipeline import MAX_QUERY_CHARS, SCOPE_CANDIDATES, Hit, Search
+from ...search.planning import MAX_QUERY_CHARS, SCOPE_CANDIDATES
+from ...search.request import SearchRequest
+from ...search.shaping import Hit
 from ...store import access_log
 from ...store.access_log import AccessLog
 from ...store.owners import Owners
@@ -231,36 +233,40 @@ class Sessions:
         return len(self._sessions)
 
 
+@dataclass(frozen=True)
+class BriefingSources:
+    """What a SessionStart briefing adds to the user's own memories, each off by default."""
+
+    #: The user's profile facts as lines (memories/profile/facts.py), at most ``profile_facts``.
+    profile_lines: Callable[[uuid.UUID, int, str | None], list[str]] | None = None
+    profile_facts: int = 0
+    #: Called with the user after a briefing (the tiers catch up in the background).
+    after_briefing: Callable[[str], None] | None = None
+    #: The teams' newest memories (memories/teams/search.py), after the user's own, which
+    #: keep up to ``team_places`` places (``teams.search_slots``).
+    team_memories: Callable[[str, str | None, int], list[tuple[str, str, datetime, str]]] | None = None
+    team_places: int = 0
+
+
 class Recall:
     def __init__(
         self,
         database: Database,
         settings: ClaudeCodeSettings,
         owners: Owners,
-        pipeline: Search,
+        search: Callable[[SearchRequest], list[Hit]],
         access_log: AccessLog,
         sessions: Sessions | SharedSessions | None = None,
         *,
-        profile_lines: Callable[[uuid.UUID, int, str | None], list[str]] | None = None,
-        profile_facts: int = 0,
-        after_briefing: Callable[[str], None] | None = None,
-        search: Callable[..., list[Hit]] | None = None,
-        team_briefing: Callable[[str, str | None, int], list[tuple[str, str, datetime, str]]] | None = None,
-        team_places: int = 0,
+        sources: BriefingSources = BriefingSources(),
     ) -> None:
         """``search``: the search a prompt's recall runs (the teams' merged one,
-        memories/teams/search.py); default the pipeline's own."""
-        self.search = search or pipeline.search_hits
-        #: The teams' newest memories for a briefing (memories/teams/search.py), after the user's own.
-        self.team_briefing = team_briefing
-        self.team_places = team_places
-        self.profile_lines = profile_lines
-        self.profile_facts = profile_facts
-        self.after_briefing = after_briefing
+        memories/teams/search.py, or the pipeline's own)."""
+        self.search = search
+        self.sources = sources
         self.database = database
         self.settings = settings
         self.owners = owners
-        self.pipeline = pipeline
         self.access_log = access_log
         self.sessions: Sessions | SharedSessions = sessions or Sessions()
 
@@ -284,20 +290,25 @@ class Recall:
             ordered = recalled + [row for row in recent if row.id not in shown]
         fresh = [row for row in ordered if str(row.id) not in already]
         shared: list[Recalled] = []
-        if self.team_briefing is not None:
+        sources = self.sources
+        if sources.team_memories is not None:
             shared = [
                 Recalled(memory_id, text, when, team=team)
-                for memory_id, text, when, team in self.team_briefing(user_id, project, limit + len(already))
+                for memory_id, text, when, team in sources.team_memories(
+                    user_id, project, limit + len(already)
+                )
                 if memory_id not in already
             ]
         # The user's own first; the teams' keep up to ``team_places`` places (teams.search_slots).
-        own = fresh[: limit - min(len(shared), self.team_places, limit)]
+        own = fresh[: limit - min(len(shared), sources.team_places, limit)]
         memories = [Recalled(str(r.id), r.content, r.captured_at or r.created_at) for r in own]
         memories += shared[: limit - len(memories)]
-        profile = self.profile_lines(user_pk, self.profile_facts, project) if self.profile_lines else []
+        profile = []
+        if sources.profile_lines is not None:
+            profile = sources.profile_lines(user_pk, sources.profile_facts, project)
         block = self._give(user_id, session_id, app_pk, "briefing", memories, budget, profile).block
-        if self.after_briefing is not None:
-            self.after_briefing(user_id)  # the tiers catch up in the background for the next one
+        if sources.after_briefing is not None:
+            sources.after_briefing(user_id)  # the tiers catch up in the background for the next one
         return block
 
     def _logged_injections(self, app_pk: uuid.UUID, session_id: str) -> list[str]:
@@ -355,16 +366,18 @@ class Recall:
         # so it looks no deeper late in a session than at its start: asked for more hits
         # instead, the ranking read up to three times the rows (docs/performance.md).
         hits = self.search(
-            user_id=user_id,
-            app_name=app,
-            query=query,
-            limit=min(SCOPE_CANDIDATES, 2 * wanted + 10),
-            access_type=HOOK_SEARCH,
-            with_categories=False,
-            current_project=project,  # another project's memories stay out (scopes.py)
-            reader=(user_pk, app_pk),
-            now=now,
-            exclude=already,
+            SearchRequest(
+                user_id=user_id,
+                app_name=app,
+                query=query,
+                limit=min(SCOPE_CANDIDATES, 2 * wanted + 10),
+                access_type=HOOK_SEARCH,
+                with_categories=False,
+                current_project=project,  # another project's memories stay out (scopes.py)
+                reader=(user_pk, app_pk),
+                now=now,
+                exclude=already,
+            )
         )
         eligible = [
             hit

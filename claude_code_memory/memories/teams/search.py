@@ -12,13 +12,14 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import or_, select
 
 from ...db.database import Database
 from ...db.models import Memory, MemoryState, TeamAudit, utcnow
-from ...search.pipeline import Hit, Search
+from ...search.pipeline import Search
+from ...search.request import SearchRequest
+from ...search.shaping import Hit
 from .membership import TEAM_APP, Membership, Teams
 
 
@@ -38,34 +39,35 @@ class TeamSearch:
         self.pipeline = pipeline
         self.slots = slots
 
-    def search_hits(self, *, user_id: str, teams_only: bool = False, **search: Any) -> list[Hit]:
-        """:meth:`Search.search_hits` over the user's memories and their teams'. ``teams_only``:
-        the teams' alone (the ``team`` scope). A search through one app of the user
-        (``app_filter``) stays personal."""
-        reader = search.get("reader")
-        if search.get("app_filter") is not None:
-            return [] if teams_only else self.pipeline.search_hits(user_id=user_id, **search)
+    def search(self, request: SearchRequest) -> list[Hit]:
+        """The pipeline's search (:meth:`Search.search`) over the user's memories and their
+        teams'. ``request.teams_only``: the teams' alone (the ``team`` scope). A search through
+        one app of the user (``app_filter``) stays personal."""
+        if request.app_filter is not None:
+            return self.pipeline.search(request)
         # The teams are read beside the personal search (which does not need them), on one of
         # the search's threads: read first, they were a serial step of every search.
-        reading = self.pipeline.retrievers.submit(
-            self.teams.memberships, user_id, reader[0] if reader else None
-        )
-        personal = [] if teams_only else self.pipeline.search_hits(user_id=user_id, **search)
+        reader = request.reader
+        reading = self.pipeline.beside(self.teams.memberships, request.user_id, reader[0] if reader else None)
+        personal = self.pipeline.search(request)
         memberships = reading.result()
         if not memberships:
             return personal
-        limit = int(search.get("limit", 10))
         shared: list[Hit] = []
         for membership in memberships:
-            shared += self.team_hits(membership, search)
-        hits = merge(personal, shared, limit, limit if teams_only else self.slots)
-        self.record_reads(user_id, memberships, hits, str(search.get("access_type", "search")))
+            shared += self.team_hits(membership, request)
+        limit = request.limit
+        hits = merge(personal, shared, limit, limit if request.teams_only else self.slots)
+        self.record_reads(request.user_id, memberships, hits, request.access_type)
         return hits
 
-    def team_hits(self, membership: Membership, search: dict[str, Any]) -> list[Hit]:
-        team_search = {key: value for key, value in search.items() if key not in ("reader", "app_name")}
-        hits = self.pipeline.search_hits(user_id=membership.owner_user_id, app_name=TEAM_APP, **team_search)
-        return [replace(hit, team=membership.name) for hit in hits]
+    def team_hits(self, membership: Membership, request: SearchRequest) -> list[Hit]:
+        """The search over one team's memories: those of the team's own user, read through the
+        team's app."""
+        team_request = replace(
+            request, user_id=membership.owner_user_id, app_name=TEAM_APP, reader=None, teams_only=False
+        )
+        return [replace(hit, team=membership.name) for hit in self.pipeline.search(team_request)]
 
     def recent(self, user_id: str, project: str | None, limit: int) -> list[tuple[str, str, datetime, str]]:
         """The newest memories of the user's teams for a SessionStart briefing: the project's and

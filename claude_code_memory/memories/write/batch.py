@@ -96,7 +96,7 @@ class BatchWrite:
         writes: list[tuple[int, Write]] = []
         for index, raw in enumerate(items):
             try:
-                arguments = {k: v for k, v in item_arguments(raw).items() if k != "infer"}
+                arguments = item_arguments(raw)
                 writes.append(
                     (index, make_write(user_id=user_id, app_name=app_name, channel=channel, **arguments))
                 )

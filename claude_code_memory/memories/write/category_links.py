@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from sqlalchemy import delete, event, insert
 from sqlalchemy.orm import Session
 
-from ...auth.identity import get_or_create
+from ...db.get_or_create import get_or_create
 from ...db.models import Category, Memory, MemoryCategory
 from .categories import Categoriser
 

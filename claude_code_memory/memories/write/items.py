@@ -3,48 +3,38 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 from ...errors import BadInput
 from ...policy.gate import Write
 from ...store.values import validate_app_name, validate_text
 from ..organise.scopes import project_name, scope_of
 from ..read_model.shapes import naive_utc
+from .arguments import DEFAULT_CHANNEL, WriteArguments
 
 
-def make_write(
-    *,
-    user_id: str,
-    app_name: str,
-    text: str,
-    metadata: dict[str, Any] | None,
-    channel: str,
-    project: str | None,
-    task: str | None,
-    conversation_id: str | None,
-    model: str | None = None,
-    captured_at: datetime | None = None,
-    redacted_upstream: int = 0,
-) -> Write:
-    """A write's arguments checked (``BadInput``) and put together for the gate."""
-    text = validate_text(text)
+def make_write(**write: Unpack[WriteArguments]) -> Write:
+    """A write's arguments checked (``BadInput``) and put together for the gate (the options
+    of how it is stored, ``infer``, ``into_paused_app`` and ``mask_pii``, are not the gate's)."""
+    text = validate_text(write["text"])
+    metadata = write.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
         raise BadInput("metadata must be a JSON object")
-    scope = scope_of(project, task)
+    scope = scope_of(write.get("project"), write.get("task"))
+    channel = write.get("channel", DEFAULT_CHANNEL)
     # A capture names its working directory; its scope is the name the hooks give it.
     named = project_name(scope.project) if channel == "capture" else scope.project
     return Write(
-        user_id=user_id,
-        app=validate_app_name(app_name),
+        user_id=write["user_id"],
+        app=validate_app_name(write["app_name"]),
         text=text,
         channel=channel,
         metadata=dict(metadata or {}),
         project=named,
-        conversation_id=conversation_id,
-        model=model,
-        captured_at=naive_utc(captured_at),  # as the database keeps it, whoever wrote it
-        redacted_upstream=redacted_upstream,
+        conversation_id=write.get("conversation_id"),
+        model=write.get("model"),
+        captured_at=naive_utc(write.get("captured_at")),  # as the database keeps it, whoever wrote it
+        redacted_upstream=write.get("redacted_upstream", 0),
         task=scope.task,
         origin=scope.project if named != scope.project else None,
     )

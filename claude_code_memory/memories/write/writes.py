@@ -45,7 +45,7 @@ from ...policy.redact import redact
 from ...store.owners import Owners, owned
 from ...store.values import already_existed, epoch_seconds, parse_memory_id, validate_app_name, validate_text
 from ...store.vectors import Vectors
-from .arguments import WriteArguments
+from .arguments import DEFAULT_CHANNEL, WriteArguments
 from .batch import BatchWrite
 from .capture_filter import CaptureFilter
 from .categories import Categoriser
@@ -100,59 +100,30 @@ class Writes:
         of :meth:`write_memory` (which takes the same arguments)."""
         return self.write_memory(**write).results
 
-    def write_memory(
-        self,
-        *,
-        user_id: str,
-        app_name: str,
-        text: str,
-        infer: bool = False,
-        metadata: dict[str, Any] | None = None,
-        channel: str = "rest",
-        project: str | None = None,
-        conversation_id: str | None = None,
-        model: str | None = None,
-        captured_at: datetime | None = None,
-        redacted_upstream: int = 0,
-        into_paused_app: bool = False,
-        task: str | None = None,
-        mask_pii: bool = False,
-    ) -> Written:
-        """Store ``text`` for the user through ``app_name`` after the policy gate.
-
-        ``into_paused_app``: an import restores memories into an app as it was, paused or not
-        (the app is not the one writing). ``mask_pii``: mask personal data whatever
-        ``privacy.mask_pii`` says (a team share, memories/teams/sharing.py).
+    def write_memory(self, **write: Unpack[WriteArguments]) -> Written:
+        """Store ``text`` for the user through ``app_name`` after the policy gate (what each
+        argument means: :class:`.arguments.WriteArguments`).
 
         Returns mem0-style results: ``event`` is ``ADD`` for stored memories, ``PENDING`` for
         a capture waiting for consent, ``NONE`` with ``already_existed`` for a duplicate,
         ``FILTERED`` (with ``reason``, no id) for a junk capture the capture filter dropped.
         """
         self.vectors.require_room()
-        write = make_write(
-            user_id=user_id,
-            app_name=app_name,
-            text=text,
-            metadata=metadata,
-            channel=channel,
-            project=project,
-            task=task,
-            conversation_id=conversation_id,
-            model=model,
-            captured_at=captured_at,
-            redacted_upstream=redacted_upstream,
-        )
-        text = write.text
-        policy = replace(self.policy, mask_pii=True) if mask_pii else self.policy
-        prepared = prepare(write, policy)
-        if not asks_consent(write, policy) and not (infer and self.vectors.has_llm):
+        user_id, app_name = write["user_id"], write["app_name"]
+        infer = write.get("infer", False)
+        channel = write.get("channel", DEFAULT_CHANNEL)
+        asked = make_write(**write)
+        text = asked.text
+        policy = replace(self.policy, mask_pii=True) if write.get("mask_pii", False) else self.policy
+        prepared = prepare(asked, policy)
+        if not asks_consent(asked, policy) and not (infer and self.vectors.has_llm):
             # The text this write will embed (unless the checks below stop it): the model runs
             # on the other core while they read the database.
             self.vectors.prefetch(prepared.text)
         try:
             with self.database.session() as session:
                 user, app = self.owners.user_app(session, user_id, app_name)
-                if not into_paused_app:
+                if not write.get("into_paused_app", False):
                     self.owners.require_active(app, "create new memories")
                 if self.capture_filter is not None:
                     reason = self.capture_filter.check(session, user.id, text, channel)
@@ -160,7 +131,7 @@ class Writes:
                         return Written(
                             [{"id": None, "memory": None, "event": "FILTERED", "reason": f"junk: {reason}"}]
                         )
-                admitted = admit(write, policy, self.facts(session, user, channel), prepared)
+                admitted = admit(asked, policy, self.facts(session, user, channel), prepared)
                 user_pk, app_pk = user.id, app.id
                 existing = stored(session, user_pk, admitted.content_hash)
                 if existing is not None:
