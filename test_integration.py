@@ -255,7 +255,9 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--transport", choices=["sse", "http"], default="sse", help="MCP transport (default sse)"
     )
-    parser.add_argument("--config", help="config.yaml to read (default ./config.yaml)")
+    parser.add_argument(
+        "--config", help="config.yaml to read (default: $CCMEM_CONFIG, else the one ccmem reads)"
+    )
     return parser.parse_args(argv)
 
 

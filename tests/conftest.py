@@ -15,6 +15,9 @@ The machinery lives in ``tests/support/``; this file only turns it into fixtures
 * ``service`` (module-scoped): the in-process :class:`MemoryService` of ``ServerParts(settings)``
   over a data directory of its own, closed after the module; a file overrides
   ``service_overrides`` (dotted settings) to change its settings.
+* ``built`` (session-scoped): the wheel and the sdist, built once a test process
+  (:func:`tests.support.package.build`; :func:`~tests.support.package.install` puts the wheel in
+  a fresh virtualenv with a HOME of its own).
 * ``postgres`` / ``postgres_url``: a fresh database of its own on a PostgreSQL cluster on
   127.0.0.1 (Debian's ``postgresql`` package; one cluster per test process, started when first
   needed); fails instead of skipping in CI when PostgreSQL is missing.
@@ -36,6 +39,7 @@ import pytest
 import uvicorn
 
 from tests.support import parallel, temp_root
+from tests.support.package import Built, build
 from tests.support.postgres import PostgresCluster, PostgresDatabase
 from tests.support.processes import free_port as _free_port
 from tests.support.server import MemoryServer
@@ -61,6 +65,8 @@ INTEGRATION_FIXTURES = frozenset(
         "postgres",
         "postgres_url",
         "checkout",
+        # `python -m build`: the wheel and the sdist, for the package route.
+        "built",
         # In process, but the real embedded store: the ONNX embedder, Qdrant Edge, SQLite.
         "embedder",
         "engine",
@@ -171,6 +177,12 @@ def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemorySe
     servers = Servers(tmp_path_factory.mktemp("shared"))
     yield servers.start()
     servers.stop_all()
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """The wheel and the sdist of this checkout, built once a test process."""
+    return build(tmp_path_factory.mktemp("dist"))
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -37,6 +38,7 @@ pytestmark = [pytest.mark.timeout(600), pytest.mark.integration]
 ROOT = Path(__file__).resolve().parents[1]
 SHELL_SCRIPT = ROOT / "plugin" / "scripts" / "memory_hook.sh"
 FACT = "The heron service is deployed with the gannetfold tool."
+AUTO_MEMORY = "The heron canary release goes out at noon."
 
 
 class Stack:
@@ -133,12 +135,26 @@ def recalled(answer: dict[str, Any]) -> bool:
 def test_a_settings_hook_starts_the_killed_stack_and_recalls(stack: Stack) -> None:
     stack.user.connect(stack.token_file)
     stack.user.kill9()
+    folder = re.sub(r"[^A-Za-z0-9]", "-", str(stack.user.home / "heron"))
+    auto_memory = stack.user.home / ".claude" / "projects" / folder / "memory"
+    auto_memory.mkdir(parents=True)
+    (auto_memory / "project_canary.md").write_text(f"---\nname: canary\n---\n{AUTO_MEMORY}\n")
     answer = answer_of(settings_hook(stack, prompt(stack, event="SessionStart")))
     assert recalled(answer), answer
     assert "systemMessage" not in answer  # started, so nothing to tell
     assert len(stack.user.supervisors()) == 1 and len(stack.user.apis()) == 1
     log = stack.user.state_dir / "logs" / "autostart.log"
     assert "a hook starts" in log.read_text() and oct(log.stat().st_mode & 0o777) == "0o600"
+    # The session that started the server takes Claude Code's auto-memory in, as every other does.
+    with stack.user.client(stack.token) as client:
+        wait_until(
+            lambda: any(
+                AUTO_MEMORY in item["content"]
+                for item in client.get("/api/v1/consent/pending").json()["items"]
+            ),
+            timeout=60,
+            what="the auto-memory file in the consent queue",
+        )
 
 
 def test_five_hooks_at_once_start_one_stack(stack: Stack) -> None:

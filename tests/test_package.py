@@ -7,17 +7,13 @@ the per-user setup: the directories, which config file wins, the defaults the pa
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import tarfile
 import time
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -27,10 +23,9 @@ import yaml
 from claude_code_memory.client.claude_plugin import marketplace_root
 from claude_code_memory.config import default_config_path, load_settings, user_dirs
 from claude_code_memory.stack import user_setup
-from claude_code_memory.stack.services import read_state
-from claude_code_memory.stack.supervisor import alive
 from claude_code_memory.user_dirs import choose_config
 from tests.support.fake_anthropic import FakeAnthropic, always_text
+from tests.support.package import Built, Installed, install, run, said
 from tests.support.processes import free_port
 from tests.support.server import REPO_ROOT
 
@@ -53,97 +48,17 @@ PACKAGE_DATA = (
 )
 
 
-def run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(  # type: ignore[call-overload, no-any-return]
-        argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False, **kwargs
-    )
-
-
-def said(completed: subprocess.CompletedProcess[str]) -> str:
-    return f"exit {completed.returncode}\n{completed.stdout[-4000:]}\n{completed.stderr[-4000:]}"
-
-
-@dataclass
-class Built:
-    wheel: Path
-    sdist: Path
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    out = tmp_path_factory.mktemp("dist")
-    completed = run(
-        # The sdist, then the wheel from it: a file the sdist lacks fails the install below.
-        [sys.executable, "-m", "build", "--outdir", str(out), str(REPO_ROOT)],
-        timeout=600,
-    )
-    assert completed.returncode == 0, said(completed)
-    [wheel] = out.glob("*.whl")
-    [sdist] = out.glob("*.tar.gz")
-    return Built(wheel, sdist)
-
-
-@dataclass
-class Installed:
-    home: Path
-    workdir: Path
-    venv: Path
-    env: dict[str, str]
-    ports: dict[str, int]
-
-    def ccmem(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-        return run([str(self.venv / "bin" / "ccmem"), *args], cwd=self.workdir, env=self.env, timeout=timeout)
-
-    @property
-    def state(self) -> Path:
-        return self.home / ".local" / "state" / "ccmem"
-
-
 @pytest.fixture
 def installed(built: Built, tmp_path: Path) -> Iterator[Installed]:
-    assert not tmp_path.resolve().is_relative_to(REPO_ROOT.resolve())
-    venv = tmp_path / "venv"
-    python = shutil.which("python3") or sys.executable
-    made = run([python, "-m", "venv", str(venv)], timeout=300)
-    assert made.returncode == 0, said(made)
-    pip = run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "--quiet"]
-        + [str(built.wheel)],
-        cwd=tmp_path,
-        timeout=1200,
+    where = install(built, tmp_path)
+    where.ports = {"api": free_port(), "ui": free_port(), "proxy": free_port()}
+    where.env.update(
+        CCMEM_SERVER__PORT=str(where.ports["api"]),
+        CCMEM_UI__PORT=str(where.ports["ui"]),
+        CCMEM_PROXY__PORT=str(where.ports["proxy"]),
     )
-    assert pip.returncode == 0, said(pip)
-    home, workdir = tmp_path / "home", tmp_path / "somewhere"
-    home.mkdir()
-    workdir.mkdir()
-    ports = {"api": free_port(), "ui": free_port(), "proxy": free_port()}
-    # A new user's shell: no setting of the developer's, only the temporary home and free ports.
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("CCMEM_", "XDG_", "QDRANT_", "VIRTUAL_ENV", "PYTHON"))
-        and key not in ("DATABASE_URL", "MEM0_DIR", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
-    }
-    env.update(
-        HOME=str(home),
-        USER="newcomer",
-        LOGNAME="newcomer",
-        PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}",
-        CCMEM_SERVER__PORT=str(ports["api"]),
-        CCMEM_UI__PORT=str(ports["ui"]),
-        CCMEM_PROXY__PORT=str(ports["proxy"]),
-    )
-    where = Installed(home, workdir, venv, env, ports)
     yield where
-    state = read_state(where.state / "run" / "stack.json")
-    pids = [service.pid for service in state.services.values() if service.pid] if state else []
-    supervisor = where.state / "run" / "stack.pid"
-    where.ccmem("stack", "down", timeout=60)
-    if supervisor.exists():
-        pids.append(int(supervisor.read_text()))
-    for pid in pids:
-        if alive(pid):
-            os.kill(pid, signal.SIGKILL)
+    where.stop()
 
 
 @pytest.mark.integration
@@ -229,8 +144,11 @@ def test_wheel_installs_and_runs_outside_the_checkout(installed: Installed) -> N
         time.sleep(0.5)
     assert waiting.get("total") == 1, (waiting, (installed.state / "logs" / "proxy.log").read_text()[-3000:])
 
+    # The script is the checkout's and runs with the checkout's interpreter, whose own config
+    # (and admin token) would win: the installation's is named.
     smoke = run(
-        [shutil.which("python3") or sys.executable, str(REPO_ROOT / "test_integration.py"), "--url", api],
+        [shutil.which("python3") or sys.executable, str(REPO_ROOT / "test_integration.py"), "--url", api]
+        + ["--config", str(config_dir / "config.yaml")],
         cwd=installed.workdir,
         env=installed.env,
         timeout=300,

@@ -43,7 +43,7 @@ from typing import Any, Protocol
 import yaml
 
 from ..errors import BadInput, MemoryStackError, NotFound, TooLarge
-from .claude_import import IMPORT_SOURCE
+from .claude_import import IMPORT_SOURCE, write_state
 from .claude_transcripts import open_regular, project_of, real_folder, regular_file
 
 APP = "claude-code"
@@ -216,11 +216,8 @@ class FolderState:
             self.files = {}
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_suffix(".tmp")
         saved = {"folder": str(self.memory_dir), "files": self.files, "made_folder": self.made_folder}
-        temporary.write_text(json.dumps(saved, indent=1))
-        os.replace(temporary, self.path)
+        write_state(self.path, json.dumps(saved, indent=1))
 
 
 def _metadata(memory: MemoryFile) -> dict[str, Any]:
@@ -462,8 +459,9 @@ def sync_lock(state_dir: Path) -> Iterator[bool]:
     except ImportError:
         yield True
         return
-    state_dir.mkdir(parents=True, exist_ok=True)
-    with open(state_dir / LOCK_FILE, "a+b") as handle:
+    state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    descriptor = os.open(state_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    with os.fdopen(descriptor, "r+b") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

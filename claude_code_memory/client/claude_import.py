@@ -90,10 +90,19 @@ class StateFile:
             return 0
 
     def save(self, lines: int) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_suffix(".tmp")
-        temporary.write_text(json.dumps({"transcript": str(self.transcript), "lines": lines}))
-        os.replace(temporary, self.path)
+        write_state(self.path, json.dumps({"transcript": str(self.transcript), "lines": lines}))
+
+
+def write_state(path: Path, text: str) -> None:
+    """A state file of the import or the sync, mode 0600 in a 0700 folder from the first byte,
+    whatever the umask of the shell or hook that runs them: it names the user's transcripts, and
+    the server takes away whatever others could read under its state directory, saying so."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    partial = path.with_suffix(".tmp")
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+        stream.write(text)
+    os.replace(partial, path)
 
 
 def capture_body(turn: Turn, project: str | None) -> dict[str, Any]:

@@ -118,15 +118,17 @@ def main(argv: list[str]) -> int:
     except Exception:  # noqa: BLE001 - a hook must never stand in the session's way
         return 0
 
+    answered: list[bool] = []
+
     def ask(timeout: float) -> object:
         request = urllib.request.Request(stamped(url), data=body or b"{}", headers=headers, method="POST")
         with opener.open(request, timeout=timeout) as response:
-            return json.loads(response.read())
+            answer = json.loads(response.read())
+        answered.append(True)
+        return answer
 
     try:
         answer = ask(min(REQUEST_TIMEOUT, budget))
-        with contextlib.suppress(Exception):  # the sync is a bonus; the answer still goes out
-            start_sync(body, url, token)
     except Exception as exc:  # noqa: BLE001 - a hook must never stand in the session's way
         try:
             down = _recovery()
@@ -134,6 +136,9 @@ def main(argv: list[str]) -> int:
             answer = down.recover(os.environ, url, body, failure, ask, started + budget)  # type: ignore[attr-defined]
         except Exception:  # noqa: BLE001
             return 0
+    if answered:  # also when the server answered only once started on demand
+        with contextlib.suppress(Exception):  # the sync is a bonus; the answer still goes out
+            start_sync(body, url, token)
     if isinstance(answer, dict) and answer:
         sys.stdout.write(json.dumps(answer))
     return 0

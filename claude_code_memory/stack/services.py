@@ -215,12 +215,23 @@ def lock_file(settings: Settings) -> Path:
     return run_dir(settings) / "stack.lock"
 
 
+def write_private(path: Path, text: str, partial: Path | None = None) -> None:
+    """``path`` written mode 0600 from its first byte, whatever the umask of the process (``ccmem
+    up`` runs in the user's shell or a hook's, not under the server's private umask); through
+    ``partial`` and one rename when given, so a reader never sees half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    target = partial or path
+    descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+        stream.write(text)
+    os.chmod(target, 0o600)  # a file left by an older version keeps its mode through O_TRUNC
+    if partial is not None:
+        os.replace(partial, path)
+
+
 def write_state(path: Path, state: StackState) -> None:
     """Replace the state file in one step, so a reader never sees half of it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".tmp")
-    partial.write_text(state.to_json(), encoding="utf-8")
-    os.replace(partial, path)
+    write_private(path, state.to_json(), partial=path.with_suffix(".tmp"))
 
 
 def read_state(path: Path) -> StackState | None:
@@ -232,8 +243,7 @@ def read_state(path: Path) -> StackState | None:
 
 
 def write_pid(path: Path, pid: int) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"{pid}\n", encoding="ascii")
+    write_private(path, f"{pid}\n")
 
 
 def read_pid(path: Path) -> int | None:

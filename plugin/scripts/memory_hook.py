@@ -207,24 +207,30 @@ def hook(environ, body, failure=None, started=None):
     url = server_url(environ) + HOOK_PATH
     deadline = started + BUDGETS.get(document.get("hook_event_name"), DEFAULT_BUDGET)
 
+    answered = []
+
     def ask(timeout):
         answer = post(stamped(url), body, environ.get("CLAUDE_PLUGIN_OPTION_TOKEN"), timeout)
+        answered.append(True)
         return answer if isinstance(answer, dict) and answer else None
+
+    def answer_and_sync(answer):
+        # Also when the server answered only once started on demand: the first session after a
+        # reboot takes Claude Code's auto-memory in as every other one does.
+        if answered and document.get("hook_event_name") == "SessionStart":
+            with contextlib.suppress(Exception):  # the sync is a bonus; the answer still goes out
+                start_sync(environ, document.get("cwd") or os.getcwd())
+        return answer
 
     down = None
     if failure is None:
         try:
-            answer = ask(min(TIMEOUT, deadline - time.monotonic()))
+            return answer_and_sync(ask(min(TIMEOUT, deadline - time.monotonic())))
         except Exception as exc:  # noqa: BLE001 - recovered or told below
             down = _recovery()
             failure = down.failure_of(exc)
-        else:
-            if document.get("hook_event_name") == "SessionStart":
-                with contextlib.suppress(Exception):  # the sync is a bonus; the answer still goes out
-                    start_sync(environ, document.get("cwd") or os.getcwd())
-            return answer
     down = down or _recovery()
-    return down.recover(environ, url, body, failure, ask, deadline)
+    return answer_and_sync(down.recover(environ, url, body, failure, ask, deadline))
 
 
 def recover(environ, body, curl_exit):
