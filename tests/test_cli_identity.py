@@ -21,7 +21,8 @@ from claude_code_memory.cli.connect_claude_code import start_command
 from claude_code_memory.client import connection
 from claude_code_memory.client.remote import Remote, credentials
 from claude_code_memory.config import load_settings
-from claude_code_memory.errors import Forbidden, MemoryStackError
+from claude_code_memory.errors import Forbidden, MemoryStackError, Unavailable
+from tests.support.processes import free_port
 from tests.support.server import REPO_ROOT, MemoryServer, add_memory
 
 
@@ -175,6 +176,13 @@ def test_whoami_says_who_where_and_how(connected: Home, server: MemoryServer) ->
     assert refused.exit_code == 1 and json.loads(refused.stdout)["accepted"] is False
     admin = json.loads(ccmem("whoami", "--token", server.admin_token, "--json").stdout)
     assert admin["admin"] is True and admin["token_source"] == "--token"
+    # The server down: what is known is still said, and the exit code is 3.
+    dead = f"http://127.0.0.1:{free_port()}"
+    down = ccmem("whoami", "--url", dead, "--json", ok=False)
+    # main() turns Unavailable into exit 3 (the runner calls the app below it)
+    assert isinstance(down.exception, Unavailable), down.output
+    said_down = json.loads(down.stdout)
+    assert (said_down["reachable"], said_down["url"], said_down["accepted"]) == (False, dead, False)
 
 
 def test_token_create_asks_the_running_server_and_leaves_the_directory_empty(

@@ -270,7 +270,7 @@ def _print_endpoints(settings: Settings, specs: list[ServiceSpec]) -> None:
     for line in lines:
         out.print(common.text(line), soft_wrap=True)
     out.print(
-        common.text("status: ccmem stack status   stop: ccmem stack down   logs: ccmem stack logs"),
+        common.text("status: ccmem status   stop: ccmem down   logs: ccmem stack logs"),
         soft_wrap=True,
     )
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from ..errors import Unauthorised
+from ..errors import Unauthorised, Unavailable
 from ..user_dirs import choose_config
 from . import common
 from .common import ConfigOpt, JsonOpt, TokenOpt, UrlOpt, out
@@ -37,7 +37,9 @@ def whoami(
         "config_source": chosen_config.source,
         "config_exists": chosen_config.path.is_file(),
         "accepted": False,
+        "reachable": True,
     }
+    unreachable: Unavailable | None = None
     if creds.token is not None:
         client = Remote.for_credentials(creds)
         try:
@@ -45,18 +47,28 @@ def whoami(
             report |= {"user": me.get("user_id"), "admin": bool(me.get("is_admin")), "accepted": True}
         except Unauthorised:
             pass
+        except Unavailable as exc:
+            # What is known without the server is still said; the exit code says it is down.
+            unreachable = exc
+            saved = creds.connection
+            report |= {"reachable": False, "user": saved.user if saved is not None else None}
         finally:
             client.close()
     if as_json:
         common.print_json(report)
     else:
         _print(report)
+    if unreachable is not None:
+        raise unreachable
     if not report["accepted"]:
         raise typer.Exit(common.EXIT_ERROR)
 
 
 def _print(report: dict[str, Any]) -> None:
-    if not report["accepted"]:
+    if not report["reachable"]:
+        known = f"{report['user']} (as connected)" if report["user"] else "not known"
+        who = f"{known}: the server cannot be reached to check the token"
+    elif not report["accepted"]:
         refused = "nobody: the server refuses this token"
         who = "nobody: no token" if report["token_source"] is None else refused
     elif report["admin"]:
