@@ -422,7 +422,7 @@ def test_the_table_checker_reads_the_page_and_catches_an_arrow_up() -> None:
         "claude_code_memory.store.values (store/) imports claude_code_memory.errors (errors.py)",
     ]
     assert layer_of("claude_code_memory") == "__init__.py"
-    assert layer_of("claude_code_memory.memory_state") == "memory_state.py"
+    assert layer_of("claude_code_memory.domain.memory_state") == "memory_state.py"
     assert layer_of("claude_code_memory.cli") == "cli/"
 
 
@@ -521,7 +521,7 @@ def test_no_module_outside_the_database_hands_on_its_names() -> None:
     values = Path("claude_code_memory/store/values.py")
     planted = "from ..db.models import Memory\nfrom ..db.models import MemoryState as MemoryState\n"
     assert database_reexports(planted, values) == ["MemoryState"]
-    assert database_reexports("from ..memory_state import MemoryState as MemoryState\n", values) == []
+    assert database_reexports("from ..domain.memory_state import MemoryState as MemoryState\n", values) == []
 
 
 # The capture proxy imports these modules in its own virtualenv, where only mitmproxy and the

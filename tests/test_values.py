@@ -24,8 +24,8 @@ def test_the_read_model_shapes_use_the_same_iso() -> None:
 
 def test_the_states_are_one_enum_whichever_layer_names_them() -> None:
     # That memory_state.py imports nothing of the package is test_architecture.py's to check.
-    from claude_code_memory.db.models import MemoryState
-    from claude_code_memory.memory_state import MemoryState as PlainState
+    from claude_code_memory.domain.memory_state import MemoryState
+    from claude_code_memory.domain.memory_state import MemoryState as PlainState
 
     assert MemoryState is PlainState is values.MemoryState
     assert PlainState("pending") is PlainState.pending
