@@ -184,7 +184,7 @@ STEPS: list[tuple[str, Callable[[Run], str]]] = [
 
 # -- setting up --------------------------------------------------------------------------------
 def settings_for(config: str | None) -> Settings:
-    from claude_code_memory.user_dirs import choose_config
+    from claude_code_memory.config.locations import choose_config
 
     chosen = choose_config(config)
     # As ccmem (never the working directory's); with nothing set up, this checkout's.

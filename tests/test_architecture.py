@@ -5,9 +5,10 @@ architecture page shows.
 whom"); these tests read it from the page, so the page and the code cannot drift apart. Every
 import counts: at module level, inside a function, under ``TYPE_CHECKING``. Besides the table:
 no import cycle among the package's modules, no module reaching into another module's
-``_private`` names, edges that never import the engine or the database, the modules the capture
-proxy shares on the standard library only, no module over 600 lines, and no plain function over
-ten parameters (routes, commands and tools aside: their parameters are their interface). Each
+``_private`` names, edges that never import the engine or the database, ``MemoryState`` imported
+from one module only, the modules the capture proxy shares on the standard library only, a package
+root of ``__init__.py``, ``errors.py`` and folders, no module over 600 lines, and no plain
+function over ten parameters (routes, commands and tools aside: their parameters are their interface). Each
 checker is also run on planted violations, so a checker that sees nothing cannot pass.
 """
 
@@ -378,7 +379,17 @@ def test_the_table_names_the_layers_the_issue_asked_for() -> None:
     assert table["capture/"] == Layer(frozenset(), standard_library_only=True)
     for edge in ("api/", "mcp/", "cli/", "ui/"):
         assert not table[edge].may_import & {"engine/", "db/"}, edge
-    for below in ("store/", "search/", "engine/", "db/", "auth/", "policy/"):
+    for below in (
+        "store/",
+        "search/",
+        "engine/",
+        "db/",
+        "auth/",
+        "policy/",
+        "config/",
+        "domain/",
+        "rate_limits/",
+    ):
         assert not table[below].may_import & {"api/", "mcp/", "cli/", "ui/", "memories/"}, below
     assert "search/" not in table["store/"].may_import and "memories/" not in table["engine/"].may_import
 
@@ -422,13 +433,16 @@ def test_the_table_checker_reads_the_page_and_catches_an_arrow_up() -> None:
         "claude_code_memory.store.values (store/) imports claude_code_memory.errors (errors.py)",
     ]
     assert layer_of("claude_code_memory") == "__init__.py"
-    assert layer_of("claude_code_memory.memory_state") == "memory_state.py"
+    assert layer_of("claude_code_memory.errors") == "errors.py"
+    assert layer_of("claude_code_memory.config") == "config/"
+    assert layer_of("claude_code_memory.config.locations") == "config/"
+    assert layer_of("claude_code_memory.domain.memory_state") == "domain/"
     assert layer_of("claude_code_memory.cli") == "cli/"
 
 
 def test_layers_on_the_standard_library_only_import_nothing_else() -> None:
     standard_only = {name for name, layer in _table().items() if layer.standard_library_only}
-    assert {"policy/", "capture/", "errors.py", "memory_state.py"} <= standard_only
+    assert {"policy/", "capture/", "errors.py", "domain/"} <= standard_only
     offenders = {
         f"{path.relative_to(PACKAGE)}: {name}"
         for path in sorted(PACKAGE.rglob("*.py"))
@@ -521,7 +535,60 @@ def test_no_module_outside_the_database_hands_on_its_names() -> None:
     values = Path("claude_code_memory/store/values.py")
     planted = "from ..db.models import Memory\nfrom ..db.models import MemoryState as MemoryState\n"
     assert database_reexports(planted, values) == ["MemoryState"]
-    assert database_reexports("from ..memory_state import MemoryState as MemoryState\n", values) == []
+    assert database_reexports("from ..domain.memory_state import MemoryState as MemoryState\n", values) == []
+
+
+MEMORY_STATE = "claude_code_memory.domain.memory_state"
+#: Where ``MemoryState`` is imported: the package, its tests and the benchmarks.
+MEMORY_STATE_USERS = [
+    *sorted(PACKAGE.rglob("*.py")),
+    *sorted((PACKAGE.parent / "tests").rglob("*.py")),
+    *sorted((PACKAGE.parent / "bench").rglob("*.py")),
+    PACKAGE.parent / "test_integration.py",
+]
+
+
+def memory_state_doors(source: str, module_path: Path) -> list[str]:
+    """The modules of this package other than :data:`MEMORY_STATE` that ``source`` takes
+    ``MemoryState`` from: a ``from`` import of it, or the name read off a module
+    (``models.MemoryState``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and any(alias.name == "MemoryState" for alias in node.names):
+            [module] = _imports_in(ast.unparse(node), module_path)
+            if module.startswith("claude_code_memory") and module != MEMORY_STATE:
+                found.append(module)
+        elif isinstance(node, ast.Attribute) and node.attr == "MemoryState":
+            found.append(ast.unparse(node.value))
+    return found
+
+
+def test_memory_state_is_imported_through_one_door() -> None:
+    # The enum is in a module of its own so that every layer, the edges too, names it from the
+    # same place; a second door (the models, the store's values) would hand edges the database.
+    assert len(MEMORY_STATE_USERS) >= 300, "modules not found"
+    offenders = {
+        str(path.relative_to(PACKAGE.parent)): found
+        for path in MEMORY_STATE_USERS
+        if "MemoryState" in (source := path.read_text())
+        and (found := memory_state_doors(source, path.relative_to(PACKAGE.parent)))
+    }
+    assert offenders == {}
+
+
+def test_the_door_check_sees_every_other_way_in() -> None:
+    route = Path("claude_code_memory/api/routes/planted.py")
+    for source in (
+        "from ...store.values import DEFAULT_APP, MemoryState",
+        "from claude_code_memory.db.models import Memory, MemoryState",
+        "def f():\n    from ...db.models import MemoryState as State\n",
+        "from ...db import models\nstate = models.MemoryState.active\n",
+    ):
+        assert memory_state_doors(source, route), source
+    assert memory_state_doors("from ...domain.memory_state import MemoryState", route) == []
+    # OpenMemory's own enum in a test's fake database is another class, not this package's.
+    test = Path("tests/test_openmemory.py")
+    assert memory_state_doors("from .support.openmemory_db import MemoryState", test) == []
 
 
 # The capture proxy imports these modules in its own virtualenv, where only mitmproxy and the
@@ -552,13 +619,16 @@ def test_modules_the_proxy_imports_use_only_the_standard_library() -> None:
 
 
 def test_the_package_root_holds_only_what_the_architecture_page_names() -> None:
-    # The root holds what every layer shares; each layer is a folder named for what it owns.
+    # The root holds the version and the typed errors; every other module is in a folder named
+    # for what it owns (the settings too: config/), each folder a row of the table.
     table = _table()
     modules = {path.name for path in PACKAGE.glob("*.py")}
     folders = {f"{path.name}/" for path in PACKAGE.iterdir() if (path / "__init__.py").exists()}
+    assert modules == {"__init__.py", "errors.py"}
     assert modules == {name for name in table if name.endswith(".py")}
     assert folders == {name for name in table if name.endswith("/")}
     assert {"api/", "mcp/", "cli/", "ui/", "memories/", "search/", "store/", "policy/", "engine/"} <= folders
+    assert "config/" in folders
 
 
 def test_memories_is_feature_packages_with_few_modules_at_its_top() -> None:

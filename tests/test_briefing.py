@@ -14,7 +14,8 @@ from typing import Any
 from sqlalchemy import select, text
 
 from claude_code_memory.db.database import Database
-from claude_code_memory.db.models import App, Memory, MemoryAccessLog, MemoryState, User
+from claude_code_memory.db.models import App, Memory, MemoryAccessLog, User
+from claude_code_memory.domain.memory_state import MemoryState
 from claude_code_memory.memories.recall.context import most_recalled, newest
 
 from .support import rows

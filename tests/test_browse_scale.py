@@ -14,15 +14,8 @@ from typing import Any
 from sqlalchemy import event, select
 
 from claude_code_memory.db.database import Database
-from claude_code_memory.db.models import (
-    App,
-    Category,
-    Memory,
-    MemoryAccessLog,
-    MemoryCategory,
-    MemoryState,
-    User,
-)
+from claude_code_memory.db.models import App, Category, Memory, MemoryAccessLog, MemoryCategory, User
+from claude_code_memory.domain.memory_state import MemoryState
 from claude_code_memory.memories.read_model import facets, insights, queries
 from claude_code_memory.memories.read_model.apps import LISTED_STATES, Apps
 from claude_code_memory.store.access_log import AccessLog

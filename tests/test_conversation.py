@@ -12,7 +12,8 @@ import pytest
 from sqlalchemy import text
 
 from claude_code_memory.db.database import Database
-from claude_code_memory.db.models import App, Memory, MemoryState, User
+from claude_code_memory.db.models import App, Memory, User
+from claude_code_memory.domain.memory_state import MemoryState
 from claude_code_memory.search.conversation import adjacent, around, lift, propagate
 
 from .support import rows

@@ -13,7 +13,8 @@ import pytest
 from sqlalchemy import false, func, select
 
 from claude_code_memory.db.database import Database
-from claude_code_memory.db.models import Memory, MemoryState
+from claude_code_memory.db.models import Memory
+from claude_code_memory.domain.memory_state import MemoryState
 from claude_code_memory.memories.organise import entities
 from claude_code_memory.memories.organise.entities import Entities
 from claude_code_memory.store.owners import Owners

@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from claude_code_memory.auth.exposure import check_bind
+from claude_code_memory.auth.tls import fingerprint, make_self_signed, same_fingerprint
 from claude_code_memory.errors import ConfigError
-from claude_code_memory.tls import fingerprint, make_self_signed, same_fingerprint
 from tests.support.processes import free_port
 from tests.support.server import MemoryServer, ccmem_bin
 from tests.support.servers import StartServer

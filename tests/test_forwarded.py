@@ -130,7 +130,7 @@ def _ui_sign_in(ui: UiServer, token: str, forwarded_for: str) -> httpx.Response:
 
 
 def test_the_forwarded_client_is_read_right_to_left_from_trusted_proxies_only() -> None:
-    from claude_code_memory.limiter import forwarded_client, proxy_networks
+    from claude_code_memory.rate_limits.limiter import forwarded_client, proxy_networks
 
     proxies = proxy_networks(["10.0.0.0/8", "127.0.0.1"])
     assert forwarded_client("127.0.0.1", ["1.2.3.4"], ()) == "127.0.0.1"  # nobody trusted

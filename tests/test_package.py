@@ -22,8 +22,8 @@ import yaml
 
 from claude_code_memory.client.claude_plugin import marketplace_root
 from claude_code_memory.config import default_config_path, load_settings, user_dirs
+from claude_code_memory.config.locations import choose_config
 from claude_code_memory.stack import user_setup
-from claude_code_memory.user_dirs import choose_config
 from tests.support.fake_anthropic import FakeAnthropic, always_text
 from tests.support.package import Built, Installed, install, run, said
 from tests.support.processes import free_port

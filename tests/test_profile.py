@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from claude_code_memory.config import HeatSettings, ProfileLlmSettings, load_settings
-from claude_code_memory.db.models import MemoryState
+from claude_code_memory.domain.memory_state import MemoryState
 from claude_code_memory.errors import BadInput, NotFound
 from claude_code_memory.memories.profile.heat import Span, Turn, assign, segment_heat
 from claude_code_memory.memories.profile.llm import LlmExtractor, parse_facts

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from claude_code_memory.db.database import Database
-from claude_code_memory.db.models import App, Memory, MemoryState, User
+from claude_code_memory.db.models import App, Memory, User
+from claude_code_memory.domain.memory_state import MemoryState
 from claude_code_memory.search.temporal import Scope, reference_time
 
 NOW = datetime(2026, 11, 26, 12, 0, 0)

@@ -30,11 +30,11 @@ from claude_code_memory.db.models import (
     Memory,
     MemoryAccessLog,
     MemoryCategory,
-    MemoryState,
     MemoryStatusHistory,
     User,
     utcnow,
 )
+from claude_code_memory.domain.memory_state import MemoryState
 from claude_code_memory.errors import BadInput, NotFound
 from claude_code_memory.memories.lifecycle.retention import STORES, Sweeper, parse_since
 from claude_code_memory.memories.server_parts import ServerParts, retention_of

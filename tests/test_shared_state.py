@@ -111,7 +111,7 @@ def test_rate_limit_counters_are_shared_by_every_replica(database: Database) -> 
     """Two replicas' counter stores on one database count one client together: the 4th request
     of a 3-a-minute rate is refused whichever replica it reaches (each replica's own memory
     would have let 3 through on each), a refused request is not counted, and clear forgets."""
-    from claude_code_memory.limiter import MemoryCounters, rate
+    from claude_code_memory.rate_limits.limiter import MemoryCounters, rate
     from claude_code_memory.store.shared_state import SharedCounters
 
     clear_of_the_minute_edge(needed=5)

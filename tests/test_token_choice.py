@@ -40,6 +40,6 @@ def test_only_client_remote_reads_the_variable() -> None:
         for node in ast.walk(ast.parse(path.read_text()))
         if isinstance(node, ast.Constant) and node.value == TOKEN_ENV
     )
-    # config.py names it once for everyone; the SessionStart hook's script runs as
+    # config/ names it once for everyone; the SessionStart hook's script runs as
     # `python -I -S FILE` (the standard library only: it cannot import the package).
-    assert readers == ["client/hook_command.py", "config.py"]
+    assert readers == ["client/hook_command.py", "config/__init__.py"]

@@ -15,7 +15,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "claude_code_memory"
 UI_MODULES = sorted((PACKAGE / "ui").rglob("*.py"))
 #: What the UI may import from this package: its own modules, settings, the version.
-ALLOWED_OWN = ("claude_code_memory.ui", "claude_code_memory.config", "claude_code_memory.limiter")
+ALLOWED_OWN = ("claude_code_memory.ui", "claude_code_memory.config", "claude_code_memory.rate_limits.limiter")
 NEVER_LOADED = (
     "claude_code_memory.memories",  # the service core: writes, states, reads, consent, retention
     "claude_code_memory.search",

@@ -11,7 +11,8 @@ import pytest
 from sqlalchemy import event
 
 from claude_code_memory.db.database import Database
-from claude_code_memory.db.models import Memory, MemoryState
+from claude_code_memory.db.models import Memory
+from claude_code_memory.domain.memory_state import MemoryState
 from claude_code_memory.memories.write.usage import SHARED_SCOPE, Usage
 from claude_code_memory.store.shared_state import SharedState
 

@@ -22,10 +22,11 @@ def test_the_read_model_shapes_use_the_same_iso() -> None:
     assert shapes.iso is values.iso
 
 
-def test_the_states_are_one_enum_whichever_layer_names_them() -> None:
-    # That memory_state.py imports nothing of the package is test_architecture.py's to check.
-    from claude_code_memory.db.models import MemoryState
-    from claude_code_memory.memory_state import MemoryState as PlainState
+def test_the_database_stores_the_one_enum_every_layer_names() -> None:
+    # That every module imports it from domain/memory_state.py, and that the module imports
+    # nothing of the package, is test_architecture.py's to check.
+    from claude_code_memory.db.models import Memory
+    from claude_code_memory.domain.memory_state import MemoryState
 
-    assert MemoryState is PlainState is values.MemoryState
-    assert PlainState("pending") is PlainState.pending
+    assert Memory.__table__.c.state.type.enum_class is MemoryState
+    assert MemoryState("pending") is MemoryState.pending

@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from claude_code_memory.auth.oauth import keys
+from claude_code_memory.auth.tls import make_self_signed
 from claude_code_memory.errors import ConfigError
 from claude_code_memory.stack import user_setup
-from claude_code_memory.tls import make_self_signed
 from tests.support.server import MemoryServer, add_memory
 
 #: What must be 0 (the module's docstring).

@@ -54,7 +54,8 @@ from bench.harness.synthetic import provenance, synthetic
 from claude_code_memory.config import load_settings
 from claude_code_memory.db.database import Database
 from claude_code_memory.db.get_or_create import get_or_create, get_or_create_user
-from claude_code_memory.db.models import Category, Memory, MemoryCategory, MemoryState, utcnow
+from claude_code_memory.db.models import Category, Memory, MemoryCategory, utcnow
+from claude_code_memory.domain.memory_state import MemoryState
 from claude_code_memory.engine.edge_store import QdrantEdgeStore
 from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder
 from claude_code_memory.memories.write.categories import Categoriser

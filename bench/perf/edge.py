@@ -28,7 +28,7 @@ from typing import Any
 
 from claude_code_memory.api.rate_limit import RateLimit
 from claude_code_memory.auth.identity import Identity
-from claude_code_memory.limiter import MemoryCounters, RequestLimits, rate
+from claude_code_memory.rate_limits.limiter import MemoryCounters, RequestLimits, rate
 
 
 def _percentiles(samples: list[float]) -> dict[str, float]:

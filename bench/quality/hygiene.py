@@ -40,7 +40,8 @@ from sqlalchemy import insert, select, update
 
 import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's switches before mem0 loads
 from claude_code_memory.config import load_settings
-from claude_code_memory.db.models import Memory, MemoryAccessLog, MemoryState, utcnow
+from claude_code_memory.db.models import Memory, MemoryAccessLog, utcnow
+from claude_code_memory.domain.memory_state import MemoryState
 from claude_code_memory.engine.embedder import OnnxMiniLmEmbedder
 from claude_code_memory.memories.hygiene import neighbours as nb
 from claude_code_memory.memories.hygiene.scan import KINDS, Item, Thresholds, scan

@@ -16,9 +16,9 @@ from ..auth.devices import Devices
 from ..auth.exposure import check_bind
 from ..auth.local_mode import LocalMode, require_loopback
 from ..config import Settings
-from ..limiter import CounterStore, ForwardedFor, LoginThrottle, MemoryCounters, RequestLimits
 from ..mcp import create_mcp_endpoint
 from ..memories.server_parts import ServerParts
+from ..rate_limits.limiter import CounterStore, ForwardedFor, LoginThrottle, MemoryCounters, RequestLimits
 from ..store.shared_state import SharedCounters
 from . import errors
 from .deps import authenticate

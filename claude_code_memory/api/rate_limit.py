@@ -10,7 +10,7 @@ import anyio.to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..auth.local_mode import is_loopback
-from ..limiter import MemoryCounters, RequestLimits, seconds
+from ..rate_limits.limiter import MemoryCounters, RequestLimits, seconds
 
 
 class RateLimit:

@@ -20,8 +20,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..config import Settings, load_settings
+from ..config.locations import choose_config
 from ..errors import Unavailable
-from ..user_dirs import choose_config
 
 if TYPE_CHECKING:
     from ..auth.identity import Identity

@@ -25,10 +25,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..auth.local_mode import is_loopback
+from ..auth.tls import fingerprint as certificate_fingerprint
+from ..auth.tls import pinned_certificate
 from ..errors import BadInput
 from ..stack.user_setup import write_private
-from ..tls import fingerprint as certificate_fingerprint
-from ..tls import pinned_certificate
 
 
 @dataclass

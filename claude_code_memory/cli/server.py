@@ -88,7 +88,7 @@ def serve(
 
         run_replicas(settings, replicas, config)
         return
-    from ..tls import server_certificate
+    from ..auth.tls import server_certificate
 
     tls = settings.server.tls
     certificate = server_certificate(

@@ -16,8 +16,8 @@ from typing import Annotated
 import typer
 
 from ..config import user_dirs
+from ..config.locations import choose_config
 from ..stack import start_lock, user_service, user_setup
-from ..user_dirs import choose_config
 from . import stack
 from .common import ConfigOpt, err, out
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import typer
 
+from ..config.locations import choose_config
 from ..errors import Unauthorised, Unavailable
-from ..user_dirs import choose_config
 from . import common
 from .common import ConfigOpt, JsonOpt, TokenOpt, UrlOpt, out
 

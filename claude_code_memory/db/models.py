@@ -28,8 +28,8 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 # The states are the column's type; the enum lives in a module without the database, so the
-# layers that must not import this one (the edges) can name them too.
-from ..memory_state import MemoryState as MemoryState
+# layers that must not import this one (the edges) name them from the same place.
+from ..domain.memory_state import MemoryState
 
 
 def utcnow() -> datetime:

@@ -11,7 +11,7 @@ start and says what it did, and what it could not do (a file another account own
 command that fixes it.
 
 Key files (``*.pem``) are left as they are: one others could read may have been copied, so the
-code that loads it refuses it (``auth/oauth/keys.py``, ``tls.py``) instead of quietly narrowing it.
+code that loads it refuses it (``auth/oauth/keys.py``, ``auth/tls.py``) instead of quietly narrowing it.
 """
 
 from __future__ import annotations

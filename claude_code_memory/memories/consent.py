@@ -25,7 +25,8 @@ from sqlalchemy import Select, func, select
 
 from ..auth.identity import Principal, acting_user, validate_user_id
 from ..db.database import Database
-from ..db.models import App, ConsentDecision, ConsentRule, Memory, MemoryState, User
+from ..db.models import App, ConsentDecision, ConsentRule, Memory, User
+from ..domain.memory_state import MemoryState
 from ..errors import BadInput, Conflict, Forbidden, MemoryStackError, NotFound
 from ..store.owners import Owners
 from ..store.values import parse_memory_id

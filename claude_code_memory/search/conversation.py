@@ -38,7 +38,8 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, bindparam, select, tuple_
 from sqlalchemy.orm import Session, aliased
 
-from ..db.models import Memory, MemoryFields, MemoryState
+from ..db.models import Memory, MemoryFields
+from ..domain.memory_state import MemoryState
 from ..store.values import dashed_id, hex_id
 
 

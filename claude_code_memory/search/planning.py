@@ -19,8 +19,8 @@ from typing import Any
 
 from ..auth.identity import validate_user_id
 from ..config import SearchSettings
+from ..domain.memory_state import MemoryState
 from ..errors import BadInput, TooLarge
-from ..memory_state import MemoryState
 from ..store.values import epoch_seconds, validate_text
 from ..store.vectors import Vectors
 from .request import SearchRequest

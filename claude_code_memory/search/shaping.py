@@ -17,7 +17,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from ..db.models import MEMORY_COLUMNS, App, Category, Memory, MemoryCategory, MemoryFields
-from ..memory_state import MemoryState
+from ..domain.memory_state import MemoryState
 from ..store.access_log import AccessLog
 from .conversation import around
 from .planning import SearchPlan

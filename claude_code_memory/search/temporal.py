@@ -24,7 +24,8 @@ from typing import Literal, Protocol
 from sqlalchemy import Connection, Uuid, bindparam, select, text
 
 from ..config import SearchSettings
-from ..db.models import Memory, MemoryState
+from ..db.models import Memory
+from ..domain.memory_state import MemoryState
 from .dates import windows
 from .keyword import KeywordIndex
 from .relative_dates import Anchor, anchors, order, spans

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..config import PROXY_TOKEN_NAME, Settings
 
-#: The variable the proxy's token is kept under in ``.env`` (config.py maps it to proxy.token).
+#: The variable the proxy's token is kept under in ``.env`` (``config/`` maps it to proxy.token).
 PROXY_TOKEN_ENV = "CCMEM_PROXY_TOKEN"
 TOKEN_NAME = PROXY_TOKEN_NAME
 

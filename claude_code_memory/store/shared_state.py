@@ -12,7 +12,7 @@
     SharedState(...).counted(scope, key) -> n | None           a live counter's value (None: none)
     SharedState(...).drop(scope) / forget(scope, key) / prune()  rows gone
 
-    SharedCounters(state)     rate-limit counters (limiter.CounterStore) every replica shares
+    SharedCounters(state)     rate-limit counters (rate_limits.limiter.CounterStore) every replica shares
 
 A scope groups rows (one hook session, one MCP caller); a key is unique within it. Every call
 is one short transaction, so two replicas answering the same client see each other's writes at
@@ -229,8 +229,8 @@ class SharedState:
 
 class SharedCounters:
     """Rate-limit counters in the shared database, so that replicas behind one load balancer
-    count a token's and an address's requests together (``limiter.CounterStore``; one process
-    keeps them in memory, ``limiter.MemoryCounters``). A fixed window per rate and key: one
+    count a token's and an address's requests together (``rate_limits.limiter.CounterStore``; one process
+    keeps them in memory, ``rate_limits.limiter.MemoryCounters``). A fixed window per rate and key: one
     ``increment`` per event, the row expiring with its window (``prune`` deletes it). Unlike the
     in-memory sliding window, a client can send up to twice the rate across a window's edge."""
 

@@ -12,10 +12,6 @@ from typing import Any
 from ..db.models import Memory, MemoryFields
 from ..errors import BadInput, Forbidden
 
-# The REST routes parse states with the values they shape. The enum comes from its dependency-
-# free module, not from the database models, so this names no database object for the edges.
-from ..memory_state import MemoryState as MemoryState
-
 APP_NAME_MAX = 64
 #: The app REST writes go to when the caller names none (OpenMemory's default).
 DEFAULT_APP = "openmemory"

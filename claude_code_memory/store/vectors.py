@@ -14,7 +14,7 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..db.models import MemoryState
+from ..domain.memory_state import MemoryState
 from ..engine.filters import IN_OR_EMPTY, NOT_IDS
 from ..errors import BadInput, NotFound
 from ..policy.gate import Admitted

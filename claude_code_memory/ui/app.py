@@ -13,7 +13,7 @@ from fastapi.staticfiles import StaticFiles
 
 from .. import __version__
 from ..config import UiSettings
-from ..limiter import ForwardedFor, LoginThrottle, MemoryCounters
+from ..rate_limits.limiter import ForwardedFor, LoginThrottle, MemoryCounters
 from . import (
     account,
     curation,

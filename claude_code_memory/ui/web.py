@@ -16,7 +16,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from ..config import UiSettings
-from ..limiter import LoginThrottle, MemoryCounters
+from ..rate_limits.limiter import LoginThrottle, MemoryCounters
 from .api import Api, ApiError, ApiUnavailable
 from .session import FLASH_COOKIE, SESSION_COOKIE, Sealer, Session, same_token
 from .signouts import SignedOut

@@ -58,7 +58,7 @@ def _xdg(environ, variable, default):
 
 
 def config_dir(environ):
-    """``$XDG_CONFIG_HOME/ccmem`` (the rule of claude_code_memory/user_dirs.py)."""
+    """``$XDG_CONFIG_HOME/ccmem`` (the rule of claude_code_memory/config/locations.py)."""
     return _xdg(environ, "XDG_CONFIG_HOME", ".config")
 
 

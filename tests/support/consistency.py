@@ -18,7 +18,8 @@ from sqlalchemy import select, update
 import claude_code_memory.engine  # noqa: F401 - first: it sets mem0's switches before mem0 loads
 from claude_code_memory.config import Settings, load_settings
 from claude_code_memory.db.database import Database
-from claude_code_memory.db.models import Memory, MemoryState
+from claude_code_memory.db.models import Memory
+from claude_code_memory.domain.memory_state import MemoryState
 from claude_code_memory.engine.edge_store import QdrantEdgeStore
 
 LIVE = {MemoryState.active, MemoryState.paused, MemoryState.archived}

@@ -18,8 +18,8 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ...domain.memory_state import MemoryState
 from ...memories.portability import openmemory_import as om
-from ...store.values import MemoryState
 from ..deps import PrincipalDep, ServiceDep, acting_user
 from ..errors import item_error
 

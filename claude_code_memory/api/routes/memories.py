@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.concurrency import run_in_threadpool
 
+from ...domain.memory_state import MemoryState
 from ...memories.organise.scopes import search_scope
 from ...memories.read_model import queries
 from ...memories.read_model.queries import MAX_SUBSTRING_CHARS, from_epoch
@@ -18,7 +19,7 @@ from ...memories.read_model.shapes import epoch, memory_detail, memory_row, naiv
 from ...memories.service import MemoryService
 from ...search import request as searching
 from ...search.planning import MAX_CONTEXT
-from ...store.values import DEFAULT_APP, MemoryState
+from ...store.values import DEFAULT_APP
 from ..deps import BearerDep, PrincipalDep, ServiceDep, acting_user, authenticate
 from ..errors import item_error
 from ..middleware import lone_surrogate_error, lone_surrogates

@@ -32,7 +32,7 @@ from ...auth.oauth.provider import CONSENT_PATH, BuiltInProvider
 from ...auth.oauth.resource import WELL_KNOWN
 from ...auth.oauth.store import RegistrationFull
 from ...errors import Unauthorised
-from ...limiter import LoginThrottle, seconds
+from ...rate_limits.limiter import LoginThrottle, seconds
 from ..middleware import replay
 
 log = logging.getLogger(__name__)

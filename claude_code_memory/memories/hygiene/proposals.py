@@ -31,7 +31,8 @@ from sqlalchemy import func, select, update
 from ...auth.identity import Principal, acting_user
 from ...config import HygieneSettings
 from ...db.database import Database
-from ...db.models import HygieneProposal, HygieneRule, Memory, MemoryAccessLog, MemoryState, User
+from ...db.models import HygieneProposal, HygieneRule, Memory, MemoryAccessLog, User
+from ...domain.memory_state import MemoryState
 from ...errors import BadInput, Conflict, Forbidden, MemoryStackError, NotFound
 from ...store.access_log import AccessLog
 from ...store.owners import Owners

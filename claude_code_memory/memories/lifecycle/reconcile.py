@@ -55,7 +55,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, joinedload
 
 from ...db.database import Database
-from ...db.models import Memory, MemoryState
+from ...db.models import Memory
+from ...domain.memory_state import MemoryState
 from ...store.leases import Leases
 from ...store.values import dashed_id, iso
 from ...store.vectors import Vectors, point_payload

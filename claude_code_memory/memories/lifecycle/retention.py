@@ -32,15 +32,8 @@ from sqlalchemy.orm import Session
 
 from ...config import PrivacySettings
 from ...db.database import Database
-from ...db.models import (
-    App,
-    ConsentDecision,
-    Memory,
-    MemoryAccessLog,
-    MemoryCategory,
-    MemoryState,
-    MemoryStatusHistory,
-)
+from ...db.models import App, ConsentDecision, Memory, MemoryAccessLog, MemoryCategory, MemoryStatusHistory
+from ...domain.memory_state import MemoryState
 from ...errors import BadInput, NotFound
 from ...store.access_log import AccessLog
 from ...store.owners import Owners

@@ -20,15 +20,8 @@ from sqlalchemy.orm import Session
 
 from ...db.batches import slices
 from ...db.database import Database
-from ...db.models import (
-    ConsentDecision,
-    Memory,
-    MemoryCategory,
-    MemoryState,
-    MemoryStatusHistory,
-    User,
-    utcnow,
-)
+from ...db.models import ConsentDecision, Memory, MemoryCategory, MemoryStatusHistory, User, utcnow
+from ...domain.memory_state import MemoryState
 from ...errors import Conflict
 from ...store.owners import Owners, owned
 from ...store.values import parse_memory_id

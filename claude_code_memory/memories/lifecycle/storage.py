@@ -20,7 +20,8 @@ from sqlalchemy import case, func, select, text
 
 from ...config import Settings
 from ...db.database import Database
-from ...db.models import Memory, MemoryState, User, utcnow
+from ...db.models import Memory, User, utcnow
+from ...domain.memory_state import MemoryState
 from ...store.owners import Owners
 from ..read_model.shapes import iso
 from ..write.usage import Usage

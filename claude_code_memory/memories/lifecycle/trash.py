@@ -22,7 +22,8 @@ from typing import Any
 from sqlalchemy import func, select
 
 from ...db.database import Database
-from ...db.models import App, Memory, MemoryState, MemoryStatusHistory, User
+from ...db.models import App, Memory, MemoryStatusHistory, User
+from ...domain.memory_state import MemoryState
 from ...errors import Conflict
 from ...policy.gate import content_hash
 from ...store.owners import Owners

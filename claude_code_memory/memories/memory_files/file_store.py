@@ -10,7 +10,8 @@ from sqlalchemy import ColumnElement, LargeBinary, and_, cast, func, select
 
 from ...config import MemoryToolSettings
 from ...db.database import Database
-from ...db.models import Memory, MemoryState, User
+from ...db.models import Memory, User
+from ...domain.memory_state import MemoryState
 from ..lifecycle.states import States
 from ..write.writes import Writes
 from .commands import FileEntry, Stored, StoredFile

@@ -28,7 +28,8 @@ from sqlalchemy import delete, false, func, select, update
 from sqlalchemy.orm import Session
 
 from ...db.database import Database
-from ...db.models import Entity, Memory, MemoryEntity, MemoryState, User
+from ...db.models import Entity, Memory, MemoryEntity, User
+from ...domain.memory_state import MemoryState
 from ...errors import BadInput
 from ...store.owners import Owners
 from .entity_rules import KINDS, extract

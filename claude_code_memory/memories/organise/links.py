@@ -18,7 +18,8 @@ from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError
 
 from ...db.database import Database
-from ...db.models import Memory, MemoryLink, MemoryState
+from ...db.models import Memory, MemoryLink
+from ...domain.memory_state import MemoryState
 from ...errors import BadInput, NotFound
 from ...store.owners import Owners, owned
 from ...store.values import iso, parse_memory_id

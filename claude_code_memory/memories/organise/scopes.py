@@ -24,7 +24,8 @@ from typing import Any
 from sqlalchemy import func, select, update
 
 from ...db.database import Database
-from ...db.models import Memory, MemoryState, User, utcnow
+from ...db.models import Memory, User, utcnow
+from ...domain.memory_state import MemoryState
 from ...errors import BadInput
 from ...store.owners import Owners
 from ...store.values import parse_memory_id

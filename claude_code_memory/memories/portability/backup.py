@@ -34,15 +34,8 @@ from sqlalchemy import select
 from ...config import Settings
 from ...db.batches import slices
 from ...db.database import Database
-from ...db.models import (
-    App,
-    Memory,
-    MemoryCategory,
-    MemoryState,
-    MemoryStatusHistory,
-    User,
-    utcnow,
-)
+from ...db.models import App, Memory, MemoryCategory, MemoryStatusHistory, User, utcnow
+from ...domain.memory_state import MemoryState
 from ...errors import BadInput, Forbidden, MemoryStackError, NotFound, TooLarge
 from ...policy.gate import content_hash
 from ...policy.memory_paths import ROOT, memory_path

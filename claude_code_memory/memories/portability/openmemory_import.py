@@ -33,16 +33,8 @@ from sqlalchemy import delete, select
 
 from ...db.database import Database
 from ...db.get_or_create import get_or_create
-from ...db.models import (
-    App,
-    Category,
-    Memory,
-    MemoryAccessLog,
-    MemoryCategory,
-    MemoryState,
-    MemoryStatusHistory,
-    User,
-)
+from ...db.models import App, Category, Memory, MemoryAccessLog, MemoryCategory, MemoryStatusHistory, User
+from ...domain.memory_state import MemoryState
 from ...errors import BadInput, Forbidden, TooLarge
 from ...policy.redact import redact_value
 from ...store.access_log import count_recalls

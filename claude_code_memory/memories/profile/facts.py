@@ -34,7 +34,8 @@ from sqlalchemy.orm import Session
 
 from ...config import ProfileSettings
 from ...db.database import Database
-from ...db.models import Memory, MemoryState, ProfileFact
+from ...db.models import Memory, ProfileFact
+from ...domain.memory_state import MemoryState
 from ...errors import BadInput, Conflict, MemoryStackError, NotFound
 from ...policy.redact import redact
 from ...store.owners import Owners

@@ -39,7 +39,8 @@ from ...auth.identity import validate_user_id
 from ...config import Settings
 from ...db.batches import slices
 from ...db.database import Database
-from ...db.models import Memory, MemoryState, ProfileMark, Segment, User
+from ...db.models import Memory, ProfileMark, Segment, User
+from ...domain.memory_state import MemoryState
 from ...errors import BadInput
 from ...store.owners import Owners
 from ..lifecycle.states import States

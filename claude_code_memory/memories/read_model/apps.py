@@ -16,7 +16,8 @@ from sqlalchemy.orm import Session
 
 from ...auth.identity import Principal
 from ...db.database import Database
-from ...db.models import App, Memory, MemoryAccessLog, MemoryState, User
+from ...db.models import App, Memory, MemoryAccessLog, User
+from ...domain.memory_state import MemoryState
 from ...errors import BadInput, NotFound
 from ...store.access_log import AccessLog
 from .queries import contains

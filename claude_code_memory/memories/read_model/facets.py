@@ -16,7 +16,8 @@ from typing import Any
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
-from ...db.models import App, Category, Memory, MemoryCategory, MemoryState
+from ...db.models import App, Category, Memory, MemoryCategory
+from ...domain.memory_state import MemoryState
 
 
 def facets(session: Session, user_pk: uuid.UUID, states: Sequence[MemoryState]) -> dict[str, list[str]]:

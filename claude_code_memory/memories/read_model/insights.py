@@ -19,7 +19,8 @@ from typing import Any
 from sqlalchemy import Select, func, select
 
 from ...db.database import Database
-from ...db.models import App, Memory, MemoryAccessLog, MemoryState, utcnow
+from ...db.models import App, Memory, MemoryAccessLog, utcnow
+from ...domain.memory_state import MemoryState
 from ...store.access_log import RECALLS, AccessLog
 from ...store.owners import Owners
 from ..recall.context import HOOK_APP, INJECTED

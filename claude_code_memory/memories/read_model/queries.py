@@ -16,16 +16,8 @@ from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from ...db.database import Database
-from ...db.models import (
-    App,
-    Category,
-    Memory,
-    MemoryAccessLog,
-    MemoryCategory,
-    MemoryState,
-    MemoryStatusHistory,
-    User,
-)
+from ...db.models import App, Category, Memory, MemoryAccessLog, MemoryCategory, MemoryStatusHistory, User
+from ...domain.memory_state import MemoryState
 from ...errors import BadInput, NotFound
 from ...store.access_log import AccessLog
 from ...store.owners import Owners

@@ -15,7 +15,8 @@ from sqlalchemy import select
 
 from ...auth.identity import validate_user_id
 from ...db.database import Database
-from ...db.models import App, Memory, MemoryState, User
+from ...db.models import App, Memory, User
+from ...domain.memory_state import MemoryState
 from ...errors import Forbidden, NotFound
 from ...search.pipeline import Search
 from ...search.request import SearchRequest

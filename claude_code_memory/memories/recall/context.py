@@ -40,7 +40,8 @@ from sqlalchemy.orm import Session
 
 from ...config import ClaudeCodeSettings
 from ...db.database import Database
-from ...db.models import Memory, MemoryAccessLog, MemoryState
+from ...db.models import Memory, MemoryAccessLog
+from ...domain.memory_state import MemoryState
 from ...policy.redact import redact
 from ...search.planning import MAX_QUERY_CHARS, SCOPE_CANDIDATES
 from ...search.request import SearchRequest

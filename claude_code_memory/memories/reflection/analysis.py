@@ -26,7 +26,8 @@ from sqlalchemy import or_, select
 
 from ...config import Settings
 from ...db.database import Database
-from ...db.models import Memory, MemoryState
+from ...db.models import Memory
+from ...domain.memory_state import MemoryState
 from ...errors import BadInput
 from ...store.owners import Owners
 from ..read_model.shapes import iso

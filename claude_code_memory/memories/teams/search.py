@@ -16,7 +16,8 @@ from datetime import datetime
 from sqlalchemy import or_, select
 
 from ...db.database import Database
-from ...db.models import Memory, MemoryState, TeamAudit, utcnow
+from ...db.models import Memory, TeamAudit, utcnow
+from ...domain.memory_state import MemoryState
 from ...search.pipeline import Search
 from ...search.request import SearchRequest
 from ...search.shaping import Hit

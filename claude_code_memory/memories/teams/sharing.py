@@ -15,7 +15,8 @@ from sqlalchemy import delete, func, select
 
 from ...config import TeamsSettings
 from ...db.database import Database
-from ...db.models import App, Memory, MemoryState, Team, TeamAudit, TeamInvitation, TeamMember
+from ...db.models import App, Memory, Team, TeamAudit, TeamInvitation, TeamMember
+from ...domain.memory_state import MemoryState
 from ...errors import BadInput, Conflict, Forbidden, NotFound, TooLarge
 from ...store.owners import owned
 from ...store.values import iso, parse_memory_id

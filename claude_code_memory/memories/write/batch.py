@@ -37,7 +37,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ...db.database import Database
-from ...db.models import Memory, MemoryState, User
+from ...db.models import Memory, User
+from ...domain.memory_state import MemoryState
 from ...errors import MemoryStackError
 from ...policy.gate import Admitted, Facts, Policy, Write, admit
 from ...store.owners import Owners

@@ -15,7 +15,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ...db.models import ConsentDecision, Memory, MemoryState
+from ...db.models import ConsentDecision, Memory
+from ...domain.memory_state import MemoryState
 from ...policy.gate import Admitted
 
 

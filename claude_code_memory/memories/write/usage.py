@@ -17,7 +17,8 @@ from datetime import timedelta
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ...db.models import Memory, MemoryState
+from ...db.models import Memory
+from ...domain.memory_state import MemoryState
 from ...store.shared_state import SharedState
 
 #: The shared state's scope of the replicas' counts, and how long a count lives.

@@ -26,7 +26,8 @@ from sqlalchemy.orm import Session
 
 from ...config import Settings
 from ...db.database import Database
-from ...db.models import ConsentDecision, ConsentRule, Memory, MemoryState, User, utcnow
+from ...db.models import ConsentDecision, ConsentRule, Memory, User, utcnow
+from ...domain.memory_state import MemoryState
 from ...errors import Conflict, NotFound, TooLarge
 from ...policy.gate import (
     Admitted,

@@ -1,7 +1,7 @@
 """The ``server`` section, with its exposure settings (``server.tls``, ``server.rate_limit``,
 ``server.trusted_proxies``, docs/remote.md), and ``auth.oauth.registration`` (docs/oauth.md):
-part of :mod:`.config`'s ``Settings`` (which loads and validates it), kept in a module of its
-own so that config.py stays readable."""
+part of :mod:`claude_code_memory.config`'s ``Settings`` (which loads and validates it), kept in
+a module of its own so that the settings stay readable."""
 
 from __future__ import annotations
 

@@ -11,7 +11,8 @@ Environment overrides:
   ``CCMEM_ADMIN_TOKEN`` (see :data:`WELL_KNOWN_ENV`).
 
 Values from the environment are parsed as YAML scalars, so ``true``, ``8765`` and ``null`` mean
-what they look like.
+what they look like. Beside this module: ``server.py`` (the ``server`` section) and
+``locations.py`` (which config file is read, the XDG directories).
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from dotenv import dotenv_values
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
-from . import user_dirs as _files
-from .config_server import RateLimitSettings, RegistrationSettings, ServerSettings, TlsSettings  # noqa: F401
-from .errors import ConfigError
-from .user_dirs import ConfigChoice, default_config_path, user_dirs  # noqa: F401 - where callers look for them
+from ..errors import ConfigError
+from . import locations as _files
+from .locations import ConfigChoice, default_config_path, user_dirs  # noqa: F401 - where callers look for them
+from .server import RateLimitSettings, RegistrationSettings, ServerSettings, TlsSettings  # noqa: F401
 
 ENV_PREFIX = "CCMEM_"
 #: A user token for the clients (CLI, Claude Code's hooks); the server never reads it.
@@ -561,7 +562,7 @@ def load_settings(
     environ: dict[str, str] | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> Settings:
-    """Read and validate the settings from :func:`~.user_dirs.choose_config`'s file; ``env_file``
+    """Read and validate the settings from :func:`~.locations.choose_config`'s file; ``env_file``
     defaults to ``.env`` beside it; relative paths in both are relative to its directory. The
     process environment wins over ``.env``; ``overrides`` (dotted keys, from flags) over all."""
     environ = dict(os.environ if environ is None else environ)

@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 #: How long a made certificate lasts; a new one is made when it has expired.
 SELF_SIGNED_DAYS = 825

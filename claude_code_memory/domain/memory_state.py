@@ -1,9 +1,9 @@
 """The states a memory moves through.
 
 Its own module, with nothing but the standard library, because every layer names them: the
-database models store them (``db/models.py`` imports the enum from here), the store and the
-search pipeline filter on them, and the edges parse them from requests. An edge that imports
-them from here gets the states, never the database layer.
+database models store them, the store and the search pipeline filter on them, and the edges
+parse them from requests. Every module imports the enum from here, never through another
+module, so an edge gets the states without the database layer.
 """
 
 from __future__ import annotations

@@ -24,7 +24,8 @@ from typing import Any
 CONFIG_ENV = "CCMEM_CONFIG"
 #: The distribution whose checkout holds this package (pyproject.toml's project name).
 DISTRIBUTION = "claude-code-memory"
-PACKAGE_DIR = Path(__file__).resolve().parent
+#: ``claude_code_memory/``: this module is in its ``config/``.
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
 #: Settings that name a file or directory, as dotted keys.
 PATH_KEYS = ("server.data_dir", "server.state_dir", "server.tls.cert_file", "server.tls.key_file")
 
