@@ -16,51 +16,14 @@ from __future__ import annotations
 
 import pytest
 
+from . import durations
+
 WORKERS = 2
 
 #: The files that take longest, longest first: the workers take files in collection order, and
-#: a long file taken last would run alone at the end. Every other file keeps pytest's order
-#: after these. Only an ordering hint: a stale entry costs time, never a test. Refreshed from
-#: the per-file sums of a CI run's junit.xml (every file that took 7.5 s or more).
-LONGEST_FIRST = (
-    "test_cli.py",
-    "test_package.py",
-    "test_full_disk.py",
-    "test_capture_proxy.py",
-    "test_ui_browser.py",
-    "test_native_stack.py",
-    "test_fault_kill9.py",
-    "test_ui_browser_organise.py",
-    "test_redact.py",
-    "test_e2e_connect.py",
-    "test_consent.py",
-    "test_ui_process.py",
-    "test_e2e_plugin.py",
-    "test_openmemory.py",
-    "test_concurrent_writes.py",
-    "test_e2e_clients.py",
-    "test_storage.py",
-    "test_engine.py",
-    "test_oauth.py",
-    "test_smoke.py",
-    "test_client.py",
-    "test_rest_memories.py",
-    "test_reconcile.py",
-    "test_retention.py",
-    "test_qdrant_server.py",
-    "test_bench_load.py",
-    "test_gate.py",
-    "test_e2e_memory_tool.py",
-    "test_manager.py",
-    "test_hygiene.py",
-    "test_claude_import.py",
-    "test_e2e_hooks.py",
-    "test_json_depth.py",
-    "test_rest_config_backup.py",
-    "test_index_build.py",
-    "test_memory_tool_server.py",
-    "test_scopes.py",
-)
+#: a long file taken last would run alone at the end. Measured, not kept by hand:
+#: tests/durations.json, written from a full run's junit.xml by tests/support/durations.py.
+LONGEST_FIRST = tuple(durations.longest_first(durations.load()))
 
 
 def default_to_workers(config: pytest.Config) -> None:
