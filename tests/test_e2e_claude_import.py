@@ -52,7 +52,7 @@ def test_real_transcript_imported(tmp_path: Path) -> None:
         assert (first["imported"], first["pending"]) == (1, 1), first
         answer = httpx.get(
             f"{server.base_url}/api/v1/consent/pending",
-            params={"project": str(project)},
+            params={"project": project.name},  # a capture is filed under its folder's name
             headers={"Authorization": f"Bearer {token}"},
             timeout=30,
         ).json()

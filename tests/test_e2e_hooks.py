@@ -100,7 +100,8 @@ def test_claude_code_sessions_recall_and_capture_through_the_hooks(
     marker = uuid.uuid4().hex[:6]
     briefing_fact = f"The release checklist lives in docs/release-{marker}.md"
     tool_fact = f"My favourite build tool is called zebrafinch {marker}"
-    add(server, token, briefing_fact, str(project))  # this project: the briefing
+    # Filed under the name the hooks give the session's folder (docs/scopes.md).
+    add(server, token, briefing_fact, project.name)  # this project: the briefing
     add(server, token, tool_fact)  # global: a prompt recalls it
     # Another project of the same user: its memories stay out of this project's sessions
     # (scopes, docs/scopes.md).
@@ -108,7 +109,7 @@ def test_claude_code_sessions_recall_and_capture_through_the_hooks(
     add(server, token, elsewhere_fact, "another-project")
     # Another user, the same project and words: never in this user's sessions.
     others_fact = f"My favourite build tool is called owlbadger {marker}"
-    add(server, server.make_token("not-hooked"), others_fact, str(project))
+    add(server, server.make_token("not-hooked"), others_fact, project.name)
     secret = fake_github_token()
     install_hooks(home, server.base_url)
 
@@ -140,7 +141,7 @@ def test_claude_code_sessions_recall_and_capture_through_the_hooks(
     captured = [item for item in pending if item["conversation_id"] == session_id]
     assert len(captured) == 1, pending
     assert captured[0]["content"] == f"User: {prompt}\n\nAssistant: {REPLY}", captured[0]
-    assert captured[0]["project"] == str(project) and captured[0]["channel"] == "capture"
+    assert captured[0]["project"] == project.name and captured[0]["channel"] == "capture"
     assert not [item for item in pending if secret in item["content"]]
 
     # Approved, the turn is a memory like any other: search finds it.

@@ -108,7 +108,7 @@ def test_the_plugin_recalls_and_captures_without_any_ccmem_variable(
     marker = uuid.uuid4().hex[:6]
     briefing_fact = f"The release checklist lives in docs/release-{marker}.md"
     tool_fact = f"My favourite build tool is called zebrafinch {marker}"
-    add(server, token, briefing_fact, str(project))
+    add(server, token, briefing_fact, project.name)  # the name the hooks give the folder
     add(server, token, tool_fact)
 
     ccmem, claude = str(ccmem_bin()), str(claude_bin())
@@ -159,7 +159,7 @@ def test_the_plugin_recalls_and_captures_without_any_ccmem_variable(
     session_id = session.event("system", "init")["session_id"]
     captured = [item for item in pending(server, token) if item["conversation_id"] == session_id]
     assert [item["content"] for item in captured] == [f"User: {prompt}\n\nAssistant: {REPLY}"]
-    assert captured[0]["project"] == str(project) and captured[0]["channel"] == "capture"
+    assert captured[0]["project"] == project.name and captured[0]["channel"] == "capture"
 
     # The remember skill: `/ccmem:remember …` brings its instructions, and the model's call of
     # the plugin's MCP tool stores the fact with the plugin's token.

@@ -144,11 +144,13 @@ def test_wheel_installs_and_runs_outside_the_checkout(installed: Installed) -> N
         time.sleep(0.5)
     assert waiting.get("total") == 1, (waiting, (installed.state / "logs" / "proxy.log").read_text()[-3000:])
 
-    # The script is the checkout's and runs with the checkout's interpreter, whose own config
-    # (and admin token) would win: the installation's is named.
+    # The script as a package user has it, alone: run from this checkout, it would check the
+    # checkout's own installation (its package, config.yaml and .env), as ccmem run from there does.
+    downloads = installed.workdir.parent / "downloads"
+    downloads.mkdir()
+    script = shutil.copy(REPO_ROOT / "test_integration.py", downloads)
     smoke = run(
-        [shutil.which("python3") or sys.executable, str(REPO_ROOT / "test_integration.py"), "--url", api]
-        + ["--config", str(config_dir / "config.yaml")],
+        [shutil.which("python3") or sys.executable, str(script), "--url", api],
         cwd=installed.workdir,
         env=installed.env,
         timeout=300,

@@ -4,8 +4,10 @@
 
 For row ``i``, up to ``k`` other rows whose similarity is at least ``floor``, nearest first.
 Similarities are rounded to ``DECIMALS`` places and ties go to the lower row number, so both
-ways of computing them give the same answer (but where two float products of one pair fall
-either side of a rounding step, a last place apart):
+ways of computing them give the same answer. Float32 matrix products find the candidates; the
+similarity of each pair kept is computed again in float64 from its two rows alone, because a
+float32 product sums in an order that depends on the shapes multiplied, and a pair whose
+similarity lies near a rounding step would otherwise round either way by the way it was found:
 
 - ``exact``: every pair, a matrix product block by block (a block of rows against all rows;
   never an n x n matrix). Cost grows with n².
@@ -62,6 +64,12 @@ def _keys(sims: np.ndarray, cols: np.ndarray, floor_q: int) -> np.ndarray:
     return np.where(quantised >= floor_q, keys, -1)
 
 
+def _pair_sims(unit: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """The similarity of each pair ``(rows[i], cols[i])``, in float64 from the two rows alone:
+    the same value whichever matrix product found the pair, and from either of its rows."""
+    return np.einsum("ij,ij->i", unit[rows].astype(np.float64), unit[cols].astype(np.float64))
+
+
 def _decode(best: np.ndarray) -> Neighbours:
     cols = (_LOW - (best & _LOW)).astype(np.int64)
     sims = ((best >> 32) - _SCALE) / _SCALE
@@ -98,7 +106,7 @@ def exact(unit: np.ndarray, floor: float, k: int = K, rows: np.ndarray | None = 
         hit_rows, hit_cols = _nearest_in_block(block, floor_q, k)
         if len(hit_rows) == 0:
             continue
-        keys = _keys(block[hit_rows, hit_cols], hit_cols, floor_q)
+        keys = _keys(_pair_sims(unit, these[hit_rows], hit_cols), hit_cols, floor_q)
         _merge(best, start + hit_rows, keys, k)
     return _decode(best)
 
@@ -186,12 +194,19 @@ def clustered(unit: np.ndarray, floor: float, k: int = K, probes: int = PROBES, 
         block[np.searchsorted(asking, held), np.arange(len(held))] = -np.inf
         # Both ways: the asking row gets the held one and the held row the asking one, so a
         # pair found from either side counts for both of its rows.
-        above = block >= (floor_q - 0.5) / _SCALE
+        above = block >= _candidate_floor(floor_q)
         for rows_of, cols_of, sims, hits in ((asking, held, block, above), (held, asking, block.T, above.T)):
             hit_rows, hit_cols = _nearest_in_block(sims, floor_q, k, hits)
-            keys = _keys(sims[hit_rows, hit_cols], cols_of[hit_cols], floor_q)
+            keys = _keys(_pair_sims(unit, rows_of[hit_rows], cols_of[hit_cols]), cols_of[hit_cols], floor_q)
             _merge(best, rows_of[hit_rows], keys, k)
     return _decode(best)
+
+
+def _candidate_floor(floor_q: int) -> float:
+    """The float32 similarity a candidate needs: half a rounding step below what rounds to the
+    floor, far more than a float32 product of unit rows can be off; ``_keys`` drops those whose
+    float64 similarity does not reach it."""
+    return (floor_q - 1) / _SCALE
 
 
 def _nearest_in_block(
@@ -203,7 +218,7 @@ def _nearest_in_block(
     Rows with more than k are rare in most stores, common in one full of templated texts:
     sorting only those keeps both cheap."""
     if above is None:
-        above = sims >= (floor_q - 0.5) / _SCALE
+        above = sims >= _candidate_floor(floor_q)
     counts = np.count_nonzero(above, axis=1)
     dense = np.flatnonzero(counts > k)
     if len(dense) == 0:
