@@ -191,7 +191,8 @@ def assert_captured_turn(server: MemoryServer, token: str, proxy: CaptureProxy, 
     assert item["redactions"] == 1  # the proxy's redaction, counted although the server saw none
     assert item["channel"] == "capture"
     assert item["app"] == "claude-code"
-    assert item["project"] == str(home / "project")
+    # The proxy sends Claude Code's working directory; the server files the turn under its name.
+    assert item["project"] == (home / "project").name
     assert item["model"]
     assert item["conversation_id"]
     return item

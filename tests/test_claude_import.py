@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -119,6 +120,45 @@ def test_approve_stores_the_turns_approved(server: MemoryServer, tmp_path: Path)
     report = run(server, token, root, tmp_path / "state", "--approve")
     assert (report["imported"], report["approved"]) == (2, 2)
     assert pending(server, token, "heron") == []
+
+
+def test_a_turn_imported_and_a_turn_captured_by_the_hooks_get_one_project(
+    server: MemoryServer, tmp_path: Path
+) -> None:
+    """A session started in a folder that is not a git repository, then a ``cd`` into its
+    ``src``: the hooks and the import both name it after the start folder (by its last part)."""
+    token = server.make_token(f"ed-{uuid.uuid4().hex[:6]}")
+    started_in = tmp_path / "sandpiper_notes"
+    (started_in / "src").mkdir(parents=True)
+    session = str(uuid.uuid4())
+    root = tmp_path / "projects"
+    transcript = root / re.sub(r"[^A-Za-z0-9]", "-", str(started_in)) / f"{session}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    cwd = started_in / "src"
+    transcript.write_text(
+        "\n".join(
+            [
+                _line("user", "Which port does sandpiper use?", session, cwd),
+                _line("assistant", "sandpiper listens on 7411.", session, cwd, "m1"),
+                _line("user", "Who owns sandpiper?", session, cwd),
+                _line("assistant", "The data team owns sandpiper.", session, cwd, "m2"),
+            ]
+        )
+        + "\n"
+    )
+    headers = {"Authorization": f"Bearer {token}"}
+    hook = f"{server.base_url}/api/v1/hooks/claude-code"
+    base = {"session_id": session, "cwd": str(cwd), "transcript_path": str(transcript)}
+    prompt = {"hook_event_name": "UserPromptSubmit", "prompt": "Which port does sandpiper use?"}
+    assert httpx.post(hook, json=base | prompt, headers=headers, timeout=30).status_code == 200
+    stop = {"hook_event_name": "Stop", "last_assistant_message": "sandpiper listens on 7411."}
+    assert httpx.post(hook, json=base | stop, headers=headers, timeout=30).status_code == 200
+
+    report = run(server, token, root, tmp_path / "state")
+    assert (report["imported"], report["duplicates"]) == (1, 1)
+    items = pending(server, token, "sandpiper_notes")
+    assert len(items) == 2, items
+    assert {item["conversation_id"] for item in items} == {session}
 
 
 def test_consent_approve_by_project(server: MemoryServer, tmp_path: Path) -> None:

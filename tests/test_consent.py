@@ -106,13 +106,13 @@ def test_a_capture_waits_unsearchable_and_visible_only_to_its_owner(
     (item,) = [i for i in listing["items"] if i["id"] == pending_id]
     assert "quokka-lab" in item["content"]
     assert item["app"] == "claude-code"
-    assert item["project"] == "/work/quokka"
+    assert item["project"] == "quokka"  # a capture's working directory, filed by its name
     assert item["conversation_id"] == "conv-pending"
     assert item["model"] == "claude-test-1"
     assert item["channel"] == "capture"
     assert item["captured_at"] == "2026-01-02T03:04:05Z"
     assert item["created_at"] and item["expires_at"] and item["redactions"] == 0
-    assert alice.pending(app="claude-code", project="/work/quokka")["total"] >= 1
+    assert alice.pending(app="claude-code", project="quokka")["total"] >= 1
     assert alice.pending(app="no-such-app")["total"] == 0
 
     # Bob neither sees nor decides it; to him it is an unknown id (404), not someone else's (403).
@@ -189,7 +189,7 @@ def test_approve_makes_it_searchable_with_provenance(alice: User) -> None:
     provenance = detail.json()["provenance"]
     assert {"channel", "project", "conversation_id", "model", "consent", "expires_at"} <= set(provenance)
     assert provenance["channel"] == "capture"
-    assert provenance["project"] == "/work/heron"
+    assert provenance["project"] == "heron"  # the working directory's name
     assert provenance["conversation_id"] == "conv-heron"
     assert provenance["model"] == "claude-test-2"
     assert provenance["consent"] == "approved"
@@ -320,13 +320,13 @@ def test_allow_and_deny_rules_decide_future_captures(alice: User, bob: User) -> 
 
 
 def test_a_rule_from_an_item_matches_its_app_and_project_literally(bob: User) -> None:
-    project = "/work/odd[1]*name"
+    project = "/work/odd[1]*name"  # filed under its name, "odd[1]*name"
     item = bob.pending_capture("The odd project pins Node 20", app="windsurf", project=project)
     response = bob.http.post("/api/v1/consent/rules", json={"effect": "allow", "from_item": item})
     assert response.status_code == 201, response.text
     rule = response.json()
     assert rule["app_pattern"] == "windsurf"
-    assert rule["project_pattern"] == "/work/odd[[]1][*]name"
+    assert rule["project_pattern"] == "odd[[]1][*]name"
     assert item in bob.pending_ids()  # a rule decides future captures, not this one
 
     same_place = bob.capture("The odd project lints with Biome", app="windsurf", project=project)
@@ -375,8 +375,8 @@ def test_bulk_approve_and_reject_report_each_id(alice: User, bob: User) -> None:
 def test_cli_list_approve_reject_and_rules(shared_server: MemoryServer) -> None:
     memory_server = shared_server  # the CLI talks to a server over the network
     carol = User(memory_server, "carol")
-    keep = carol.pending_capture("Carol deploys the billing service with Helm", project="/work/billing")
-    drop = carol.pending_capture("Carol's throwaway capture about lunch", project="/work/billing")
+    keep = carol.pending_capture("Carol deploys the billing service with Helm", project="/work/ledger")
+    drop = carol.pending_capture("Carol's throwaway capture about lunch", project="/work/ledger")
 
     def ccmem(*args: str, check: bool = True) -> Any:
         return memory_server.ccmem(
@@ -386,7 +386,7 @@ def test_cli_list_approve_reject_and_rules(shared_server: MemoryServer) -> None:
     listing = json.loads(ccmem("list", "--json").stdout)
     assert {item["id"] for item in listing["items"]} == {keep, drop}
     table = ccmem("list").stdout
-    assert keep in table and drop in table and "/work/billing" in table  # whole ids, to copy
+    assert keep in table and drop in table and "ledger" in table  # whole ids, to copy; the project
 
     approved = json.loads(
         ccmem("approve", keep, "--text", "Carol deploys billing with Helm 3", "--json").stdout

@@ -23,6 +23,7 @@ from sqlalchemy import event as sql_event
 from sqlalchemy import select
 
 from claude_code_memory.api.app import ServerParts
+from claude_code_memory.capture.projects import MAX_CWD, session_project
 from claude_code_memory.config import ConfigError, load_settings
 from claude_code_memory.db.models import MemoryAccessLog
 from claude_code_memory.memories.recall.context import (
@@ -34,7 +35,7 @@ from claude_code_memory.memories.recall.context import (
     Sessions,
     render,
 )
-from claude_code_memory.memories.recall.hook_events import MAX_CWD, context_output, project_of, turn_text
+from claude_code_memory.memories.recall.hook_events import context_output, turn_text
 from tests.support.in_process import InProcessServer
 from tests.support.server import add_memory as add
 from tests.support.servers import StartServer
@@ -120,17 +121,22 @@ def test_the_project_comes_from_the_path_strings_never_from_the_server_s_disk(tm
     (repo / "src" / "deep").mkdir(parents=True)
     # A .git on the server's disk changes nothing: the answer is the same for a path that
     # exists nowhere.
-    assert project_of(str(repo / "src" / "deep")) == "deep" == project_of("/nowhere/src/deep")
-    assert project_of(str(repo)) == "shop-api" == project_of(str(repo) + "/")
+    assert session_project(str(repo / "src" / "deep")) == "deep" == session_project("/nowhere/src/deep")
+    assert session_project(str(repo)) == "shop-api" == session_project(str(repo) + "/")
     # Claude Code names the session's transcript folder after the folder it started in: a cd
     # into a subfolder keeps the session's project.
     transcript = "/home/u/.claude/projects/-srv-shop-api/4f0c.jsonl"
-    assert project_of("/srv/shop-api/src/deep", transcript) == "shop-api"
-    assert project_of("/srv/shop-api", transcript) == "shop-api"
-    assert project_of("/srv/other/src", transcript) == "src"
-    assert project_of("C:\\Users\\ada\\shop-api") == "shop-api"
-    assert project_of("") is None and project_of("/") == "/"
-    assert project_of("/" + "a" * (MAX_CWD + 1)) is None
+    assert session_project("/srv/shop-api/src/deep", transcript) == "shop-api"
+    assert session_project("/srv/shop-api", transcript) == "shop-api"
+    assert session_project("/srv/other/src", transcript) == "src"
+    # Every character but a letter or a digit is "-" in the folder's name; the folder's memory
+    # folder (what `ccmem sync claude-code` holds) names it as well as a transcript does.
+    dotted = "/h/.claude/projects/-home-u-my-app-v2/s.jsonl"
+    assert session_project("/home/u/my_app.v2/lib", dotted) == "my_app.v2"
+    assert session_project("/srv/shop-api/src", "/h/.claude/projects/-srv-shop-api/memory") == "shop-api"
+    assert session_project("C:\\Users\\ada\\shop-api") == "shop-api"
+    assert session_project("") is None and session_project("/") == "/"
+    assert session_project("/" + "a" * (MAX_CWD + 1)) is None
 
 
 def test_turn_text_is_what_the_capture_route_stores() -> None:

@@ -382,6 +382,7 @@ def test_the_capture_filter_keeps_junk_out_of_the_consent_queue(memory_server: A
         "id": None,
         "ids": [],
         "state": None,
+        "memory": None,
         "reason": "junk: acknowledgement",
     }
     assert capture("Exit code 0", "(no output)")["status"] == "filtered"

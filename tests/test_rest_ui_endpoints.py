@@ -190,15 +190,15 @@ def test_insights_auth(server: MemoryServer) -> None:
 
 def test_insights_count_hook_injections_and_captures(server: MemoryServer, tmp_path: Any) -> None:
     kim, lee = user(server, "kim"), user(server, "lee")
-    project = str(tmp_path / "shop")
-    first = kim.add("The shop deploys on Fridays", app="notes", project=project)
-    second = kim.add("The shop's database is Postgres", app="notes", project=project)
+    cwd = str(tmp_path / "shop")  # a session there is of the project "shop", its folder's name
+    first = kim.add("The shop deploys on Fridays", app="notes", project="shop")
+    second = kim.add("The shop's database is Postgres", app="notes", project="shop")
     lee.add("Lee's own note", app="notes")
     before = kim.ok("GET", "/api/v1/insights")
     assert before["hooks"] == {"injections": 0, "captures": 0}
 
     def hook(caller: Caller, **fields: Any) -> Any:
-        body = {"session_id": f"s-{caller.name}", "cwd": project, "transcript_path": "/dev/null", **fields}
+        body = {"session_id": f"s-{caller.name}", "cwd": cwd, "transcript_path": "/dev/null", **fields}
         return caller.ok("POST", "/api/v1/hooks/claude-code", json=body)
 
     briefing = hook(kim, hook_event_name="SessionStart", source="startup")

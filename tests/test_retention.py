@@ -241,29 +241,29 @@ def test_forget_matches_a_project_glob_in_every_state_including_tombstones(compo
             "dave",
             "User: how do I build the shop api?\n\nAssistant: run make all in its folder",
             "capture",
-            project="/src/shop/api",
+            project="/src/shop-api",
         ),
         add(
             service,
             "dave",
             "User: how do I test the shop web app?\n\nAssistant: run make test in its folder",
             "capture",
-            project="/src/shop/web",
+            project="/src/shop-web",
         ),
     ]
     service.writes.approve(in_project[0], user_id="dave", decided_by="user:dave")  # becomes active, new id
     with service.database.session() as session:
-        approved_id = str(session.scalar(select(Memory.id).where(Memory.project == "/src/shop/api")))
+        approved_id = str(session.scalar(select(Memory.id).where(Memory.project == "shop-api")))
     tombstone = add(
         service,
         "dave",
         "User: which linter does the shop cli use?\n\nAssistant: ruff, with the default rules",
         "capture",
-        project="/src/shop/cli",
+        project="/src/shop-cli",
     )
     service.writes.approve(tombstone, user_id="dave", decided_by="user:dave")
     with service.database.session() as session:
-        tombstone = str(session.scalar(select(Memory.id).where(Memory.project == "/src/shop/cli")))
+        tombstone = str(session.scalar(select(Memory.id).where(Memory.project == "shop-cli")))
     service.states.delete_memories([tombstone], user_id="dave")
     other = add(
         service,
@@ -274,16 +274,17 @@ def test_forget_matches_a_project_glob_in_every_state_including_tombstones(compo
     )
     retention = retention_of(service)
 
-    receipt = retention.forget("dave", project="/src/shop/*")
+    # A capture is filed under its working directory's name: "shop-api", "shop-web", ...
+    receipt = retention.forget("dave", project="shop-*")
     assert sorted(receipt.memory_ids) == sorted([approved_id, in_project[1], tombstone])
     assert receipt.counts["sql_rows"] == 3 and receipt.counts["vectors"] == 1
-    assert receipt.scope == {"user_id": "dave", "project": "/src/shop/*"}
+    assert receipt.scope == {"user_id": "dave", "project": "shop-*"}
     assert not service.vectors.exists(approved_id) and service.vectors.history_count(approved_id) == 0
     assert all(sql_row(service, i) is None for i in receipt.memory_ids)
     assert sql_row(service, other) is not None
     # Exact match: no glob characters, no prefix matching.
-    assert retention.forget("dave", project="/src/blo", dry_run=True).memories == 0
-    assert retention.forget("dave", project="/src/blog", dry_run=True).memory_ids == [other]
+    assert retention.forget("dave", project="blo", dry_run=True).memories == 0
+    assert retention.forget("dave", project="blog", dry_run=True).memory_ids == [other]
 
 
 def test_forget_refuses_vague_or_unknown_scopes_and_changes_nothing(components: ServerParts) -> None:
@@ -431,11 +432,11 @@ def test_forget_by_project_and_by_conversation(caller: Caller) -> None:
         caller.capture("Publish with hugo", project="/src/blog", conversation_id="c2"),
         caller.capture("Images go to /static", project="/src/blog", conversation_id="c3"),
     ]
-    by_project = caller.forget(project="/src/shop").json()
+    by_project = caller.forget(project="shop").json()  # the captures' folder's name
     assert sorted(by_project["memory_ids"]) == sorted(shop) and by_project["counts"]["vectors"] == 2
     by_conversation = caller.forget(conversation_id="c2").json()
     assert by_conversation["memory_ids"] == [blog[0]]  # c2's shop capture is already gone
-    both = caller.forget(project="/src/blog", conversation_id="c1").json()
+    both = caller.forget(project="blog", conversation_id="c1").json()
     assert both["memories"] == 0
     assert [caller.exists(i) for i in shop + blog] == [False, False, False, True]
 

@@ -333,18 +333,19 @@ def test_consent_queue_approve_edit_reject_and_rule(page: Any, alice: User) -> N
     assert alice.rest("POST", "/api/v1/memories/browse", json={"search_query": "lunch"})["total"] == 0
 
     # A standing rule from an item: the next capture from that app and project is approved.
-    rule_item = alice.capture("Remember that builds run on the ARM runners", project="/work/rules")
+    # A capture is filed under its working directory's name: "arm-builds".
+    rule_item = alice.capture("Remember that builds run on the ARM runners", project="/work/arm-builds")
     page.goto("/consent")
-    page.get_by_role("button", name="Always allow claude-code in /work/rules").click()
+    page.get_by_role("button", name="Always allow claude-code in arm-builds").click()
     assert "approved automatically" in flash(page)
-    assert "/work/rules" in page.locator("table").inner_text()
+    assert "arm-builds" in page.locator("table").inner_text()
     shoot(page, "consent-rules")
     follow_up = alice.rest(
         "POST",
         "/api/v1/capture",
         json={
             "app": "claude-code",
-            "project": "/work/rules",
+            "project": "/work/arm-builds",
             # Not junk (the capture filter would keep "x y z" out before any rule applies).
             "messages": [{"role": "user", "content": "The ARM runners build the release images"}],
         },

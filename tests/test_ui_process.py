@@ -209,10 +209,10 @@ def test_connect_leads_with_the_hooks_and_the_dashboard_counts_their_work(
     user = f"quinn-{uuid.uuid4().hex[:6]}"
     token = api.make_token(user)
     headers = {"Authorization": f"Bearer {token}"}
-    project = str(tmp_path / "shop")
+    cwd = str(tmp_path / "shop")  # a session there is of the project "shop", its folder's name
     for text in ("The shop deploys on Fridays", "The shop's database is Postgres"):
         added = httpx.post(
-            f"{api.base_url}/api/v1/memories", json={"text": text, "project": project}, headers=headers
+            f"{api.base_url}/api/v1/memories", json={"text": text, "project": "shop"}, headers=headers
         )
         assert added.status_code == 200, added.text
     for event in (
@@ -220,7 +220,7 @@ def test_connect_leads_with_the_hooks_and_the_dashboard_counts_their_work(
         {"hook_event_name": "UserPromptSubmit", "prompt": "Remember: tea at four"},
         {"hook_event_name": "Stop", "last_assistant_message": "Noted."},
     ):
-        body = {"session_id": "s1", "cwd": project, "transcript_path": "/dev/null", **event}
+        body = {"session_id": "s1", "cwd": cwd, "transcript_path": "/dev/null", **event}
         answered = httpx.post(f"{api.base_url}/api/v1/hooks/claude-code", json=body, headers=headers)
         assert answered.status_code == 200, answered.text
     with (

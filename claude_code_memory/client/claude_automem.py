@@ -42,9 +42,10 @@ from typing import Any, Protocol
 
 import yaml
 
+from ..capture.projects import session_project
 from ..errors import BadInput, MemoryStackError, NotFound, TooLarge
 from .claude_import import IMPORT_SOURCE, write_state
-from .claude_transcripts import open_regular, project_of, real_folder, regular_file
+from .claude_transcripts import open_regular, real_folder, regular_file
 
 APP = "claude-code"
 SOURCE = "claude-code-auto-memory"
@@ -192,7 +193,7 @@ def folder_project(memory_dir: Path) -> str:
                     except (ValueError, RecursionError):
                         continue
                     if isinstance(entry, dict) and isinstance(entry.get("cwd"), str):
-                        return project_of(entry["cwd"]) or memory_dir.parent.name
+                        return session_project(entry["cwd"], str(transcript)) or memory_dir.parent.name
         except OSError:
             continue
     return memory_dir.parent.name
@@ -486,5 +487,7 @@ def session_folder(root: Path, cwd: str) -> Path:
 
 
 def sync_session(server: Server, cwd: str, root: Path, state_dir: Path) -> SyncReport:
-    """Sync the memory folder of a session in ``cwd``, its project named as the hooks name it."""
-    return sync_folder(server, session_folder(root, cwd), state_dir, project_of(cwd))
+    """Sync the memory folder of a session in ``cwd``, its project named as the hooks name a
+    session started where that folder's is (:func:`folder_project` names it the same)."""
+    folder = session_folder(root, cwd)
+    return sync_folder(server, folder, state_dir, session_project(cwd, str(folder)))

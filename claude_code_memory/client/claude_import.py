@@ -26,8 +26,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..capture.projects import session_project
 from ..errors import BadInput, TooLarge
-from .claude_transcripts import BadLine, Turn, project_of, read_lines, read_turns, transcript_files
+from .claude_transcripts import BadLine, Turn, read_lines, read_turns, transcript_files
 
 IMPORT_APP = "claude-code"
 IMPORT_SOURCE = "claude-code-import"
@@ -145,7 +146,7 @@ def run_import(
                 report.skip(path, item.line, item.reason)
                 continue
             report.read += 1
-            turn_project = project_of(item.cwd)
+            turn_project = session_project(item.cwd, str(path))  # as the hooks name it
             if project is not None and project not in (turn_project, path.parent.name):
                 report.counts["other_project"] += 1
                 continue

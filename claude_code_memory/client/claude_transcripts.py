@@ -260,15 +260,3 @@ def read_lines(path: Path) -> list[str]:
     """The lines of the regular file ``path`` (:func:`open_regular`)."""
     with open_regular(path) as handle:
         return handle.readlines()
-
-
-def project_of(cwd: str | None, max_length: int = 512) -> str | None:
-    """The project the Stop hook files a turn under: the git work tree holding ``cwd`` by
-    name, else ``cwd`` itself (the server's hook route decides the same way)."""
-    if not cwd:
-        return None
-    path = Path(cwd)
-    for folder in (path, *path.parents):
-        if (folder / ".git").exists():
-            return folder.name[:max_length] or cwd[:max_length]
-    return cwd[:max_length]

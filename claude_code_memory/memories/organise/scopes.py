@@ -9,9 +9,9 @@ memory's provenance: a memory written before scopes keeps the project its proven
 and one without a project is global). ``Scopes`` moves memories between scopes, ends a task
 (its memories archived, or promoted to the project) and lists the projects and tasks in use.
 
-A capture's project is the name :func:`..recall.hook_events.project_of` makes of its working directory (its
-last part), so the capture proxy and Claude Code's hooks file one session's
-turns under one project; :func:`project_name` is that rule for any write.
+A capture's project is the name :func:`...capture.projects.session_project` makes of its
+working directory (its last part), so the capture proxy, Claude Code's hooks and the import
+file one session's turns under one project; :func:`project_name` is that rule for any write.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 
 from sqlalchemy import func, select, update
 
+from ...capture.projects import session_project
 from ...db.database import Database
 from ...db.models import Memory, User, utcnow
 from ...domain.memory_state import MemoryState
@@ -31,7 +32,6 @@ from ...store.owners import Owners
 from ...store.values import parse_memory_id
 from ...store.vectors import Vectors
 from ..lifecycle.states import States
-from ..recall.hook_events import project_of
 
 MAX_PROJECT = 512
 MAX_TASK = 256
@@ -110,10 +110,10 @@ def search_scope(scope: object, project: object, task: object = None) -> dict[st
 
 
 def project_name(project: str | None) -> str | None:
-    """A capture's project as a scope: the repository name of a working directory (an absolute
-    path), the same name the hooks give it; any other name as it is."""
+    """A capture's project as a scope: the name of a working directory (an absolute path) by its
+    last part, the name the hooks give it; any other name as it is."""
     if project and os.path.isabs(project):
-        return project_of(project)
+        return session_project(project)
     return project
 
 

@@ -22,19 +22,21 @@
 - Anything else (``PostCompact`` included: its summary is the model's retelling of turns
   already captured, and SessionStart ``compact`` re-briefs the compacted context) answers ``{}``.
 
-The project is read from the hook's path strings alone (:func:`project_of`): the server never
-looks at its own disk for a path a client sent. Any failure inside answers ``{}`` and is logged:
+The project is read from the hook's path strings alone
+(:func:`...capture.projects.session_project`): the server never looks at its own disk for a
+path a client sent. Any failure inside answers ``{}`` and is logged:
 a hook must never stand in Claude Code's way.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
+from ...capture.projects import MAX_CWD, session_project
+from ...capture.projects import MAX_PROJECT as MAX_PROJECT  # the hook route's limit too
 from ...errors import MemoryStackError
 from .context import HOOK_APP, Recall
 
@@ -43,10 +45,7 @@ log = logging.getLogger(__name__)
 ROLE_LABELS = {"user": "User", "assistant": "Assistant"}
 #: Longest ids and names kept from a hook input (the columns' sizes).
 MAX_SESSION_ID = 128
-MAX_PROJECT = 512
 MAX_MODEL = 128
-#: Longest ``cwd`` taken from a hook input (Linux's PATH_MAX): a longer one names no project.
-MAX_CWD = 4096
 #: ``metadata.source`` of a turn captured at Stop (the proxy captures under the same app).
 CAPTURE_SOURCE = "claude-code-hook"
 #: Events whose output can carry ``additionalContext``.
@@ -60,31 +59,6 @@ def turn_text(messages: Iterable[tuple[str, str]]) -> str:
     """A captured turn as stored: ``User: …`` and ``Assistant: …`` paragraphs ((role, text)
     pairs; empty texts left out). ``POST /api/v1/capture`` stores turns the same way."""
     return "\n\n".join(f"{ROLE_LABELS[role]}: {text.strip()}" for role, text in messages if text.strip())
-
-
-def project_of(cwd: str, transcript_path: str = "") -> str | None:
-    """The project a hook's session works on, from the strings alone: the name of the folder
-    Claude Code was started in (a repository's name when started at its root).
-
-    That folder is the longest leading part of ``cwd`` that Claude Code's transcript folder is
-    named after (``~/.claude/projects/<the folder, every other character than a letter or digit
-    as "-">/``), so a ``cd`` into a subfolder keeps the session's project; else it is ``cwd``'s
-    last part. None for no ``cwd`` or one longer than :data:`MAX_CWD`.
-    """
-    if not cwd or len(cwd) > MAX_CWD:
-        return None
-    path = cwd.rstrip("/\\") or cwd
-    started_in = _SEPARATOR.split(transcript_path)[-2] if _SEPARATOR.search(transcript_path) else ""
-    if started_in and _NOT_ALPHANUMERIC.sub("-", path) != started_in:
-        for separator in _SEPARATOR.finditer(path):
-            if _NOT_ALPHANUMERIC.sub("-", path[: separator.start()]) == started_in:
-                path = path[: separator.start()]
-                break
-    return _SEPARATOR.split(path)[-1][:MAX_PROJECT] or path[:MAX_PROJECT]
-
-
-_SEPARATOR = re.compile(r"[/\\]")
-_NOT_ALPHANUMERIC = re.compile(r"[^A-Za-z0-9]")
 
 
 def context_output(event: str, context: str) -> dict[str, Any]:
@@ -130,7 +104,7 @@ class ClaudeCodeHooks:
         cwd = _text(hook.get("cwd"))
         if len(cwd) > MAX_CWD:
             log.warning("hook %s: a cwd of %d characters names no project", event[:64], len(cwd))
-        project = project_of(cwd, _text(hook.get("transcript_path"), MAX_CWD))
+        project = session_project(cwd, _text(hook.get("transcript_path"), MAX_CWD))
         if event == "SessionStart":
             if hook.get("source") in RESET_SOURCES:
                 self.sessions.forget_injected(user_id, session_id)
