@@ -166,6 +166,22 @@ def scopes_check() -> Check:
 
 
 CHECKS["claude_import"] = claude_import_check()
+CHECKS["invitations"] = (
+    "bench.faults.invitations",
+    ["--rounds", "5"],
+    ["--rounds", "1"],
+    lambda r: {
+        k: r[k]
+        for k in (
+            "rejoined_after_removal",
+            "codes_alive_after_issuer_removed",
+            "codes_alive_after_demotion",
+            "revoked_codes_accepted",
+            "stale_codes_accepted",
+            "non_owner_reads_or_revokes",
+        )
+    },
+)
 CHECKS["scopes"] = scopes_check()
 
 
