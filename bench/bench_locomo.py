@@ -1,7 +1,7 @@
 """Retrieval benchmark on LoCoMo through the public REST API. Prints JSON.
 
     .venv/bin/python bench/bench_locomo.py [--data ../shared/bench/locomo-dev.json] [--compare-plain]
-        [--plain] [--variant LABEL:KEY=VALUE[,KEY=VALUE...]]...
+        [--plain] [--variant LABEL:KEY=VALUE[,KEY=VALUE...]]... [--half tune|score]
 
 Starts the real server with a temporary data directory, stores every dialog turn of each
 conversation as one memory of its own user (one user per conversation; the dialog id, speaker
@@ -17,7 +17,9 @@ without conversation id and time; each ``--variant`` runs one more server side b
 those config settings (``--variant no-lift:search.conversation_share=0``), so a ranking change
 is measured against the default on the same data in one run. ``--plain`` stores the turns
 without conversation id and time in every server (the default and each variant): how a
-ranking change does on memories that belong to no conversation.
+ranking change does on memories that belong to no conversation. ``--half score`` keeps only the
+last conversation of the file (held out of tuning: ranking changes are chosen on ``--half
+tune``, the others, and this half is only scored; :func:`half`).
 
 LoCoMo's questions carry no date of their own; they were written about the whole conversation,
 so each is asked as it ends: the search's ``now`` is the time of the conversation's last turn
@@ -48,7 +50,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_server import Server, percentiles  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "locomo-dev.json"
+#: The shared data beside the checkout (a worktree's is a level further up).
+DEFAULT_DATA = next(
+    (
+        folder / "shared" / "bench" / "locomo-dev.json"
+        for folder in ROOT.parents
+        if (folder / "shared" / "bench" / "locomo-dev.json").exists()
+    ),
+    ROOT.parent / "shared" / "bench" / "locomo-dev.json",
+)
 EVIDENCE = re.compile(r"D\d+:\d+")
 KS = (1, 5, 10, 20)
 
@@ -164,8 +174,13 @@ def main() -> None:
         metavar="LABEL:KEY=VALUE[,KEY=VALUE]",
         help="also run a server with these config settings (repeatable)",
     )
+    parser.add_argument(
+        "--half",
+        choices=HALVES,
+        help="only the conversations tuned on (tune: all but the last) or held out (score: the last)",
+    )
     args = parser.parse_args()
-    data = json.loads(args.data.read_text())
+    data = half(json.loads(args.data.read_text()), args.half)
     provenance = not args.plain
     asked_at_end = args.asked_at == "end"
     report = run(data, args.data.name, args.limit, provenance, asked_at_end=asked_at_end)
@@ -179,6 +194,21 @@ def main() -> None:
                 **run(data, args.data.name, args.limit, provenance, settings, asked_at_end=asked_at_end),
             }
     print(json.dumps(report, indent=2))
+
+
+#: The halves of a development split: the part a change may be tuned on, and the part held out
+#: of tuning and only scored (a check of how far the tuning carries).
+HALVES = ("tune", "score")
+
+
+def half(data: list[dict[str, Any]], which: str | None) -> list[dict[str, Any]]:
+    """The conversations of one half (None: all). The last conversation of the file is held
+    out (``score``), the others are tuned on (``tune``): a fixed rule, set before any result
+    was seen, that holds whole conversations out as an outside check does. A file of one
+    conversation has nothing to tune on."""
+    if which is None:
+        return data
+    return data[-1:] if which == "score" else data[:-1]
 
 
 def variant(raw: str) -> tuple[str, dict[str, str]]:

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_longmemeval.py [--data ../shared/bench/longmemeval-dev.json.gz]
         [--limit N] [--per-type N] [--questions ID,ID...] [--variant LABEL:KEY=VALUE[,KEY=VALUE...]]...
-        [--no-cache] [--out FILE]
+        [--half tune|score] [--no-cache] [--out FILE]
 
 One user per question; every turn of its haystack is one memory (``content`` as text, the
 turn's role in metadata, its session — numbered by position, never by its id — as
@@ -20,7 +20,9 @@ scoring; the service never sees it.
 The store is built once; each ``--variant`` re-runs the searches with those ``search.*``
 settings switched in this process, so an ablation compares rankings on the same data
 (``bench.as_of=0``: searched without the question's date, relative dates then read against the
-newest memory, as before search took a ``now``). The
+newest memory, as before search took a ``now``). ``--half tune`` keeps the questions a ranking
+change may be tuned on, ``--half score`` the others, held out and only scored
+(:func:`half_of`: a fixed rule by question id). The
 embedder is deterministic, so its vectors are kept between runs in a file keyed by each text's
 hash (``$CCMEM_BENCH_CACHE``, default ``~/.cache/ccmem-bench/embeddings.sqlite``; the model still
 runs for every text it has not seen). ``--out`` also writes the report to a file
@@ -55,7 +57,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_locomo import variant  # noqa: E402
+from bench_locomo import HALVES, variant  # noqa: E402
 from bench_server import ROOT, percentiles  # noqa: E402
 
 #: The shared data beside the checkout (a worktree's is a level further up).
@@ -71,6 +73,13 @@ DEFAULT_CACHE = Path.home() / ".cache" / "ccmem-bench" / "embeddings.sqlite"
 #: Results asked of each search: enough for ten distinct sessions.
 SEARCH_LIMIT = 50
 APP = "longmemeval"
+
+
+def half_of(question_id: str) -> str:
+    """The half of the development split a question is in: ``tune`` (changes are chosen on it)
+    or ``score`` (held out, only scored), by the parity of the second byte of the sha256 of its
+    id. A fixed rule, set before any result was seen; the split's own rule reads the first byte."""
+    return HALVES[hashlib.sha256(question_id.encode()).digest()[1] % 2]
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -157,6 +166,16 @@ def summary(rows: list[tuple[str, dict[str, float]]]) -> dict[str, Any]:
             for kind, v in sorted(by_type.items())
         },
     }
+
+
+def by_half(rows: list[tuple[str, dict[str, float]]], halves: list[str]) -> dict[str, Any]:
+    """The means over each half's questions (:func:`half_of`), types left out."""
+    out = {}
+    for which in HALVES:
+        part = [row for row, name in zip(rows, halves, strict=True) if name == which]
+        if part:
+            out[which] = {key: value for key, value in summary(part).items() if key != "by_type"}
+    return out
 
 
 class EmbeddingCache:
@@ -307,6 +326,7 @@ def run(
     runs = [("defaults", {}), *variants]
     rows: dict[str, list[tuple[str, dict[str, float]]]] = {label: [] for label, _ in runs}
     latencies: dict[str, list[float]] = {label: [] for label, _ in runs}
+    halves: dict[str, list[str]] = {label: [] for label, _ in runs}
     total_turns = 0
     with cached_embeddings(cache):
         bench = Bench(work / "data")
@@ -324,6 +344,7 @@ def run(
                     ranked, elapsed = bench.search(f"lme-{number}", question["question"], now, settings)
                     latencies[label].append(elapsed)
                     rows[label].append((question["question_type"], scored(ranked, answers)))
+                    halves[label].append(half_of(question["question_id"]))
         finally:
             bench.close()
             shutil.rmtree(work, ignore_errors=True)
@@ -337,6 +358,7 @@ def run(
         report[label] = {
             **({"settings": settings} if settings else {}),
             **summary(rows[label]),
+            "by_half": by_half(rows[label], halves[label]),
             "search": percentiles(latencies[label]) if latencies[label] else {},
         }
     return report
@@ -367,6 +389,11 @@ def main() -> None:
         metavar="LABEL:KEY=VALUE[,KEY=VALUE]",
         help="also search with these search.* settings (repeatable)",
     )
+    parser.add_argument(
+        "--half",
+        choices=HALVES,
+        help="only the questions tuned on (tune) or held out and only scored (score): by question id",
+    )
     parser.add_argument("--no-cache", action="store_true", help="run the model for every text")
     parser.add_argument("--out", type=Path, help="also write the report here")
     args = parser.parse_args()
@@ -375,6 +402,8 @@ def main() -> None:
         wanted = set(args.questions.split(","))
         data = [q for q in data if q["question_id"] in wanted]
     data = [q for q in data if not q["question_id"].endswith("_abs")]
+    if args.half:
+        data = [q for q in data if half_of(q["question_id"]) == args.half]
     if args.per_type:
         taken: dict[str, int] = {}
         kept = []

@@ -212,6 +212,9 @@ class SearchSettings(_Section):
     #: two of the best candidates whose scores are within this share of each other, the newer
     #: ranks first: of two memories that disagree, the newer answers (search/boosts.py). 0: off.
     present_margin: float = Field(0.2, ge=0, le=1)
+    #: A question put in the present tense ("Where does she work?") asks how things stand too,
+    #: unless something in it points to the past ("did", "used to", "before": search/priors.py).
+    present_tense: bool = True
 
 
 class HygieneSettings(_Section):
@@ -256,6 +259,9 @@ class ClaudeCodeSettings(_Section):
     #: Cosine similarity (all-MiniLM-L6-v2: unrelated text scores about 0-0.2) a memory needs
     #: to be injected for a prompt.
     recall_min_similarity: float = Field(0.35, ge=0, le=1)
+    #: A prompt's memory must score at least this share of its best memory's search score to be
+    #: injected (memories/recall/context.py, ``near_the_best``); 0: no such floor.
+    recall_relative_floor: float = Field(0.0, ge=0, le=1)
     capture_on_stop: bool = True
 
 

@@ -624,3 +624,25 @@ def test_late_in_a_long_session_a_prompt_still_gets_memories_it_was_not_given(se
         assert fresh and not set(fresh) & set(given), (len(given), fresh)
         given += fresh
     assert len(set(given)) == 80
+
+
+def test_a_prompt_is_given_only_memories_near_its_best_one(service: Any) -> None:
+    """``claude_code.recall_relative_floor``: memories scoring under that share of the prompt's
+    best memory are left out of its recall; 0 gives every memory over the similarity floor."""
+    user = f"u{uuid.uuid4().hex[:8]}"
+    for text in (
+        "The lighthouse runs on tidal power since the refit",
+        "The lighthouse was painted red and white in 1990",
+        "Visitors climb the lighthouse stairs on Sundays",
+        "The lighthouse keeper's cat sleeps by the lamp",
+    ):
+        service.writes.add_memory(user_id=user, app_name="notes", text=text)
+    prompt = "what powers the lighthouse"
+    everything = service.recall.recall_prompt(user, session_id="all", project=None, prompt=prompt).memories
+    assert len(everything) >= 2, everything
+    best = max(memory.score for memory in everything)
+    service.recall.settings.recall_relative_floor = 0.9
+    near = service.recall.recall_prompt(user, session_id="near", project=None, prompt=prompt).memories
+    assert near and all(memory.score >= 0.9 * best for memory in near)
+    assert len(near) < len(everything)
+    assert near[0].text == everything[0].text == "The lighthouse runs on tidal power since the refit"

@@ -15,6 +15,7 @@ from claude_code_memory.db.models import App, Memory, User
 from claude_code_memory.search.priors import (
     asked_role,
     asks,
+    asks_about_present,
     asks_when,
     coverage,
     coverage_first,
@@ -455,3 +456,54 @@ def test_the_coverage_step_reads_no_texts_beyond_the_shapes_read_for_the_priors(
     shape_reads = [sql for sql in statements if "length(m.content)" in sql]
     assert len(shape_reads) == 1, shape_reads
     assert ranked == ranking_of(session, dense, keyword, query, settings, None)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("Where does Priya work?", True),
+        ("How often do I attend yoga classes?", True),
+        ("How many cats do I have?", True),
+        ("How long have I had my cat, Luna?", True),
+        ("Where am I planning to stay for my birthday trip?", True),
+        ("What is my current personal best for the 5K?", True),  # said, whatever the tense
+        ("Where did Priya work?", False),
+        ("What was my previous personal best time?", False),
+        ("What car did Leo use to drive?", False),
+        ("Where do I initially keep my old sneakers?", False),
+        ("Which school did Leo teach at before?", False),
+        ("What is the first book Ann read?", False),
+        ("Would Caroline pursue writing as a career?", False),
+        ("Tell me about the lighthouse", False),
+    ],
+)
+def test_a_question_in_the_present_tense_asks_how_things_stand(query: str, expected: bool) -> None:
+    assert asks_about_present(query) is expected
+    # Without the tense, only the words that say so ("current", "now", "so far").
+    assert asks_about_present(query, tense=False) is ("current" in query)
+
+
+UPDATE = [
+    {"content": "Ann: I work at the bank on Main Street, in the loans team.", "captured_at": START},
+    {
+        "content": "Ann: I left the bank; I work at the bakery on Elm Street.",
+        "captured_at": START + timedelta(days=90),
+    },
+]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def session_with_update(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-untyped-def]
+    yield from _session_with(request, tmp_path, UPDATE)
+
+
+def test_a_question_in_the_present_tense_ranks_the_newer_of_two_statements_first(session_with_update) -> None:  # type: ignore[no-untyped-def]
+    session, ids = session_with_update
+    # Both retrievers put the older statement first, the newer close behind it.
+    off = {"coverage_share": 0.0, "length_prior": 0.0, "speaker_boost": 0.0}
+    assert ranked(session, ids, [0, 1], [0, 1], "Where does Ann work?", **off)[:2] == [1, 0]
+    assert ranked(session, ids, [0, 1], [0, 1], "Where does Ann work?", **(off | {"present_tense": False}))[
+        :2
+    ] == [0, 1]
+    # Asked about the old state, the retrievers' order stands.
+    assert ranked(session, ids, [0, 1], [0, 1], "Where did Ann work before?", **off)[:2] == [0, 1]

@@ -39,6 +39,7 @@ from .priors import (
     SPEAKER_LABEL_CHARS,
     asked_role,
     asks,
+    asks_about_present,
     asks_when,
     coverage_first,
     length_prior,
@@ -50,7 +51,6 @@ from .priors import (
     stems,
     time_boost,
 )
-from .relative_dates import asks_present
 from .temporal import TimeWindow
 
 
@@ -127,7 +127,7 @@ def rank(
             fused = role_first(fused, roles, asked_role(query), settings.role_boost)
     if prefixes and fused:
         fused = _covered_first(session, fused, prefixes, settings.coverage_share, shapes)
-    if settings.present_margin and fused and asks_present(query):
+    if settings.present_margin and fused and asks_about_present(query, settings.present_tense):
         fused = newer_first(fused, moments_of(session, fused[:PRESENT_DEPTH]), settings.present_margin)
     if project is not None and settings.scope_ranking and fused:
         fused = in_scope(fused, projects_of(session, fused), project, settings.project_boost)

@@ -80,6 +80,8 @@ class Recalled:
     similarity: float | None = None
     #: The team that shared it (memories/teams/); None: the user's own.
     team: str | None = None
+    #: The search's score (comparable within one prompt's memories only); None in a briefing.
+    score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -334,7 +336,8 @@ class Recall:
         limit: int | None = None,
         now: datetime | None = None,
     ) -> Recollection:
-        """Memories similar to the prompt (at least ``recall_min_similarity``) of the project and
+        """Memories similar to the prompt (at least ``recall_min_similarity``, and scoring at
+        least ``recall_relative_floor`` of the best one: :func:`near_the_best`) of the project and
         of no project (:func:`in_reach`), the project's first, none given to this session before,
         at most ``limit`` (default ``prompt_memories``), and their block within ``prompt_budget``.
         The memories are those the block holds: a memory the budget left out is not counted as
@@ -374,6 +377,7 @@ class Recall:
             and str(hit.memory.id) not in already
             and in_reach(hit, project)
         ]
+        eligible = near_the_best(eligible, self.settings.recall_relative_floor)
         # Stable: the user's own first, then the teams' (each part with the project's first).
         eligible.sort(
             key=lambda hit: (hit.team is not None, project is not None and hit.memory.project != project)
@@ -386,6 +390,7 @@ class Recall:
                 hit.memory.project,
                 hit.similarity,
                 hit.team,
+                hit.score,
             )
             for hit in eligible
         }
@@ -411,6 +416,17 @@ class Recall:
             )
         given = set(shown)
         return Recollection(block, tuple(memory for memory in memories if memory.id in given))
+
+
+def near_the_best(hits: list[Hit], floor: float) -> list[Hit]:
+    """The hits whose search score is at least ``floor`` times the best one's (0: all). A
+    prompt's first hit is its likeliest memory; one scoring a small share of it matched a word
+    or the topic and is mostly noise in the prompt's context (docs/search.md, "What recall
+    injects")."""
+    if floor <= 0 or not hits:
+        return hits
+    best = max(hit.score for hit in hits)
+    return [hit for hit in hits if hit.score >= floor * best]
 
 
 def in_reach(hit: Hit, project: str | None) -> bool:
