@@ -240,6 +240,7 @@ def run(
         # conversation outside the development split may land from the mean.
         per_conversation: dict[str, list[int]] = {}
         reciprocal_by_conversation: dict[str, list[float]] = {}
+        reciprocal_by_category: dict[int, list[float]] = {}
         total_turns = 0
         ingest_seconds = 0.0
         n_questions = 0
@@ -271,6 +272,9 @@ def run(
                     reciprocal += 0 if first is None else 1 / (first + 1)
                     found = int(bool(evidence & set(ranked[:10])))
                     per_category.setdefault(qa["category"], []).append(found)
+                    reciprocal_by_category.setdefault(qa["category"], []).append(
+                        0 if first is None else 1 / (first + 1)
+                    )
                     per_conversation.setdefault(str(conversation.get("sample_id", number)), []).append(found)
                     reciprocal_by_conversation.setdefault(
                         str(conversation.get("sample_id", number)), []
@@ -287,6 +291,9 @@ def run(
             "mrr": round(reciprocal / n_questions, 4),
             "recall_any@10_by_category": {
                 str(cat): round(statistics.mean(v), 4) for cat, v in sorted(per_category.items())
+            },
+            "mrr_by_category": {
+                str(cat): round(statistics.mean(v), 4) for cat, v in sorted(reciprocal_by_category.items())
             },
             "recall_any@10_by_conversation": {
                 conv: round(statistics.mean(v), 4) for conv, v in per_conversation.items()

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_longmemeval.py [--data ../shared/bench/longmemeval-dev.json.gz]
         [--limit N] [--per-type N] [--questions ID,ID...] [--variant LABEL:KEY=VALUE[,KEY=VALUE...]]...
-        [--half tune|score] [--no-cache] [--out FILE]
+        [--half tune|score] [--no-cache] [--store DIR] [--out FILE]
 
 One user per question; every turn of its haystack is one memory (``content`` as text, the
 turn's role in metadata, its session — numbered by position, never by its id — as
@@ -25,7 +25,11 @@ change may be tuned on, ``--half score`` the others, held out and only scored
 (:func:`half_of`: a fixed rule by question id). The
 embedder is deterministic, so its vectors are kept between runs in a file keyed by each text's
 hash (``$CCMEM_BENCH_CACHE``, default ``~/.cache/ccmem-bench/embeddings.sqlite``; the model still
-runs for every text it has not seen). ``--out`` also writes the report to a file
+runs for every text it has not seen). ``--store DIR`` keeps the written store (and which memory
+is which turn) in ``DIR``, and a later run with the same ``--store`` searches it instead of
+writing every haystack again (ten minutes on a busy 2-core machine): for ranking changes, which
+need no new writes.
+``--out`` also writes the report to a file
 (``bench/results/longmemeval_dev_<commit>.json`` by convention).
 
 The data (LongMemEval, Wu et al., ICLR 2025; MIT) is test data and is not part of this
@@ -259,10 +263,22 @@ class Bench:
         self.service = self.parts.service
         self.defaults = dict(self.settings.search)
         self.turns: dict[str, dict[str, Turn]] = {}
+        #: memory id → the turn's position in its haystack, per user (what ``--store`` keeps)
+        self.positions: dict[str, dict[str, int]] = {}
+
+    def written(self, user: str, turns: list[Turn], manifest: dict[str, dict[str, int]]) -> bool:
+        """Take ``user``'s memories from a kept store's ``manifest`` (memory id → position in
+        ``turns``) instead of writing them; False when the store does not hold the user."""
+        if user not in manifest:
+            return False
+        self.positions[user] = manifest[user]
+        self.turns[user] = {memory_id: turns[position] for memory_id, position in manifest[user].items()}
+        return True
 
     def write(self, user: str, turns: list[Turn]) -> None:
         """Each turn one memory of ``user``; keeps memory id → turn for scoring."""
         by_memory: dict[str, Turn] = {}
+        positions: dict[str, int] = {}
         for start in range(0, len(turns), 200):
             chunk = turns[start : start + 200]
             items = [
@@ -275,11 +291,29 @@ class Bench:
                 for t in chunk
             ]
             results = self.service.writes.add_memories(user_id=user, app_name=APP, items=items)
-            for turn, outcome in zip(chunk, results, strict=True):
+            for offset, (turn, outcome) in enumerate(zip(chunk, results, strict=True)):
                 for result in outcome.get("results", []):
                     if result.get("event") == "ADD":
                         by_memory[str(result["id"])] = turn
+                        positions[str(result["id"])] = start + offset
         self.turns[user] = by_memory
+        self.positions[user] = positions
+
+    def fill(self, questions: list[dict[str, Any]], store: Path | None) -> int:
+        """Every question's haystack in the store, one user each (:func:`user_of`): written, or
+        taken from the ``store`` folder kept by an earlier run (its ``manifest.json``), which
+        then keeps what this run wrote too. Returns the turns written."""
+        manifest_file = store / "manifest.json" if store is not None else None
+        manifest = json.loads(manifest_file.read_text()) if manifest_file and manifest_file.exists() else {}
+        written = 0
+        for question in questions:
+            turns = haystack(question)
+            if not self.written(user_of(question), turns, manifest):
+                self.write(user_of(question), turns)
+                written += len(turns)
+        if manifest_file is not None and written:
+            manifest_file.write_text(json.dumps(manifest | self.positions))
+        return written
 
     def search(
         self, user: str, query: str, now: datetime, settings: dict[str, Any]
@@ -315,33 +349,40 @@ def typed(value: str, default: Any) -> Any:
     return type(default)(value)
 
 
+def user_of(question: dict[str, Any]) -> str:
+    """The user whose memories are the question's haystack."""
+    return f"lme-{question['question_id']}"
+
+
 def run(
     data: list[dict[str, Any]],
     variants: list[tuple[str, dict[str, str]]],
     cache: EmbeddingCache | None,
+    store: Path | None = None,
 ) -> dict[str, Any]:
-    """Write every question's haystack once, then search it under each variant."""
+    """Write every question's haystack once (or take it from ``store``, a folder an earlier run
+    with the same ``store`` kept), then search it under each variant."""
     kept = [q for q in data if not q["question_id"].endswith("_abs")]
     work = Path(tempfile.mkdtemp(prefix="ccmem-longmemeval-"))
+    if store is not None:
+        store.mkdir(parents=True, exist_ok=True)
     runs = [("defaults", {}), *variants]
     rows: dict[str, list[tuple[str, dict[str, float]]]] = {label: [] for label, _ in runs}
     latencies: dict[str, list[float]] = {label: [] for label, _ in runs}
     halves: dict[str, list[str]] = {label: [] for label, _ in runs}
     total_turns = 0
     with cached_embeddings(cache):
-        bench = Bench(work / "data")
+        bench = Bench(store / "data" if store is not None else work / "data")
         try:
             started = time.perf_counter()
-            for number, question in enumerate(kept):
-                turns = haystack(question)
-                total_turns += len(turns)
-                bench.write(f"lme-{number}", turns)
+            written = bench.fill(kept, store)
+            total_turns = sum(len(haystack(question)) for question in kept)
             ingest_seconds = time.perf_counter() - started
-            for number, question in enumerate(kept):
+            for question in kept:
                 answers = answer_sessions(question)
                 now = moment(question["question_date"])
                 for label, settings in runs:
-                    ranked, elapsed = bench.search(f"lme-{number}", question["question"], now, settings)
+                    ranked, elapsed = bench.search(user_of(question), question["question"], now, settings)
                     latencies[label].append(elapsed)
                     rows[label].append((question["question_type"], scored(ranked, answers)))
                     halves[label].append(half_of(question["question_id"]))
@@ -352,7 +393,7 @@ def run(
         "data": "longmemeval-dev",
         "questions": len(kept),
         "turns": total_turns,
-        "ingest_per_s": round(total_turns / max(ingest_seconds, 1e-9), 1),
+        **({"ingest_per_s": round(written / max(ingest_seconds, 1e-9), 1)} if written else {}),
     }
     for label, settings in runs:
         report[label] = {
@@ -396,6 +437,11 @@ def main() -> None:
     )
     parser.add_argument("--no-cache", action="store_true", help="run the model for every text")
     parser.add_argument("--out", type=Path, help="also write the report here")
+    parser.add_argument(
+        "--store",
+        type=Path,
+        help="keep the written store in this folder and take it from there next time (same data)",
+    )
     args = parser.parse_args()
     data = load(args.data)
     if args.questions:
@@ -418,7 +464,7 @@ def main() -> None:
     cache = (
         None if args.no_cache else EmbeddingCache(Path(os.environ.get("CCMEM_BENCH_CACHE", DEFAULT_CACHE)))
     )
-    report = {"commit": commit(), **run(data, args.variant, cache)}
+    report = {"commit": commit(), **run(data, args.variant, cache, args.store)}
     text = json.dumps(report, indent=2)
     print(text)
     if args.out:

@@ -3,6 +3,7 @@ Prints JSON.
 
     .venv/bin/python bench/bench_recall_inject.py [--set locomo|longmemeval|both]
         [--variant LABEL:KEY=VALUE[,KEY=VALUE...]]... [--half tune|score] [--details FILE] [--out FILE]
+        [--store DIR]
 
 Each question is a prompt. Its memories are written as the two retrieval benchmarks write them
 (bench/bench_locomo.py: each turn ``Speaker: text`` with its session as ``conversation_id`` and
@@ -29,7 +30,9 @@ Each ``--variant`` re-runs the prompts with those ``claude_code.*`` or ``search.
 the same store (``--variant floor:claude_code.recall_relative_floor=0.5``). ``--half`` keeps one
 half of each split (bench_locomo.half, bench_longmemeval.half_of). ``--details`` writes each
 prompt's given memories (their score against the first one's, their similarity, whether each
-is evidence), for reading where noise comes from.
+is evidence), for reading where noise comes from. ``--store DIR`` keeps the written store in
+``DIR`` for the next run with the same ``--store`` (bench_longmemeval's ``--store``: the same
+folder serves both).
 
 The data (LoCoMo, CC BY-NC 4.0; LongMemEval, MIT) is test data and is not part of this
 repository; see ../shared/bench/README.md.
@@ -66,10 +69,18 @@ class Store(lme.Bench):
         self.claude_defaults = dict(self.settings.claude_code)
         self.evidence: dict[str, dict[str, Any]] = {}
 
-    def write_locomo(self, user: str, conversation: dict[str, Any]) -> None:
-        """The conversation's turns as bench_locomo.ingest writes them; keeps memory id → dialog id."""
+    def write_locomo(
+        self, user: str, conversation: dict[str, Any], manifest: dict[str, dict[str, int]]
+    ) -> int:
+        """The conversation's turns as bench_locomo.ingest writes them (or taken from a kept
+        store's ``manifest``); keeps memory id → dialog id. Returns the turns written."""
         items = locomo.turns(conversation)
+        if user in manifest:
+            self.positions[user] = manifest[user]
+            self.evidence[user] = {memory_id: items[at]["dia_id"] for memory_id, at in manifest[user].items()}
+            return 0
         by_memory: dict[str, Any] = {}
+        positions: dict[str, int] = {}
         for start in range(0, len(items), 200):
             chunk = items[start : start + 200]
             batch = [
@@ -82,11 +93,14 @@ class Store(lme.Bench):
                 for t in chunk
             ]
             results = self.service.writes.add_memories(user_id=user, app_name=lme.APP, items=batch)
-            for turn, outcome in zip(chunk, results, strict=True):
+            for offset, (turn, outcome) in enumerate(zip(chunk, results, strict=True)):
                 for result in outcome.get("results", []):
                     if result.get("event") == "ADD":
                         by_memory[str(result["id"])] = turn["dia_id"]
+                        positions[str(result["id"])] = start + offset
         self.evidence[user] = by_memory
+        self.positions[user] = positions
+        return len(items)
 
     def apply(self, settings: dict[str, str]) -> None:
         for key, value in self.defaults.items():
@@ -112,6 +126,11 @@ class Store(lme.Bench):
             user_id=user, app_name="bench", query=question, limit=TOP, now=now, with_categories=False
         )
         return list(given.memories), [str(hit.memory.id) for hit in hits]
+
+
+def locomo_user(conversation: dict[str, Any]) -> str:
+    """The user whose memories are the conversation's turns."""
+    return f"locomo-{conversation['sample_id']}"
 
 
 def block_chars(memories: list[Any]) -> int:
@@ -153,7 +172,7 @@ def figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def run_locomo(store: Store, data: list[dict[str, Any]], label: str, details: list[Any]) -> dict[str, Any]:
     rows = []
     for number, conversation in enumerate(data):
-        user = f"locomo-{number}"
+        user = locomo_user(conversation)
         items = locomo.turns(conversation)
         times = [t["at"] for t in items if t["at"]]
         now = datetime.fromisoformat(max(times))
@@ -180,7 +199,7 @@ def run_longmemeval(
 ) -> dict[str, Any]:
     rows, abstentions = [], []
     for number, question in enumerate(data):
-        user = f"lme-{number}"
+        user = lme.user_of(question)
         now = lme.moment(question["question_date"])
         given, top = store.prompt(user, f"{label}-{number}", question["question"], now)
         turns = store.turns[user]
@@ -242,19 +261,29 @@ def main() -> None:
     parser.add_argument("--half", choices=locomo.HALVES)
     parser.add_argument("--details", type=Path, help="also write each prompt's given memories here")
     parser.add_argument("--out", type=Path, help="also write the report here")
+    parser.add_argument(
+        "--store", type=Path, help="keep the written store here, and take it from here next time"
+    )
     args = parser.parse_args()
     cache = lme.EmbeddingCache(Path(os.environ.get("CCMEM_BENCH_CACHE", lme.DEFAULT_CACHE)))
     runs = [("defaults", {}), *args.variant]
     report: dict[str, Any] = {"commit": lme.commit(), "chars_per_token": CHARS_PER_TOKEN}
     details: list[Any] = []
     work = Path(tempfile.mkdtemp(prefix="ccmem-recall-inject-"))
+    if args.store is not None:
+        args.store.mkdir(parents=True, exist_ok=True)
     with lme.cached_embeddings(cache):
-        store = Store(work / "data")
+        store = Store(args.store / "data" if args.store is not None else work / "data")
         try:
             if args.set in ("locomo", "both"):
                 conversations = locomo.half(json.loads(args.locomo.read_text()), args.half)
-                for number, conversation in enumerate(conversations):
-                    store.write_locomo(f"locomo-{number}", conversation)
+                manifest_file = args.store / "manifest.json" if args.store is not None else None
+                manifest = (
+                    json.loads(manifest_file.read_text()) if manifest_file and manifest_file.exists() else {}
+                )
+                written = sum(store.write_locomo(locomo_user(c), c, manifest) for c in conversations)
+                if manifest_file is not None and written:
+                    manifest_file.write_text(json.dumps(manifest | store.positions))
                 report["locomo"] = {}
                 for label, settings in runs:
                     store.apply(settings)
@@ -266,8 +295,7 @@ def main() -> None:
                 questions = lme.load(args.longmemeval)
                 if args.half:
                     questions = [q for q in questions if lme.half_of(q["question_id"]) == args.half]
-                for number, question in enumerate(questions):
-                    store.write(f"lme-{number}", lme.haystack(question))
+                store.fill(questions, args.store)
                 report["longmemeval"] = {}
                 for label, settings in runs:
                     store.apply(settings)

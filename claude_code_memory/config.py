@@ -214,7 +214,8 @@ class SearchSettings(_Section):
     present_margin: float = Field(0.2, ge=0, le=1)
     #: A question put in the present tense ("Where does she work?") asks how things stand too,
     #: unless something in it points to the past ("did", "used to", "before": search/priors.py).
-    present_tense: bool = True
+    #: Off: it helped stated updates and cost other questions (docs/search.md).
+    present_tense: bool = False
 
 
 class HygieneSettings(_Section):
