@@ -15,12 +15,15 @@ and ``now`` the question's date (LoCoMo: its conversation's last turn) — and t
 answers is scored:
 
 * ``memories``, ``chars``, ``tokens``: per prompt, the mean (and p50 / p95) of the memories the
-  block holds, its length in characters, and its tokens, estimated as characters / 4 (the
-  common rule for English; no Claude tokenizer runs offline);
+  block holds, the block's length in characters (wrapper included: what the hook injects), and
+  its tokens, estimated as characters / 4 (the common rule for English; no Claude tokenizer
+  runs offline);
 * ``empty``: the share of prompts given nothing;
 * ``evidence_in``: the share of prompts whose block holds an evidence turn (LoCoMo: a turn the
   question's evidence names; LongMemEval: a ``has_answer`` turn), and ``session_in`` (LongMemEval:
   a turn of an answer session);
+* ``evidence_whole``: the same, counting only an evidence turn the block shows whole (not cut
+  to fit the budget);
 * ``evidence_top5``: the same for the search's first five results before recall's filters: what
   recall could give at best;
 * for LongMemEval's abstention questions (``_abs``: the answer is in no memory), ``injected``: the
@@ -116,16 +119,18 @@ class Store(lme.Bench):
             )
             setattr(target, name, lme.typed(value, defaults[name]))
 
-    def prompt(self, user: str, session: str, question: str, now: datetime) -> tuple[list[Any], list[str]]:
-        """What recall gives for ``question`` (the memories, best first) and the first
-        :data:`TOP` ids of the search behind it, before recall's filters."""
+    def prompt(
+        self, user: str, session: str, question: str, now: datetime
+    ) -> tuple[list[Any], list[str], str]:
+        """What recall gives for ``question`` (the memories, best first), the first :data:`TOP`
+        ids of the search behind it, before recall's filters, and the block."""
         given = self.service.recall.recall_prompt(
             user, session_id=session, project=None, prompt=question, now=now
         )
         hits = self.service.pipeline.search_hits(
             user_id=user, app_name="bench", query=question, limit=TOP, now=now, with_categories=False
         )
-        return list(given.memories), [str(hit.memory.id) for hit in hits]
+        return list(given.memories), [str(hit.memory.id) for hit in hits], given.block
 
 
 def locomo_user(conversation: dict[str, Any]) -> str:
@@ -133,12 +138,11 @@ def locomo_user(conversation: dict[str, Any]) -> str:
     return f"locomo-{conversation['sample_id']}"
 
 
-def block_chars(memories: list[Any]) -> int:
-    """The length of the block recall renders for ``memories`` (the same function the hook uses)."""
-    from claude_code_memory.memories.recall.context import render
+def whole(memory: Any, block: str) -> bool:
+    """Whether the block shows the memory's whole text (not cut to fit the budget)."""
+    from claude_code_memory.memories.recall.context import _line_text
 
-    block, _ = render("recall", memories, 10**6)
-    return len(block) if memories else 0
+    return _line_text(memory.text) + "\n" in block
 
 
 def spread(values: list[float]) -> dict[str, float]:
@@ -152,8 +156,9 @@ def spread(values: list[float]) -> dict[str, float]:
     }
 
 
-def figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The means over prompts of what was given (see the module's docstring)."""
+def figures(rows: list[dict[str, Any]], halves: bool = False) -> dict[str, Any]:
+    """The means over prompts of what was given (see the module's docstring), and by half of
+    the split (``halves``: these rows are one half already)."""
     if not rows:
         return {"prompts": 0}
     out: dict[str, Any] = {
@@ -163,13 +168,23 @@ def figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "tokens": spread([r["chars"] / CHARS_PER_TOKEN for r in rows]),
         "empty": round(statistics.mean(r["memories"] == 0 for r in rows), 4),
     }
-    for key in ("evidence_in", "session_in", "evidence_top5"):
+    for key in ("evidence_in", "evidence_whole", "session_in", "evidence_top5"):
         if key in rows[0]:
             out[key] = round(statistics.mean(r[key] for r in rows), 4)
+    if "half" in rows[0] and not halves:
+        out["by_half"] = {
+            which: figures([r for r in rows if r["half"] == which], halves=True)
+            for which in locomo.HALVES
+            if any(r["half"] == which for r in rows)
+        }
     return out
 
 
-def run_locomo(store: Store, data: list[dict[str, Any]], label: str, details: list[Any]) -> dict[str, Any]:
+def run_locomo(
+    store: Store, data: list[dict[str, Any]], label: str, details: list[Any], held_out: str
+) -> dict[str, Any]:
+    """The figures over LoCoMo's questions (``held_out``: the sample id of the conversation
+    bench_locomo.half holds out)."""
     rows = []
     for number, conversation in enumerate(data):
         user = locomo_user(conversation)
@@ -177,14 +192,16 @@ def run_locomo(store: Store, data: list[dict[str, Any]], label: str, details: li
         times = [t["at"] for t in items if t["at"]]
         now = datetime.fromisoformat(max(times))
         for index, qa in enumerate(locomo.questions(conversation, {t["dia_id"] for t in items})):
-            given, top = store.prompt(user, f"{label}-{number}-{index}", qa["question"], now)
+            given, top, block = store.prompt(user, f"{label}-{number}-{index}", qa["question"], now)
             dialog = store.evidence[user]
             evidence = set(qa["evidence"])
             rows.append(
                 {
                     "memories": len(given),
-                    "chars": block_chars(given),
+                    "chars": len(block),
                     "evidence_in": any(dialog.get(m.id) in evidence for m in given),
+                    "evidence_whole": any(dialog.get(m.id) in evidence and whole(m, block) for m in given),
+                    "half": "score" if conversation["sample_id"] == held_out else "tune",
                     "evidence_top5": any(dialog.get(i) in evidence for i in top),
                 }
             )
@@ -201,10 +218,10 @@ def run_longmemeval(
     for number, question in enumerate(data):
         user = lme.user_of(question)
         now = lme.moment(question["question_date"])
-        given, top = store.prompt(user, f"{label}-{number}", question["question"], now)
+        given, top, block = store.prompt(user, f"{label}-{number}", question["question"], now)
         turns = store.turns[user]
         if question["question_id"].endswith("_abs"):
-            abstentions.append({"memories": len(given), "chars": block_chars(given)})
+            abstentions.append({"memories": len(given), "chars": len(block)})
             details.append(
                 _detail("longmemeval_abs", label, question["question"], given, [False] * len(given))
             )
@@ -214,8 +231,10 @@ def run_longmemeval(
         rows.append(
             {
                 "memories": len(given),
-                "chars": block_chars(given),
+                "chars": len(block),
                 "evidence_in": any(flags),
+                "evidence_whole": any(flag and whole(m, block) for m, flag in zip(given, flags, strict=True)),
+                "half": lme.half_of(question["question_id"]),
                 "session_in": any(
                     turns.get(m.id) is not None and turns[m.id].session in answers for m in given
                 ),
@@ -276,7 +295,9 @@ def main() -> None:
         store = Store(args.store / "data" if args.store is not None else work / "data")
         try:
             if args.set in ("locomo", "both"):
-                conversations = locomo.half(json.loads(args.locomo.read_text()), args.half)
+                every = json.loads(args.locomo.read_text())
+                held_out = locomo.half(every, "score")[0]["sample_id"]
+                conversations = locomo.half(every, args.half)
                 manifest_file = args.store / "manifest.json" if args.store is not None else None
                 manifest = (
                     json.loads(manifest_file.read_text()) if manifest_file and manifest_file.exists() else {}
@@ -289,7 +310,7 @@ def main() -> None:
                     store.apply(settings)
                     report["locomo"][label] = {
                         **({"settings": settings} if settings else {}),
-                        **run_locomo(store, conversations, label, details),
+                        **run_locomo(store, conversations, label, details, held_out),
                     }
             if args.set in ("longmemeval", "both"):
                 questions = lme.load(args.longmemeval)

@@ -73,6 +73,28 @@ def test_render_cuts_the_last_memory_or_leaves_it_out() -> None:
     assert render("recall", [memory("y" * 5000)], 260) == ("", [])
 
 
+def test_a_shared_render_keeps_room_for_the_memories_after_a_long_one() -> None:
+    # A page-long reply ranked first, then two one-line statements: cut to all the room left,
+    # the reply leaves the statements out; cut to its share, they are shown whole.
+    reply = memory("Here is a long answer about plant care. " * 60)
+    facts = [memory("I bought a snake plant on Saturday."), memory("My sister gave me two succulents.")]
+    block, shown = render("recall", [reply, *facts], 1200)
+    assert shown == [reply.id] and len(block) <= 1200
+    block, shown = render("recall", [reply, *facts], 1200, shared=True)
+    assert shown == [reply.id, facts[0].id, facts[1].id] and len(block) <= 1200
+    assert all(f"{fact.text}\n" in block for fact in facts) and block.count("…") == 1
+    # Memories that fit are shown whole either way.
+    short = [memory("short one"), memory("short two")]
+    assert render("recall", short, 1200, shared=True) == render("recall", short, 1200)
+
+
+@pytest.mark.parametrize("budget", [400, 700, 1200, 10_000])
+def test_a_shared_render_never_exceeds_its_budget(budget: int) -> None:
+    memories = [memory(f"fact {i} " + "word " * 60) for i in range(20)]
+    block, shown = render("recall", memories, budget, shared=True)
+    assert len(block) <= budget and shown
+
+
 def test_render_nothing_gives_no_block() -> None:
     assert render("recall", [], 1000) == ("", [])
     assert context_output("UserPromptSubmit", "") == {}

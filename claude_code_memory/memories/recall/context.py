@@ -103,12 +103,24 @@ def _line_text(text: str) -> str:
 
 
 def render(
-    kind: str, memories: Sequence[Recalled], budget: int, profile: Sequence[str] = ()
+    kind: str,
+    memories: Sequence[Recalled],
+    budget: int,
+    profile: Sequence[str] = (),
+    *,
+    shared: bool = False,
 ) -> tuple[str, list[str]]:
     """The block for ``memories`` (best first) within ``budget`` characters, and the ids it
     holds. A memory that does not fit whole is cut (with "…") when at least
     :data:`MIN_SHOWN_CHARS` of it fit, else it and those after it are left out. ``profile``
-    facts (the user's profile, memories/profile/facts.py) come first, in at most half the room."""
+    facts (the user's profile, memories/profile/facts.py) come first, in at most half the room.
+
+    ``shared``: a memory too long for the room left is cut to its share of it (the room over
+    the memories left, this one included) rather than to all of it, so one long memory cannot
+    fill the block and leave out the rest: an assistant's page-long reply ranked first took a
+    prompt's whole budget, and the user's one-line statement of the fact ranked second was
+    never shown. Memories that fit are shown whole, as without it (docs/search.md, "What
+    recall injects")."""
     head = f'<{TAG} kind="{kind}">\n{NOTICE}\n'
     tail = f"</{TAG}>"
     room = budget - len(head) - len(tail)
@@ -133,7 +145,7 @@ def render(
             room -= sum(len(line) for line in facts)
     lines: list[str] = []
     shown: list[str] = []
-    for memory in memories:
+    for index, memory in enumerate(memories):
         team = f" · team {memory.team}" if memory.team else ""
         prefix = f"- [id {memory.id} · {memory.when:%Y-%m-%d}{team}] "
         text = _line_text(memory.text)
@@ -141,7 +153,10 @@ def render(
             continue
         line = prefix + text + "\n"
         if len(line) > room:
-            keep = room - len(prefix) - 2  # the ellipsis and the newline
+            # Cut to fit: to the room left, or with ``shared`` to its share of it.
+            share = room // (len(memories) - index) if shared else room
+            keep = max(share, len(prefix) + 2 + MIN_SHOWN_CHARS) - len(prefix) - 2  # "…" and "\n"
+            keep = min(keep, room - len(prefix) - 2)
             if keep < MIN_SHOWN_CHARS:
                 break
             line = prefix + text[:keep].rstrip() + "…\n"
@@ -396,7 +411,8 @@ class Recall:
         }
         if not chosen:
             return Recollection()
-        return self._give(user_id, session_id, app_pk, "recall", list(chosen.values())[:wanted], budget)
+        memories = list(chosen.values())[:wanted]
+        return self._give(user_id, session_id, app_pk, "recall", memories, budget, shared=True)
 
     def _give(
         self,
@@ -407,8 +423,10 @@ class Recall:
         memories: list[Recalled],
         budget: int,
         profile: Sequence[str] = (),
+        *,
+        shared: bool = False,
     ) -> Recollection:
-        block, shown = render(kind, memories, budget, profile)
+        block, shown = render(kind, memories, budget, profile, shared=shared)
         if shown:
             self.sessions.mark_injected(user_id, session_id, shown)
             self.access_log.record(
