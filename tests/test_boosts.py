@@ -88,16 +88,3 @@ def test_newer_first_moves_a_close_newer_candidate_above_an_older_one() -> None:
     # Too far apart for a margin of 0.1: nothing moves.
     assert newer_first(scored, moments, margin=0.1) == scored
     assert newer_first(scored, {}, margin=0.25) == scored  # no moments: as it was
-
-
-def test_newer_first_leaves_two_turns_of_one_conversation_in_their_order() -> None:
-    statement, reply, update = datetime(2023, 3, 1, 10), datetime(2023, 3, 1, 10, 0, 1), datetime(2023, 5, 1)
-    scored = [("statement", 1.0), ("reply", 0.95), ("update", 0.9)]
-    moments = {"statement": statement, "reply": reply, "update": update}
-    conversations = {"statement": "s1", "reply": "s1", "update": "s2"}
-    # The reply a second later in the same conversation is no update: it stays below; the
-    # statement of a later conversation moves above both.
-    ranked = newer_first(scored, moments, 0.2, conversations)
-    assert [memory_id for memory_id, _ in ranked] == ["update", "statement", "reply"]
-    # Without the conversations, the reply too moved above the statement.
-    assert [memory_id for memory_id, _ in newer_first(scored, moments, 0.2)][1:] == ["reply", "statement"]

@@ -65,21 +65,14 @@ PRESENT_DEPTH = 10
 
 
 def newer_first(
-    scored: Sequence[tuple[str, float]],
-    moments: Mapping[str, datetime],
-    margin: float,
-    conversations: Mapping[str, str] | None = None,
+    scored: Sequence[tuple[str, float]], moments: Mapping[str, datetime], margin: float
 ) -> list[tuple[str, float]]:
     """The best :data:`PRESENT_DEPTH` candidates with each one that is newer than one ranked
     above it, and scores within ``margin`` (a share) of it, moved just above it; best first.
 
     Two memories that answer a question about the present about equally well are most often
     two states of one thing ("my best is 27 minutes", later "a new best: 25"): the newer holds
-    what stands now. Not two turns of one conversation (``conversations``: a candidate's
-    conversation id): the later of those is the reply, or the next thing said, not an update,
-    and ordering a conversation's turns by time put the assistant's replies above the user's
-    statements they follow. A candidate without a moment stays where it is."""
-    conversations = conversations or {}
+    what stands now. A candidate without a moment stays where it is."""
     ids = [memory_id for memory_id, _ in scored[:PRESENT_DEPTH]]
     scores = {memory_id: score for memory_id, score in scored[:PRESENT_DEPTH]}
     for moved in list(ids):
@@ -88,20 +81,9 @@ def newer_first(
             continue
         for above in ids[: ids.index(moved)]:
             other = moments.get(above)
-            if (
-                other is not None
-                and other < when
-                and not _together(moved, above, conversations)
-                and scores[moved] >= scores[above] * (1 - margin)
-            ):
+            if other is not None and other < when and scores[moved] >= scores[above] * (1 - margin):
                 scores[moved] = scores[above] * (1 + 1e-9)
                 ids.remove(moved)
                 ids.insert(ids.index(above), moved)
                 break
     return [(memory_id, scores[memory_id]) for memory_id in ids] + list(scored[PRESENT_DEPTH:])
-
-
-def _together(newer: str, older: str, conversations: Mapping[str, str]) -> bool:
-    """Whether two candidates are turns of one conversation (:func:`newer_first`)."""
-    conversation = conversations.get(newer)
-    return conversation is not None and conversation == conversations.get(older)

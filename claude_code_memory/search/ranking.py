@@ -86,11 +86,9 @@ def rank(
     prefixes = _coverage_prefixes(settings, query)
     full = when or bool(prefixes)
     shapes: dict[str, Shape] = {}
-    conversations: dict[str, str] = {}
     reads_shapes = _reads_shapes(settings, when)
     if fused and (settings.neighbour_share or settings.conversation_share):
         nearby = ahead.adjacent(session, [memory_id for memory_id, _ in fused])
-        conversations = nearby.conversation
         answers: dict[str, str] = {}
         if reads_shapes or (settings.answer_share and nearby.following):
             # One read for all: the candidates' texts, and their neighbours' for the lengths.
@@ -130,8 +128,7 @@ def rank(
     if prefixes and fused:
         fused = _covered_first(session, fused, prefixes, settings.coverage_share, shapes)
     if settings.present_margin and fused and asks_about_present(query, settings.present_tense):
-        moments = moments_of(session, fused[:PRESENT_DEPTH])
-        fused = newer_first(fused, moments, settings.present_margin, conversations)
+        fused = newer_first(fused, moments_of(session, fused[:PRESENT_DEPTH]), settings.present_margin)
     if project is not None and settings.scope_ranking and fused:
         fused = in_scope(fused, projects_of(session, fused), project, settings.project_boost)
     weights = boost_weights(settings)
