@@ -507,3 +507,65 @@ def test_a_question_in_the_present_tense_ranks_the_newer_of_two_statements_first
     assert ranked(session, ids, [0, 1], [0, 1], "Where does Ann work now?", **off)[:2] == [1, 0]  # said
     # Asked about the old state, the retrievers' order stands.
     assert ranked(session, ids, [0, 1], [0, 1], "Where did Ann work before?", **tense)[:2] == [0, 1]
+
+
+#: A user's request that states a preference, the assistant's reply to it, and another session's
+#: user turn: the preference is the user's own turn, though it asks a question.
+PREFERENCE = [
+    {
+        "content": "Can you suggest a hotel in Miami? I like rooftop pools and a hot tub on the balcony.",
+        "metadata_": {"role": "user"},
+        "conversation_id": "s1",
+        "captured_at": START,
+    },
+    {
+        "content": "Sure! Here are hotels in Miami with rooftop pools: the Grand, the Palm, the Seaview, "
+        "each with balcony hot tubs in some rooms and views over the bay.",
+        "metadata_": {"role": "assistant"},
+        "conversation_id": "s1",
+        "captured_at": START + timedelta(seconds=1),
+    },
+    {
+        "content": "I booked the hotel near the airport for my flight on Monday.",
+        "metadata_": {"role": "user"},
+        "conversation_id": "s2",
+        "captured_at": START + timedelta(days=3),
+    },
+]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def session_with_preference(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-untyped-def]
+    yield from _session_with(request, tmp_path, PREFERENCE)
+
+
+def test_a_question_about_the_user_passes_no_answer_share_from_the_user_s_own_request(  # type: ignore[no-untyped-def]
+    session_with_preference,
+) -> None:
+    session, ids = session_with_preference
+    query = "What kind of hotel would I like?"
+    off = {"coverage_share": 0.0, "length_prior": 0.0, "speaker_boost": 0.0}
+    # The reply leads both lists; the user's request follows it; the other session's turn is
+    # third. The request holds the preference: its question mark does not pass half its score
+    # to the reply, whose role the question does not ask about.
+    order = ranked(session, ids, [1, 0, 2], [1, 0, 2], query, **off)
+    scores = dict(rank_scores(session, ids, [1, 0, 2], [1, 0, 2], query, **off))
+    without = dict(rank_scores(session, ids, [1, 0, 2], [1, 0, 2], "What kind of hotel is best?", **off))
+    assert order[0] == 0
+    # A question about nobody keeps the answer share: the reply gains half the request's score.
+    assert without[ids[1]] > scores[ids[1]] * 1.5
+
+
+def rank_scores(
+    session, ids: list[str], dense: list[int], keyword: list[int], query: str, **settings: float
+) -> list[tuple[str, float]]:  # type: ignore[no-untyped-def]
+    return rank(
+        session,
+        [ids[n] for n in dense],
+        [ids[n] for n in keyword],
+        query=query,
+        named=[],
+        candidates=20,
+        settings=SearchSettings(**settings),
+        clock=datetime.now,
+    )

@@ -96,10 +96,16 @@ def rank(
                 session, {memory_id for memory_id, _ in fused} | set(nearby.conversation), full
             )
         if settings.answer_share:
+            # A turn of the role the question asks about holds the answer itself, question
+            # mark or not ("Can you suggest a hotel? I like rooftop pools."): the reply after it
+            # is the other role's, which the roles step ranks down anyway.
+            wanted = asked_role(query) if settings.role_boost else None
             answers = {
                 asker: answer
                 for asker, answer in nearby.following.items()
-                if asker in shapes and asks(shapes[asker].text or "")
+                if asker in shapes
+                and asks(shapes[asker].text or "")
+                and (wanted is None or shapes[asker].role != wanted)
             }
         fused = propagate(
             fused,
