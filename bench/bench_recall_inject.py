@@ -30,7 +30,9 @@ answers is scored:
   share of them given something, and the memories and tokens they were given.
 
 Each ``--variant`` re-runs the prompts with those ``claude_code.*`` or ``search.*`` settings on
-the same store (``--variant floor:claude_code.recall_relative_floor=0.5``). ``--half`` keeps one
+the same store (``--variant floor:claude_code.recall_relative_floor=0.5``;
+``bench.shared_room=0`` lays the block out with the room not shared: a memory too long for the
+room left cut to all of it). ``--half`` keeps one
 half of each split (bench_locomo.half, bench_longmemeval.half_of). ``--details`` writes each
 prompt's given memories (their score against the first one's, their similarity, whether each
 is evidence), for reading where noise comes from. ``--store DIR`` keeps the written store in
@@ -110,7 +112,14 @@ class Store(lme.Bench):
             setattr(self.settings.search, key, value)
         for key, value in self.claude_defaults.items():
             setattr(self.settings.claude_code, key, value)
+        from claude_code_memory.memories.recall import context
+
+        context.render = (
+            _render if settings.get("bench.shared_room", "1") not in ("0", "false") else _unshared
+        )
         for key, value in settings.items():
+            if key == "bench.shared_room":
+                continue
             section, _, name = key.partition(".")
             target, defaults = (
                 (self.settings.search, self.defaults)
@@ -131,6 +140,21 @@ class Store(lme.Bench):
             user_id=user, app_name="bench", query=question, limit=TOP, now=now, with_categories=False
         )
         return list(given.memories), [str(hit.memory.id) for hit in hits], given.block
+
+
+def _render_of() -> Any:
+    from claude_code_memory.memories.recall import context
+
+    return context.render
+
+
+_render = _render_of()
+
+
+def _unshared(*args: Any, **kwargs: Any) -> Any:
+    """The block laid out with the room not shared (``bench.shared_room=0``): a memory too long
+    for the room left is cut to all of it."""
+    return _render(*args, **{**kwargs, "shared": False})
 
 
 def locomo_user(conversation: dict[str, Any]) -> str:
