@@ -192,3 +192,22 @@ def test_a_users_short_statement_outranks_the_assistants_long_replies_about_it(t
         assert told[0] is not None and told[0].role == "assistant"
     finally:
         harness.close()
+
+
+def test_the_halves_are_fixed_by_question_id_and_reported_apart() -> None:
+    # A fixed rule: the same id is always in the same half, and both halves are used.
+    ids = [f"q{n}" for n in range(40)]
+    assert [bench.half_of(i) for i in ids] == [bench.half_of(i) for i in ids]
+    assert {bench.half_of(i) for i in ids} == {"tune", "score"}
+    report = bench.run(HAYSTACK, [], cache=None)
+    half = bench.half_of(HAYSTACK[0]["question_id"])
+    assert report["defaults"]["by_half"][half]["questions"] == 1
+    assert report["defaults"]["by_half"][half]["turn_any@10"] == 1.0
+
+
+def test_a_kept_store_is_searched_again_without_writing(tmp_path: Path) -> None:
+    first = bench.run(HAYSTACK, [], cache=None, store=tmp_path / "store")
+    again = bench.run(HAYSTACK, [], cache=None, store=tmp_path / "store")
+    assert "ingest_per_s" in first and "ingest_per_s" not in again  # nothing written the second time
+    assert again["defaults"]["mrr_turn"] == first["defaults"]["mrr_turn"] == 1.0
+    assert again["turns"] == first["turns"] == 6

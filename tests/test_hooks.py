@@ -74,6 +74,28 @@ def test_render_cuts_the_last_memory_or_leaves_it_out() -> None:
     assert render("recall", [memory("y" * 5000)], 260) == ("", [])
 
 
+def test_a_shared_render_keeps_room_for_the_memories_after_a_long_one() -> None:
+    # A page-long reply ranked first, then two one-line statements: cut to all the room left,
+    # the reply leaves the statements out; cut to its share, they are shown whole.
+    reply = memory("Here is a long answer about plant care. " * 60)
+    facts = [memory("I bought a snake plant on Saturday."), memory("My sister gave me two succulents.")]
+    block, shown = render("recall", [reply, *facts], 1200)
+    assert shown == [reply.id] and len(block) <= 1200
+    block, shown = render("recall", [reply, *facts], 1200, shared=True)
+    assert shown == [reply.id, facts[0].id, facts[1].id] and len(block) <= 1200
+    assert all(f"{fact.text}\n" in block for fact in facts) and block.count("…") == 1
+    # Memories that fit are shown whole either way.
+    short = [memory("short one"), memory("short two")]
+    assert render("recall", short, 1200, shared=True) == render("recall", short, 1200)
+
+
+@pytest.mark.parametrize("budget", [400, 700, 1200, 10_000])
+def test_a_shared_render_never_exceeds_its_budget(budget: int) -> None:
+    memories = [memory(f"fact {i} " + "word " * 60) for i in range(20)]
+    block, shown = render("recall", memories, budget, shared=True)
+    assert len(block) <= budget and shown
+
+
 def test_render_nothing_gives_no_block() -> None:
     assert render("recall", [], 1000) == ("", [])
     assert context_output("UserPromptSubmit", "") == {}
@@ -630,3 +652,25 @@ def test_late_in_a_long_session_a_prompt_still_gets_memories_it_was_not_given(se
         assert fresh and not set(fresh) & set(given), (len(given), fresh)
         given += fresh
     assert len(set(given)) == 80
+
+
+def test_a_prompt_is_given_only_memories_near_its_best_one(service: Any) -> None:
+    """``claude_code.recall_relative_floor``: memories scoring under that share of the prompt's
+    best memory are left out of its recall; 0 gives every memory over the similarity floor."""
+    user = f"u{uuid.uuid4().hex[:8]}"
+    for text in (
+        "The lighthouse runs on tidal power since the refit",
+        "The lighthouse was painted red and white in 1990",
+        "Visitors climb the lighthouse stairs on Sundays",
+        "The lighthouse keeper's cat sleeps by the lamp",
+    ):
+        service.writes.add_memory(user_id=user, app_name="notes", text=text)
+    prompt = "what powers the lighthouse"
+    everything = service.recall.recall_prompt(user, session_id="all", project=None, prompt=prompt).memories
+    assert len(everything) >= 2, everything
+    best = max(memory.score for memory in everything)
+    service.recall.settings.recall_relative_floor = 0.9
+    near = service.recall.recall_prompt(user, session_id="near", project=None, prompt=prompt).memories
+    assert near and all(memory.score >= 0.9 * best for memory in near)
+    assert len(near) < len(everything)
+    assert near[0].text == everything[0].text == "The lighthouse runs on tidal power since the refit"

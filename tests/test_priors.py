@@ -15,6 +15,7 @@ from claude_code_memory.db.models import App, Memory, User
 from claude_code_memory.search.priors import (
     asked_role,
     asks,
+    asks_about_present,
     asks_when,
     coverage,
     coverage_first,
@@ -452,3 +453,116 @@ def test_the_coverage_step_reads_no_texts_beyond_the_shapes_read_for_the_priors(
     shape_reads = [sql for sql in statements if "length(m.content)" in sql]
     assert len(shape_reads) == 1, shape_reads
     assert ranked == ranking_of(session, dense, keyword, query, settings, None)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("Where does Priya work?", True),
+        ("How often do I attend yoga classes?", True),
+        ("How many cats do I have?", True),
+        ("How long have I had my cat, Luna?", True),
+        ("Where am I planning to stay for my birthday trip?", True),
+        ("What is my current personal best for the 5K?", True),  # said, whatever the tense
+        ("Where did Priya work?", False),
+        ("What was my previous personal best time?", False),
+        ("What car did Leo use to drive?", False),
+        ("Where do I initially keep my old sneakers?", False),
+        ("Which school did Leo teach at before?", False),
+        ("What is the first book Ann read?", False),
+        ("Would Caroline pursue writing as a career?", False),
+        ("Tell me about the lighthouse", False),
+    ],
+)
+def test_a_question_in_the_present_tense_asks_how_things_stand(query: str, expected: bool) -> None:
+    assert asks_about_present(query) is expected
+    # Without the tense, only the words that say so ("current", "now", "so far").
+    assert asks_about_present(query, tense=False) is ("current" in query)
+
+
+UPDATE = [
+    {"content": "Ann: I work at the bank on Main Street, in the loans team.", "captured_at": START},
+    {
+        "content": "Ann: I left the bank; I work at the bakery on Elm Street.",
+        "captured_at": START + timedelta(days=90),
+    },
+]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def session_with_update(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-untyped-def]
+    yield from _session_with(request, tmp_path, UPDATE)
+
+
+def test_a_question_in_the_present_tense_ranks_the_newer_of_two_statements_first(session_with_update) -> None:  # type: ignore[no-untyped-def]
+    session, ids = session_with_update
+    # Both retrievers put the older statement first, the newer close behind it.
+    off = {"coverage_share": 0.0, "length_prior": 0.0, "speaker_boost": 0.0}
+    tense = off | {"present_tense": True}
+    assert ranked(session, ids, [0, 1], [0, 1], "Where does Ann work?", **tense)[:2] == [1, 0]
+    assert ranked(session, ids, [0, 1], [0, 1], "Where does Ann work?", **off)[:2] == [0, 1]  # the default
+    assert ranked(session, ids, [0, 1], [0, 1], "Where does Ann work now?", **off)[:2] == [1, 0]  # said
+    # Asked about the old state, the retrievers' order stands.
+    assert ranked(session, ids, [0, 1], [0, 1], "Where did Ann work before?", **tense)[:2] == [0, 1]
+
+
+#: A user's request that states a preference, the assistant's reply to it, and another session's
+#: user turn: the preference is the user's own turn, though it asks a question.
+PREFERENCE = [
+    {
+        "content": "Can you suggest a hotel in Miami? I like rooftop pools and a hot tub on the balcony.",
+        "metadata_": {"role": "user"},
+        "conversation_id": "s1",
+        "captured_at": START,
+    },
+    {
+        "content": "Sure! Here are hotels in Miami with rooftop pools: the Grand, the Palm, the Seaview, "
+        "each with balcony hot tubs in some rooms and views over the bay.",
+        "metadata_": {"role": "assistant"},
+        "conversation_id": "s1",
+        "captured_at": START + timedelta(seconds=1),
+    },
+    {
+        "content": "I booked the hotel near the airport for my flight on Monday.",
+        "metadata_": {"role": "user"},
+        "conversation_id": "s2",
+        "captured_at": START + timedelta(days=3),
+    },
+]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def session_with_preference(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-untyped-def]
+    yield from _session_with(request, tmp_path, PREFERENCE)
+
+
+def test_a_question_about_the_user_passes_no_answer_share_from_the_user_s_own_request(  # type: ignore[no-untyped-def]
+    session_with_preference,
+) -> None:
+    session, ids = session_with_preference
+    query = "What kind of hotel would I like?"
+    off = {"coverage_share": 0.0, "length_prior": 0.0, "speaker_boost": 0.0}
+    # The reply leads both lists; the user's request follows it; the other session's turn is
+    # third. The request holds the preference: its question mark does not pass half its score
+    # to the reply, whose role the question does not ask about.
+    order = ranked(session, ids, [1, 0, 2], [1, 0, 2], query, **off)
+    scores = dict(rank_scores(session, ids, [1, 0, 2], [1, 0, 2], query, **off))
+    without = dict(rank_scores(session, ids, [1, 0, 2], [1, 0, 2], "What kind of hotel is best?", **off))
+    assert order[0] == 0
+    # A question about nobody keeps the answer share: the reply gains half the request's score.
+    assert without[ids[1]] > scores[ids[1]] * 1.5
+
+
+def rank_scores(
+    session, ids: list[str], dense: list[int], keyword: list[int], query: str, **settings: float
+) -> list[tuple[str, float]]:  # type: ignore[no-untyped-def]
+    return rank(
+        session,
+        [ids[n] for n in dense],
+        [ids[n] for n in keyword],
+        query=query,
+        named=[],
+        candidates=20,
+        settings=SearchSettings(**settings),
+        clock=datetime.now,
+    )

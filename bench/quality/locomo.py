@@ -1,7 +1,7 @@
 """Retrieval benchmark on LoCoMo through the public REST API. Prints JSON.
 
     .venv/bin/python -m bench.quality.locomo [--data ../shared/bench/locomo-dev.json] [--compare-plain]
-        [--plain] [--variant LABEL:KEY=VALUE[,KEY=VALUE...]]...
+        [--plain] [--variant LABEL:KEY=VALUE[,KEY=VALUE...]]... [--half tune|score]
 
 Starts the real server with a temporary data directory, stores every dialog turn of each
 conversation as one memory of its own user (one user per conversation; the dialog id, speaker
@@ -17,7 +17,9 @@ without conversation id and time; each ``--variant`` runs one more server side b
 those config settings (``--variant no-lift:search.conversation_share=0``), so a ranking change
 is measured against the default on the same data in one run. ``--plain`` stores the turns
 without conversation id and time in every server (the default and each variant): how a
-ranking change does on memories that belong to no conversation.
+ranking change does on memories that belong to no conversation. ``--half score`` keeps only the
+last conversation of the file (held out of tuning: ranking changes are chosen on ``--half
+tune``, the others, and this half is only scored; :func:`half`).
 
 LoCoMo's questions carry no date of their own; they were written about the whole conversation,
 so each is asked as it ends: the search's ``now`` is the time of the conversation's last turn
@@ -47,7 +49,15 @@ from bench.harness.paths import ROOT
 from bench.harness.server import Server
 from bench.harness.stats import percentiles
 
-DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "locomo-dev.json"
+#: The shared data beside the checkout (a worktree's is a level further up).
+DEFAULT_DATA = next(
+    (
+        folder / "shared" / "bench" / "locomo-dev.json"
+        for folder in ROOT.parents
+        if (folder / "shared" / "bench" / "locomo-dev.json").exists()
+    ),
+    ROOT.parent / "shared" / "bench" / "locomo-dev.json",
+)
 EVIDENCE = re.compile(r"D\d+:\d+")
 KS = (1, 5, 10, 20)
 
@@ -163,8 +173,13 @@ def main() -> None:
         metavar="LABEL:KEY=VALUE[,KEY=VALUE]",
         help="also run a server with these config settings (repeatable)",
     )
+    parser.add_argument(
+        "--half",
+        choices=HALVES,
+        help="only the conversations tuned on (tune: all but the last) or held out (score: the last)",
+    )
     args = parser.parse_args()
-    data = json.loads(args.data.read_text())
+    data = half(json.loads(args.data.read_text()), args.half)
     provenance = not args.plain
     asked_at_end = args.asked_at == "end"
     report = run(data, args.data.name, args.limit, provenance, asked_at_end=asked_at_end)
@@ -178,6 +193,21 @@ def main() -> None:
                 **run(data, args.data.name, args.limit, provenance, settings, asked_at_end=asked_at_end),
             }
     print(json.dumps(report, indent=2))
+
+
+#: The halves of a development split: the part a change may be tuned on, and the part held out
+#: of tuning and only scored (a check of how far the tuning carries).
+HALVES = ("tune", "score")
+
+
+def half(data: list[dict[str, Any]], which: str | None) -> list[dict[str, Any]]:
+    """The conversations of one half (None: all). The last conversation of the file is held
+    out (``score``), the others are tuned on (``tune``): a fixed rule, set before any result
+    was seen, that holds whole conversations out as an outside check does. A file of one
+    conversation has nothing to tune on."""
+    if which is None:
+        return data
+    return data[-1:] if which == "score" else data[:-1]
 
 
 def variant(raw: str) -> tuple[str, dict[str, str]]:
@@ -209,6 +239,7 @@ def run(
         # conversation outside the development split may land from the mean.
         per_conversation: dict[str, list[int]] = {}
         reciprocal_by_conversation: dict[str, list[float]] = {}
+        reciprocal_by_category: dict[int, list[float]] = {}
         total_turns = 0
         ingest_seconds = 0.0
         n_questions = 0
@@ -240,6 +271,9 @@ def run(
                     reciprocal += 0 if first is None else 1 / (first + 1)
                     found = int(bool(evidence & set(ranked[:10])))
                     per_category.setdefault(qa["category"], []).append(found)
+                    reciprocal_by_category.setdefault(qa["category"], []).append(
+                        0 if first is None else 1 / (first + 1)
+                    )
                     per_conversation.setdefault(str(conversation.get("sample_id", number)), []).append(found)
                     reciprocal_by_conversation.setdefault(
                         str(conversation.get("sample_id", number)), []
@@ -256,6 +290,9 @@ def run(
             "mrr": round(reciprocal / n_questions, 4),
             "recall_any@10_by_category": {
                 str(cat): round(statistics.mean(v), 4) for cat, v in sorted(per_category.items())
+            },
+            "mrr_by_category": {
+                str(cat): round(statistics.mean(v), 4) for cat, v in sorted(reciprocal_by_category.items())
             },
             "recall_any@10_by_conversation": {
                 conv: round(statistics.mean(v), 4) for conv, v in per_conversation.items()

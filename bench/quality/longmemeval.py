@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.quality.longmemeval [--data ../shared/bench/longmemeval-dev.json.gz]
         [--limit N] [--per-type N] [--questions ID,ID...] [--variant LABEL:KEY=VALUE[,KEY=VALUE...]]...
-        [--no-cache] [--out FILE]
+        [--half tune|score] [--no-cache] [--store DIR] [--out FILE]
 
 One user per question; every turn of its haystack is one memory (``content`` as text, the
 turn's role in metadata, its session — numbered by position, never by its id — as
@@ -20,10 +20,16 @@ scoring; the service never sees it.
 The store is built once; each ``--variant`` re-runs the searches with those ``search.*``
 settings switched in this process, so an ablation compares rankings on the same data
 (``bench.as_of=0``: searched without the question's date, relative dates then read against the
-newest memory, as before search took a ``now``). The
+newest memory, as before search took a ``now``). ``--half tune`` keeps the questions a ranking
+change may be tuned on, ``--half score`` the others, held out and only scored
+(:func:`half_of`: a fixed rule by question id). The
 embedder is deterministic, so its vectors are kept between runs in a file keyed by each text's
 hash (``$CCMEM_BENCH_CACHE``, default ``~/.cache/ccmem-bench/embeddings.sqlite``; the model still
-runs for every text it has not seen). ``--out`` also writes the report to a file
+runs for every text it has not seen). ``--store DIR`` keeps the written store (and which memory
+is which turn) in ``DIR``, and a later run with the same ``--store`` searches it instead of
+writing every haystack again (ten minutes on a busy 2-core machine): for ranking changes, which
+need no new writes.
+``--out`` also writes the report to a file
 (``bench/results/longmemeval_dev_<commit>.json`` by convention).
 
 The data (LongMemEval, Wu et al., ICLR 2025; MIT) is test data and is not part of this
@@ -55,7 +61,7 @@ import numpy as np
 
 from bench.harness.paths import ROOT
 from bench.harness.stats import percentiles
-from bench.quality.locomo import variant
+from bench.quality.locomo import HALVES, variant
 
 #: The shared data beside the checkout (a worktree's is a level further up).
 DEFAULT_DATA = next(
@@ -70,6 +76,13 @@ DEFAULT_CACHE = Path.home() / ".cache" / "ccmem-bench" / "embeddings.sqlite"
 #: Results asked of each search: enough for ten distinct sessions.
 SEARCH_LIMIT = 50
 APP = "longmemeval"
+
+
+def half_of(question_id: str) -> str:
+    """The half of the development split a question is in: ``tune`` (changes are chosen on it)
+    or ``score`` (held out, only scored), by the parity of the second byte of the sha256 of its
+    id. A fixed rule, set before any result was seen; the split's own rule reads the first byte."""
+    return HALVES[hashlib.sha256(question_id.encode()).digest()[1] % 2]
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -158,6 +171,16 @@ def summary(rows: list[tuple[str, dict[str, float]]]) -> dict[str, Any]:
     }
 
 
+def by_half(rows: list[tuple[str, dict[str, float]]], halves: list[str]) -> dict[str, Any]:
+    """The means over each half's questions (:func:`half_of`), types left out."""
+    out = {}
+    for which in HALVES:
+        part = [row for row, name in zip(rows, halves, strict=True) if name == which]
+        if part:
+            out[which] = {key: value for key, value in summary(part).items() if key != "by_type"}
+    return out
+
+
 class EmbeddingCache:
     """Vectors by the hash of their text, in a SQLite file: the harness's, not the server's."""
 
@@ -239,10 +262,22 @@ class Bench:
         self.service = self.parts.service
         self.defaults = dict(self.settings.search)
         self.turns: dict[str, dict[str, Turn]] = {}
+        #: memory id → the turn's position in its haystack, per user (what ``--store`` keeps)
+        self.positions: dict[str, dict[str, int]] = {}
+
+    def written(self, user: str, turns: list[Turn], manifest: dict[str, dict[str, int]]) -> bool:
+        """Take ``user``'s memories from a kept store's ``manifest`` (memory id → position in
+        ``turns``) instead of writing them; False when the store does not hold the user."""
+        if user not in manifest:
+            return False
+        self.positions[user] = manifest[user]
+        self.turns[user] = {memory_id: turns[position] for memory_id, position in manifest[user].items()}
+        return True
 
     def write(self, user: str, turns: list[Turn]) -> None:
         """Each turn one memory of ``user``; keeps memory id → turn for scoring."""
         by_memory: dict[str, Turn] = {}
+        positions: dict[str, int] = {}
         for start in range(0, len(turns), 200):
             chunk = turns[start : start + 200]
             items = [
@@ -255,11 +290,29 @@ class Bench:
                 for t in chunk
             ]
             results = self.service.writes.add_memories(user_id=user, app_name=APP, items=items)
-            for turn, outcome in zip(chunk, results, strict=True):
+            for offset, (turn, outcome) in enumerate(zip(chunk, results, strict=True)):
                 for result in outcome.get("results", []):
                     if result.get("event") == "ADD":
                         by_memory[str(result["id"])] = turn
+                        positions[str(result["id"])] = start + offset
         self.turns[user] = by_memory
+        self.positions[user] = positions
+
+    def fill(self, questions: list[dict[str, Any]], store: Path | None) -> int:
+        """Every question's haystack in the store, one user each (:func:`user_of`): written, or
+        taken from the ``store`` folder kept by an earlier run (its ``manifest.json``), which
+        then keeps what this run wrote too. Returns the turns written."""
+        manifest_file = store / "manifest.json" if store is not None else None
+        manifest = json.loads(manifest_file.read_text()) if manifest_file and manifest_file.exists() else {}
+        written = 0
+        for question in questions:
+            turns = haystack(question)
+            if not self.written(user_of(question), turns, manifest):
+                self.write(user_of(question), turns)
+                written += len(turns)
+        if manifest_file is not None and written:
+            manifest_file.write_text(json.dumps(manifest | self.positions))
+        return written
 
     def search(
         self, user: str, query: str, now: datetime, settings: dict[str, Any]
@@ -298,34 +351,43 @@ def typed(value: str, default: Any) -> Any:
     return type(default)(value)
 
 
+def user_of(question: dict[str, Any]) -> str:
+    """The user whose memories are the question's haystack."""
+    return f"lme-{question['question_id']}"
+
+
 def run(
     data: list[dict[str, Any]],
     variants: list[tuple[str, dict[str, str]]],
     cache: EmbeddingCache | None,
+    store: Path | None = None,
 ) -> dict[str, Any]:
-    """Write every question's haystack once, then search it under each variant."""
+    """Write every question's haystack once (or take it from ``store``, a folder an earlier run
+    with the same ``store`` kept), then search it under each variant."""
     kept = [q for q in data if not q["question_id"].endswith("_abs")]
     work = Path(tempfile.mkdtemp(prefix="ccmem-longmemeval-"))
+    if store is not None:
+        store.mkdir(parents=True, exist_ok=True)
     runs = [("defaults", {}), *variants]
     rows: dict[str, list[tuple[str, dict[str, float]]]] = {label: [] for label, _ in runs}
     latencies: dict[str, list[float]] = {label: [] for label, _ in runs}
+    halves: dict[str, list[str]] = {label: [] for label, _ in runs}
     total_turns = 0
     with cached_embeddings(cache):
-        bench = Bench(work / "data")
+        bench = Bench(store / "data" if store is not None else work / "data")
         try:
             started = time.perf_counter()
-            for number, question in enumerate(kept):
-                turns = haystack(question)
-                total_turns += len(turns)
-                bench.write(f"lme-{number}", turns)
+            written = bench.fill(kept, store)
+            total_turns = sum(len(haystack(question)) for question in kept)
             ingest_seconds = time.perf_counter() - started
-            for number, question in enumerate(kept):
+            for question in kept:
                 answers = answer_sessions(question)
                 now = moment(question["question_date"])
                 for label, settings in runs:
-                    ranked, elapsed = bench.search(f"lme-{number}", question["question"], now, settings)
+                    ranked, elapsed = bench.search(user_of(question), question["question"], now, settings)
                     latencies[label].append(elapsed)
                     rows[label].append((question["question_type"], scored(ranked, answers)))
+                    halves[label].append(half_of(question["question_id"]))
         finally:
             bench.close()
             shutil.rmtree(work, ignore_errors=True)
@@ -333,12 +395,13 @@ def run(
         "data": "longmemeval-dev",
         "questions": len(kept),
         "turns": total_turns,
-        "ingest_per_s": round(total_turns / max(ingest_seconds, 1e-9), 1),
+        **({"ingest_per_s": round(written / max(ingest_seconds, 1e-9), 1)} if written else {}),
     }
     for label, settings in runs:
         report[label] = {
             **({"settings": settings} if settings else {}),
             **summary(rows[label]),
+            "by_half": by_half(rows[label], halves[label]),
             "search": percentiles(latencies[label]) if latencies[label] else {},
         }
     return report
@@ -369,14 +432,26 @@ def main() -> None:
         metavar="LABEL:KEY=VALUE[,KEY=VALUE]",
         help="also search with these search.* settings (repeatable)",
     )
+    parser.add_argument(
+        "--half",
+        choices=HALVES,
+        help="only the questions tuned on (tune) or held out and only scored (score): by question id",
+    )
     parser.add_argument("--no-cache", action="store_true", help="run the model for every text")
     parser.add_argument("--out", type=Path, help="also write the report here")
+    parser.add_argument(
+        "--store",
+        type=Path,
+        help="keep the written store in this folder and take it from there next time (same data)",
+    )
     args = parser.parse_args()
     data = load(args.data)
     if args.questions:
         wanted = set(args.questions.split(","))
         data = [q for q in data if q["question_id"] in wanted]
     data = [q for q in data if not q["question_id"].endswith("_abs")]
+    if args.half:
+        data = [q for q in data if half_of(q["question_id"]) == args.half]
     if args.per_type:
         taken: dict[str, int] = {}
         kept = []
@@ -391,7 +466,7 @@ def main() -> None:
     cache = (
         None if args.no_cache else EmbeddingCache(Path(os.environ.get("CCMEM_BENCH_CACHE", DEFAULT_CACHE)))
     )
-    report = {"commit": commit(), **run(data, args.variant, cache)}
+    report = {"commit": commit(), **run(data, args.variant, cache, args.store)}
     text = json.dumps(report, indent=2)
     print(text)
     if args.out:

@@ -209,10 +209,11 @@ class SearchSettings(_Section):
     event_dates: bool = True
     #: Rank the earliest candidates higher for "first", the latest for "most recently".
     order_ranking: bool = True
-    #: For questions about how things stand now ("what is my current…", "how many… so far"), of
-    #: two of the best candidates whose scores are within this share of each other, the newer
-    #: ranks first: of two memories that disagree, the newer answers (search/boosts.py). 0: off.
+    #: For questions about how things stand now ("what is my current…", "how many… so far"; with
+    #: ``present_tense`` any in the present tense: search/priors.py, off by docs/search.md), of two
+    #: of the best candidates within this share of each other's score, the newer ranks first.
     present_margin: float = Field(0.2, ge=0, le=1)
+    present_tense: bool = False
 
 
 class HygieneSettings(_Section):
@@ -255,8 +256,9 @@ class ClaudeCodeSettings(_Section):
     briefing_memories: int = Field(5, ge=1, le=50)
     prompt_memories: int = Field(5, ge=1, le=50)
     #: Cosine similarity (all-MiniLM-L6-v2: unrelated text scores about 0-0.2) a memory needs
-    #: to be injected for a prompt.
+    #: to be injected for a prompt, and the share of the best one's search score (0: off).
     recall_min_similarity: float = Field(0.35, ge=0, le=1)
+    recall_relative_floor: float = Field(0.0, ge=0, le=1)
     capture_on_stop: bool = True
 
 

@@ -9,6 +9,7 @@
     role(value), asked_role(query)             a turn's role; whose turns a query asks about
     role_first(scored, roles, wanted, share)   the other role's turns move down
     coverage_first(scored, texts, words, share)  memories holding more of the query's words move up
+    asks_about_present(query, tense)           a question about how things stand, said or by its tense
 
 Both correct what the retrievers cannot see. In a conversation the answer is the turn after
 the question ("What breed is it?" / "A three-legged greyhound."), while the question holds the
@@ -38,6 +39,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
+
+from .relative_dates import asks_present
 
 #: A question mark that ends a sentence: after a non-space character and before a space, a
 #: closing quote or bracket, more punctuation or the end. Not the ``?`` of a URL's query string
@@ -85,6 +88,21 @@ _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|[Mm]e|[Mm]y|[Mm]ine|[Mm]ys
 #: asks for something, it is not about the user ("Tell me the capital of France"). Left out
 #: before :data:`_FIRST_PERSON` looks.
 _REQUEST_OF_ME = re.compile(r"\b(?:tell|give|show|remind|help|let|send|teach|ask|get|find|list)\s+me\b", re.I)
+#: A question put in the present tense: "Where does Priya work?", "How many cats do I have?",
+#: "How often do I go…", "Where am I staying…", "How long have I had…", "What can I redeem…".
+_PRESENT_TENSE = re.compile(
+    r"\b(?:do|does|am|is|are|have|has|can)\b|\b(?:don't|doesn't|isn't|aren't|haven't|hasn't|can't)",
+    re.IGNORECASE,
+)
+#: What puts a question in the past, or away from how things stand: a past verb ("did", "was"),
+#: the old state ("used to", "previous", "before", "first"), a time before the present ("ago",
+#: "last", "yesterday"), or a conditional ("would"), each of which the newest memory need not
+#: answer.
+_NOT_PRESENT = re.compile(
+    r"\b(?:did|didn't|was|wasn't|were|weren't|would|will|used\s+to|previous(?:ly)?|before|formerly|"
+    r"initially|originally|first|earliest|ago|last|yesterday)\b",
+    re.IGNORECASE,
+)
 #: A query word is looked for by its first this many letters, at the start of a word of the
 #: text ("consecutive" as "conse", "weekends" as "weeke", which "weekend" holds): a truncation
 #: stemmer, crude but close to Porter's for English. A shorter word must begin a word whole.
@@ -266,3 +284,13 @@ def coverage_first(
         for memory_id, score in scored
     ]
     return sorted(boosted, key=lambda pair: pair[1], reverse=True)
+
+
+def asks_about_present(query: str, tense: bool = True) -> bool:
+    """Whether the query asks how things stand, so that of two memories that disagree the newer
+    answers: it says so ("now", "currently", "so far": :func:`.relative_dates.asks_present`), or,
+    with ``tense``, it is put in the present tense ("Where does Priya work?", "How often do I go to
+    the gym?") and nothing in it points to the past or to the old state."""
+    if asks_present(query):
+        return True
+    return tense and _PRESENT_TENSE.search(query) is not None and _NOT_PRESENT.search(query) is None

@@ -39,6 +39,7 @@ from .priors import (
     SPEAKER_LABEL_CHARS,
     asked_role,
     asks,
+    asks_about_present,
     asks_when,
     coverage_first,
     length_prior,
@@ -50,7 +51,6 @@ from .priors import (
     stems,
     time_boost,
 )
-from .relative_dates import asks_present
 from .temporal import TimeWindow
 
 
@@ -105,10 +105,16 @@ def rank(
                 session, {memory_id for memory_id, _ in fused} | set(nearby.conversation), full
             )
         if settings.answer_share:
+            # A turn of the role the question asks about holds the answer itself, question
+            # mark or not ("Can you suggest a hotel? I like rooftop pools."): the reply after it
+            # is the other role's, which the roles step ranks down anyway.
+            wanted = asked_role(query) if settings.role_boost else None
             answers = {
                 asker: answer
                 for asker, answer in nearby.following.items()
-                if asker in shapes and asks(shapes[asker].text or "")
+                if asker in shapes
+                and asks(shapes[asker].text or "")
+                and (wanted is None or shapes[asker].role != wanted)
             }
         fused = propagate(
             fused,
@@ -136,7 +142,7 @@ def rank(
             fused = role_first(fused, roles, asked_role(query), settings.role_boost)
     if prefixes and fused:
         fused = _covered_first(session, fused, prefixes, settings.coverage_share, shapes)
-    if settings.present_margin and fused and asks_present(query):
+    if settings.present_margin and fused and asks_about_present(query, settings.present_tense):
         fused = newer_first(fused, moments_of(session, fused[:PRESENT_DEPTH]), settings.present_margin)
     if project is not None and settings.scope_ranking and fused:
         fused = in_scope(fused, projects_of(session, fused), project, settings.project_boost)

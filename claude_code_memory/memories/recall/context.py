@@ -83,6 +83,8 @@ class Recalled:
     similarity: float | None = None
     #: The team that shared it (memories/teams/); None: the user's own.
     team: str | None = None
+    #: The search's score (comparable within one prompt's memories only); None in a briefing.
+    score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -104,12 +106,24 @@ def _line_text(text: str) -> str:
 
 
 def render(
-    kind: str, memories: Sequence[Recalled], budget: int, profile: Sequence[str] = ()
+    kind: str,
+    memories: Sequence[Recalled],
+    budget: int,
+    profile: Sequence[str] = (),
+    *,
+    shared: bool = False,
 ) -> tuple[str, list[str]]:
     """The block for ``memories`` (best first) within ``budget`` characters, and the ids it
     holds. A memory that does not fit whole is cut (with "…") when at least
     :data:`MIN_SHOWN_CHARS` of it fit, else it and those after it are left out. ``profile``
-    facts (the user's profile, memories/profile/facts.py) come first, in at most half the room."""
+    facts (the user's profile, memories/profile/facts.py) come first, in at most half the room.
+
+    ``shared``: a memory too long for the room left is cut to its share of it (the room over
+    the memories left, this one included) rather than to all of it, so one long memory cannot
+    fill the block and leave out the rest: an assistant's page-long reply ranked first took a
+    prompt's whole budget, and the user's one-line statement of the fact ranked second was
+    never shown. Memories that fit are shown whole, as without it (docs/search.md, "What
+    recall injects")."""
     head = f'<{TAG} kind="{kind}">\n{NOTICE}\n'
     tail = f"</{TAG}>"
     room = budget - len(head) - len(tail)
@@ -134,7 +148,7 @@ def render(
             room -= sum(len(line) for line in facts)
     lines: list[str] = []
     shown: list[str] = []
-    for memory in memories:
+    for index, memory in enumerate(memories):
         team = f" · team {memory.team}" if memory.team else ""
         prefix = f"- [id {memory.id} · {memory.when:%Y-%m-%d}{team}] "
         text = _line_text(memory.text)
@@ -142,7 +156,10 @@ def render(
             continue
         line = prefix + text + "\n"
         if len(line) > room:
-            keep = room - len(prefix) - 2  # the ellipsis and the newline
+            # Cut to fit: to the room left, or with ``shared`` to its share of it.
+            share = room // (len(memories) - index) if shared else room
+            keep = max(share, len(prefix) + 2 + MIN_SHOWN_CHARS) - len(prefix) - 2  # "…" and "\n"
+            keep = min(keep, room - len(prefix) - 2)
             if keep < MIN_SHOWN_CHARS:
                 break
             line = prefix + text[:keep].rstrip() + "…\n"
@@ -346,7 +363,8 @@ class Recall:
         limit: int | None = None,
         now: datetime | None = None,
     ) -> Recollection:
-        """Memories similar to the prompt (at least ``recall_min_similarity``) of the project and
+        """Memories similar to the prompt (at least ``recall_min_similarity``, and scoring at
+        least ``recall_relative_floor`` of the best one: :func:`near_the_best`) of the project and
         of no project (:func:`in_reach`), the project's first, none given to this session before,
         at most ``limit`` (default ``prompt_memories``), and their block within ``prompt_budget``.
         The memories are those the block holds: a memory the budget left out is not counted as
@@ -388,6 +406,7 @@ class Recall:
             and str(hit.memory.id) not in already
             and in_reach(hit, project)
         ]
+        eligible = near_the_best(eligible, self.settings.recall_relative_floor)
         # Stable: the user's own first, then the teams' (each part with the project's first).
         eligible.sort(
             key=lambda hit: (hit.team is not None, project is not None and hit.memory.project != project)
@@ -400,12 +419,14 @@ class Recall:
                 hit.memory.project,
                 hit.similarity,
                 hit.team,
+                hit.score,
             )
             for hit in eligible
         }
         if not chosen:
             return Recollection()
-        return self._give(user_id, session_id, app_pk, "recall", list(chosen.values())[:wanted], budget)
+        memories = list(chosen.values())[:wanted]
+        return self._give(user_id, session_id, app_pk, "recall", memories, budget, shared=True)
 
     def _give(
         self,
@@ -416,8 +437,10 @@ class Recall:
         memories: list[Recalled],
         budget: int,
         profile: Sequence[str] = (),
+        *,
+        shared: bool = False,
     ) -> Recollection:
-        block, shown = render(kind, memories, budget, profile)
+        block, shown = render(kind, memories, budget, profile, shared=shared)
         if shown:
             self.sessions.mark_injected(user_id, session_id, shown)
             self.access_log.record(
@@ -425,6 +448,17 @@ class Recall:
             )
         given = set(shown)
         return Recollection(block, tuple(memory for memory in memories if memory.id in given))
+
+
+def near_the_best(hits: list[Hit], floor: float) -> list[Hit]:
+    """The hits whose search score is at least ``floor`` times the best one's (0: all). A
+    prompt's first hit is its likeliest memory; one scoring a small share of it matched a word
+    or the topic and is mostly noise in the prompt's context (docs/search.md, "What recall
+    injects")."""
+    if floor <= 0 or not hits:
+        return hits
+    best = max(hit.score for hit in hits)
+    return [hit for hit in hits if hit.score >= floor * best]
 
 
 def in_reach(hit: Hit, project: str | None) -> bool:
