@@ -57,6 +57,7 @@ from typing import Any
 
 from bench.quality import locomo
 from bench.quality import longmemeval as lme
+from claude_code_memory.search.request import SearchRequest
 
 #: Characters per token, the usual estimate for English text.
 CHARS_PER_TOKEN = 4
@@ -134,8 +135,10 @@ class Store(lme.Bench):
         given = self.service.recall.recall_prompt(
             user, session_id=session, project=None, prompt=question, now=now
         )
-        hits = self.service.pipeline.search_hits(
-            user_id=user, app_name="bench", query=question, limit=TOP, now=now, with_categories=False
+        hits = self.service.pipeline.search(
+            SearchRequest(
+                user_id=user, app_name="bench", query=question, limit=TOP, now=now, with_categories=False
+            )
         )
         return list(given.memories), [str(hit.memory.id) for hit in hits], given.block
 

@@ -209,9 +209,8 @@ class SearchSettings(_Section):
     event_dates: bool = True
     #: Rank the earliest candidates higher for "first", the latest for "most recently".
     order_ranking: bool = True
-    #: For questions about how things stand now ("what is my current…", "how many… so far"; with
-    #: ``present_tense`` any in the present tense: search/priors.py, off by docs/search.md), of two
-    #: of the best candidates within this share of each other's score, the newer ranks first.
+    #: For questions about how things stand now (``present_tense``: any in the present tense), of
+    #: two best candidates within this share of each other's score, the newer ranks first.
     present_margin: float = Field(0.2, ge=0, le=1)
     present_tense: bool = False
 
