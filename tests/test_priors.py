@@ -558,8 +558,7 @@ def rank_scores(
 ) -> list[tuple[str, float]]:  # type: ignore[no-untyped-def]
     return rank(
         session,
-        [ids[n] for n in dense],
-        [ids[n] for n in keyword],
+        Candidates([ids[n] for n in dense], [ids[n] for n in keyword]),
         query=query,
         named=[],
         candidates=20,

@@ -1,4 +1,4 @@
-"""Redaction: the corpora of issue 3 (secrets, clean texts, personal data), then rule by rule.
+"""Redaction: the corpora (secrets, clean texts, personal data), then rule by rule.
 
 Fake secrets are generated when the tests run (``tests/corpora/generate.py``); nothing in this
 file or in the corpora is a credential in a committed form.
@@ -154,7 +154,7 @@ POSITIVES = [
     ("Server=db;User Id=app;Password={password};", "password_assignment"),
     ("mysql -u root -p{password} app", "password_assignment"),
     ("machine api.acme.dev login me password {opaque_token}", "password_assignment"),
-    # issue 17: formats an audit found stored
+    # formats an audit found stored
     ("sg = SendGridAPIClient('{sendgrid_api_key}')", "sendgrid_api_key"),
     ("mail goes out with {sendgrid_api_key} for now", "sendgrid_api_key"),
     ("login(token='{huggingface_token}')", "huggingface_token"),
@@ -172,7 +172,7 @@ POSITIVES = [
     ('the recovery phrase is "{passphrase}", keep it safe', "prose_secret"),
     ("the access key I gave you is {opaque_token}", "prose_secret"),
     ("the client secret → {hex_secret}", "prose_secret"),
-    # issue 30: a documented prefix with the right length, whatever the characters
+    # a documented prefix with the right length, whatever the characters
     ("use {huggingface_token_lowercase} to pull the gated model", "huggingface_token"),
     ("twilio api key {twilio_api_key}, secret in the vault", "twilio_api_key"),
     ("npm token {npm_token}", "npm_token"),
@@ -187,7 +187,7 @@ POSITIVES = [
     ("teams hook {teams_webhook}", "teams_webhook"),
     ("aws secret key {aws_secret_key} for the backup user", "aws_secret_key"),
     ("the AWS secret access key {aws_secret_key} belongs to ci", "aws_secret_key"),
-    # issue 30: passwords of letters alone, dash-joined words, command-line options
+    # passwords of letters alone, dash-joined words, command-line options
     ("my password is {letters_password}", "prose_secret"),
     ("the password is {letters_password} for the staging box", "prose_secret"),
     ("the wifi password is {dashed_passphrase}, on the fridge", "prose_secret"),
@@ -284,7 +284,7 @@ NEGATIVES = [
     "docker run -d -p 8080:80 nginx",
     "docker login -u ci -p $REGISTRY_PASSWORD registry.acme.dev",
     "echo $PW | docker login -u ci --password-stdin registry.acme.dev",
-    # issue 30: ordinary text near the new rules
+    # ordinary text near the newer rules
     "the password is incorrect.",
     "the password field is required",
     "reset your password",

@@ -7,7 +7,7 @@ run time by ``tests/corpora/generate.py``) and counts the renderings in which a 
 8-character piece of its random part, survives ``redact()``; the clean corpus must come through
 without a single finding, and the PII corpus untouched unless PII masking is on. ``audit``
 repeats the six formats the fault audit found stored, one sentence each, ``--seeds`` times.
-``variants`` are the categories of the second audit (issue 30): for each seed a category picks
+``variants`` are the categories of an outside audit: for each seed a category picks
 one of its sentences and fills it with a fresh fake, so a rule has to catch the category, not
 one string.
 """

@@ -1,4 +1,4 @@
-"""The second audit's secrets (issue 30) as categories: sentences a user would type, one slot each.
+"""An outside audit's secrets as categories: sentences a user would type, one slot each.
 
 For each seed a category picks one of its sentences and fills it with a fresh fake from
 ``generate.py``, so a rule has to catch the category, not one string. ``bench/faults/redaction.py``
