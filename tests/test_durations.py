@@ -37,3 +37,6 @@ def test_the_kept_file_loads_and_a_broken_one_orders_nothing(tmp_path: Path) -> 
 
 def test_the_workers_take_the_measured_order() -> None:
     assert tuple(durations.longest_first(durations.load())) == parallel.LONGEST_FIRST
+    # The kept measurements name this suite's files (a renamed file only loses its place).
+    here = {path.name for path in Path(__file__).parent.rglob("test_*.py")}
+    assert len(parallel.LONGEST_FIRST) > 50 and set(parallel.LONGEST_FIRST[:20]) <= here
