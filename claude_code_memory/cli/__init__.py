@@ -26,36 +26,10 @@ import sys
 import typer
 
 from ..errors import MemoryStackError
-from . import (
-    connect,
-    connect_claude_code,
-    consent,
-    devices,
-    hooks,
-    hygiene,
-    imports,
-    memories,
-    plugin,
-    proxy,
-    retention,
-    server,
-    service,
-    setup,
-    stack,
-    status,
-    sync,
-    teams,
-    tokens,
-    ui,
-    whoami,
-)
+from . import server
 from .common import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_UNREACHABLE, err, unreachable
 
-# One module per noun: server (serve, doctor), status, service (the user service), tokens,
-# memories (add, search, list, get, export), imports (import: an export, an OpenMemory
-# database), retention (purge, forget), consent, hygiene, connect (mcp-config); common holds the
-# shared options, settings loading, the Remote and the output helpers.
-app = typer.Typer(help="claude-code-memory: a self-hosted memory server for Claude Code and MCP clients.")
+HELP = "claude-code-memory: a self-hosted memory server for Claude Code and MCP clients."
 
 
 def _print_version(value: bool) -> None:
@@ -66,7 +40,6 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(
         False, "--version", help="print the version and exit", is_eager=True, callback=_print_version
@@ -75,42 +48,95 @@ def _root(
     """claude-code-memory: a self-hosted memory server for Claude Code and MCP clients."""
 
 
-app.command()(server.serve)
-app.command()(status.status)
-app.command()(server.doctor)
-app.command()(whoami.whoami)
-app.add_typer(tokens.app, name="token")
-app.add_typer(devices.app, name="devices")
-app.command()(memories.add)
-app.command()(memories.search)
-app.command("list")(memories.list_memories)
-app.command()(memories.get)
-app.command()(memories.export)
-app.add_typer(imports.app, name="import")
-app.add_typer(sync.app, name="sync")
-app.command()(retention.purge)
-app.command()(retention.forget)
-app.add_typer(consent.app, name="consent")
-app.add_typer(teams.app, name="team")
-app.add_typer(hygiene.app, name="hygiene")
-app.command("mcp-config")(connect.mcp_config)
-app.add_typer(connect_claude_code.app, name="connect")
-app.add_typer(hooks.app, name="hooks")
-app.add_typer(plugin.app, name="plugin")
-# Extra arguments after `--` go to mitmdump.
-app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(proxy.proxy)
-app.add_typer(stack.app, name="stack")
-# The package route: per-user directories, then the stack (cli/setup.py).
-app.command()(setup.setup)
-app.command()(setup.up)
-app.command()(setup.down)
-app.add_typer(service.app, name="service")
-app.command()(ui.ui)
+def _serve_only() -> typer.Typer:
+    """``ccmem serve`` alone: the server's start does not wait for the other commands' imports
+    (restart time; ``serve --help`` reads the same)."""
+    application = typer.Typer(help=HELP)
+    application.callback()(_root)
+    application.command()(server.serve)
+    return application
+
+
+def _everything() -> typer.Typer:
+    # One module per noun: server (serve, doctor), status, service (the user service), tokens,
+    # memories (add, search, list, get, export), imports (import: an export, an OpenMemory
+    # database), retention (purge, forget), consent, hygiene, connect (mcp-config); common holds
+    # the shared options, settings loading, the Remote and the output helpers.
+    from . import (
+        connect,
+        connect_claude_code,
+        consent,
+        devices,
+        hooks,
+        hygiene,
+        imports,
+        memories,
+        plugin,
+        proxy,
+        retention,
+        service,
+        setup,
+        stack,
+        status,
+        sync,
+        teams,
+        tokens,
+        ui,
+        whoami,
+    )
+
+    application = typer.Typer(help=HELP)
+    application.callback()(_root)
+    application.command()(server.serve)
+    application.command()(status.status)
+    application.command()(server.doctor)
+    application.command()(whoami.whoami)
+    application.add_typer(tokens.app, name="token")
+    application.add_typer(devices.app, name="devices")
+    application.command()(memories.add)
+    application.command()(memories.search)
+    application.command("list")(memories.list_memories)
+    application.command()(memories.get)
+    application.command()(memories.export)
+    application.add_typer(imports.app, name="import")
+    application.add_typer(sync.app, name="sync")
+    application.command()(retention.purge)
+    application.command()(retention.forget)
+    application.add_typer(consent.app, name="consent")
+    application.add_typer(teams.app, name="team")
+    application.add_typer(hygiene.app, name="hygiene")
+    application.command("mcp-config")(connect.mcp_config)
+    application.add_typer(connect_claude_code.app, name="connect")
+    application.add_typer(hooks.app, name="hooks")
+    application.add_typer(plugin.app, name="plugin")
+    # Extra arguments after `--` go to mitmdump.
+    proxy_settings = {"allow_extra_args": True, "ignore_unknown_options": True}
+    application.command(context_settings=proxy_settings)(proxy.proxy)
+    application.add_typer(stack.app, name="stack")
+    # The package route: per-user directories, then the stack (cli/setup.py).
+    application.command()(setup.setup)
+    application.command()(setup.up)
+    application.command()(setup.down)
+    application.add_typer(service.app, name="service")
+    application.command()(ui.ui)
+    return application
+
+
+#: Every command (the documentation and the tests drive it); built on first use.
+app: typer.Typer
+
+
+def __getattr__(name: str) -> typer.Typer:
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()["app"] = application = _everything()
+    return application
 
 
 def main() -> None:
     try:
-        result = app(standalone_mode=False)
+        serving = sys.argv[1:2] == ["serve"]
+        result = (_serve_only() if serving else _everything())(standalone_mode=False)
     except MemoryStackError as exc:
         err.print(f"[red]error:[/] {exc.message}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_UNREACHABLE if unreachable(exc) else EXIT_ERROR)
