@@ -29,6 +29,8 @@ from ..errors import MemoryStackError
 from . import server
 from .common import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_UNREACHABLE, err, unreachable
 
+#: Extra arguments after `--` go to mitmdump.
+PROXY_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True}
 HELP = "claude-code-memory: a self-hosted memory server for Claude Code and MCP clients."
 
 
@@ -48,13 +50,36 @@ def _root(
     """claude-code-memory: a self-hosted memory server for Claude Code and MCP clients."""
 
 
-def _serve_only() -> typer.Typer:
-    """``ccmem serve`` alone: the server's start does not wait for the other commands' imports
-    (restart time; ``serve --help`` reads the same)."""
+def _alone(command: str) -> typer.Typer | None:
+    """The commands that start the server, built alone: ``serve``, and what a hook that starts
+    it runs before it (``up``, then ``stack supervise``). Their start does not wait for the
+    other commands' imports (restart time); their ``--help`` reads the same. None: another."""
     application = typer.Typer(help=HELP)
     application.callback()(_root)
-    application.command()(server.serve)
+    if command == "serve":
+        application.command()(server.serve)
+        return application
+    if command not in ("up", "stack"):
+        return None
+    _services(application)  # the stack runs what the root command has (cli/stack.py)
+    if command == "up":
+        from . import setup
+
+        application.command()(setup.up)
+    else:
+        from . import stack
+
+        application.add_typer(stack.app, name="stack")
     return application
+
+
+def _services(application: typer.Typer) -> None:
+    """The commands the stack runs as its services: serve, ui, proxy."""
+    from . import proxy, ui
+
+    application.command()(server.serve)
+    application.command(context_settings=PROXY_SETTINGS)(proxy.proxy)
+    application.command()(ui.ui)
 
 
 def _everything() -> typer.Typer:
@@ -109,9 +134,7 @@ def _everything() -> typer.Typer:
     application.add_typer(connect_claude_code.app, name="connect")
     application.add_typer(hooks.app, name="hooks")
     application.add_typer(plugin.app, name="plugin")
-    # Extra arguments after `--` go to mitmdump.
-    proxy_settings = {"allow_extra_args": True, "ignore_unknown_options": True}
-    application.command(context_settings=proxy_settings)(proxy.proxy)
+    application.command(context_settings=PROXY_SETTINGS)(proxy.proxy)
     application.add_typer(stack.app, name="stack")
     # The package route: per-user directories, then the stack (cli/setup.py).
     application.command()(setup.setup)
@@ -135,8 +158,8 @@ def __getattr__(name: str) -> typer.Typer:
 
 def main() -> None:
     try:
-        serving = sys.argv[1:2] == ["serve"]
-        result = (_serve_only() if serving else _everything())(standalone_mode=False)
+        application = _alone(sys.argv[1]) if len(sys.argv) > 1 else None
+        result = (application or _everything())(standalone_mode=False)
     except MemoryStackError as exc:
         err.print(f"[red]error:[/] {exc.message}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_UNREACHABLE if unreachable(exc) else EXIT_ERROR)
