@@ -170,7 +170,7 @@ def _mem0_imported_lean(settings: Settings) -> Iterator[None]:
     * ``mem0/__init__.py`` imports the client of mem0's hosted platform, which imports
       ``requests``; ``mem0.memory.telemetry`` imports PostHog's SDK, which it uses only with
       telemetry on (:func:`_point_mem0_at` turns it off). Together they cost more than the
-      rest of mem0 (docs/performance.md, "Start-up").
+      rest of mem0 (docs/performance.md, "A start").
     * ``mem0.memory.main`` builds ``MemoryConfig()`` as a default argument while it is
       imported; that validates a default vector store config for provider "qdrant", and the
       class body of mem0's ``QdrantConfig`` imports qdrant-client, for a client the embedded
