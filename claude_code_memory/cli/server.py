@@ -91,12 +91,14 @@ def serve(
 
         run_replicas(settings, replicas, config)
         return
-    from ..tls import server_certificate
-
     tls = settings.server.tls
-    certificate = server_certificate(
-        tls.cert_file, tls.key_file, tls.self_signed, settings.state_path, settings.server.host
-    )
+    certificate = None
+    if tls.self_signed or (tls.cert_file and tls.key_file):  # else no TLS: cryptography not loaded
+        from ..tls import server_certificate
+
+        certificate = server_certificate(
+            tls.cert_file, tls.key_file, tls.self_signed, settings.state_path, settings.server.host
+        )
     # One BLAS thread, set before NumPy loads (a value in the environment wins): the exact
     # scan's matrix product is short, and OpenBLAS's idle threads spin on the other core; with
     # them a search cost 22 ms of CPU instead of 15 (docs/performance.md, engine/exact_scan.py).
