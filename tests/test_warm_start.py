@@ -20,6 +20,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.testclient import TestClient
 
 from claude_code_memory.api.warm_start import WarmStart
 
@@ -159,6 +160,106 @@ def test_a_stop_while_the_app_builds_waits_for_it_and_runs_its_clean_up() -> Non
 
     asyncio.run(run())
     assert events == ["app started", "app stopped"]  # the stores it opened are closed
+
+
+def test_what_is_left_for_later_loads_once_a_request_needs_it_and_first_requests_do_not_wait() -> None:
+    release, events = threading.Event(), []
+
+    def later() -> None:
+        events.append("later started")
+        release.wait(10)
+        events.append("later done")
+
+    def build() -> Any:
+        front.later, front.first = later, lambda scope: scope["path"] == "/search"
+        return real_app(events)
+
+    front = WarmStart(build, {}, grace_seconds=30)
+
+    async def run() -> None:
+        lifespan = Lifespan(front)
+        await lifespan.start()
+        transport = httpx.ASGITransport(app=front)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            for _ in range(500):  # the app's own /health, before anything is left to load
+                health = await client.get("/health")
+                if health.status_code == 200:
+                    break
+                await asyncio.sleep(0.01)
+            assert health.json() == {"status": "ok"}
+            assert "later started" not in events, "a first request must not wait for what is left"
+            first = await client.post("/search", json={"query": "first"})
+            assert first.status_code == 200
+            await _until(lambda: "later started" in events)  # the first answer sets it going
+            other = asyncio.create_task(client.get("/other"))
+            await asyncio.sleep(0.2)
+            assert not other.done(), "a request outside the first ones waits for what is left"
+            release.set()
+            assert (await asyncio.wait_for(other, 10)).status_code == 404  # answered by the app
+            assert "later done" in events and front.serving
+        await lifespan.stop()
+
+    asyncio.run(run())
+
+
+def test_a_request_that_needs_what_is_left_loads_it_before_the_grace_is_over() -> None:
+    ran: list[str] = []
+
+    def build() -> Any:
+        front.later, front.first = (lambda: ran.append("later")), (lambda scope: False)
+        return real_app([])
+
+    front = WarmStart(build, {}, grace_seconds=60)
+
+    async def run() -> None:
+        lifespan = Lifespan(front)
+        await lifespan.start()
+        transport = httpx.ASGITransport(app=front)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            response = await asyncio.wait_for(client.post("/search", json={"query": "q"}), 10)
+        assert response.status_code == 200 and ran == ["later"]
+        await lifespan.stop()
+
+    asyncio.run(run())
+
+
+@pytest.mark.integration
+def test_routes_later_serves_the_first_search_then_every_route_in_the_same_order(tmp_path: Path) -> None:
+    """``create_app(routes_later=True)``: the search and hook routes (and /health, MCP) at once;
+    after ``app.state.routes_later()`` the very routes, in the very order, of an app built whole."""
+    from claude_code_memory.api.app import create_app
+    from claude_code_memory.api.route_table import answered_first
+    from tests.support.parts import settings_for
+
+    def table(app: Any) -> list[tuple[str, tuple[str, ...]]]:
+        """Every route as (path, methods), in the order they are matched; an included router's
+        routes where the router is."""
+        rows = []
+        for route in app.routes:
+            router = getattr(route, "original_router", None)
+            for inner in router.routes if router is not None else [route]:  # paths with the prefix
+                rows.append((inner.path, tuple(sorted(getattr(inner, "methods", None) or ()))))
+        return rows
+
+    whole = create_app(settings_for(tmp_path / "whole"))
+    assert whole.state.routes_later is None
+    first = create_app(settings_for(tmp_path / "first"), routes_later=True)
+    try:
+        paths = {path for path, _ in table(first)}
+        assert "/api/v1/memories/search" in paths and "/api/v1/hooks/claude-code" in paths
+        assert "/health" in paths and any(path.startswith("/mcp/") for path in paths)
+        assert "/api/v1/teams" not in paths and "/api/v1/memories/browse" not in paths
+        for method, path in (("POST", "/api/v1/memories/search"), ("POST", "/api/v1/hooks/claude-code")):
+            assert answered_first({"type": "http", "method": method, "path": path})
+        assert not answered_first({"type": "http", "method": "GET", "path": "/api/v1/memories/search"})
+        with TestClient(first) as client:
+            assert client.get("/api/v1/teams").status_code == 404  # not served yet
+            first.state.routes_later()
+            assert table(first) == table(whole)
+            assert client.get("/api/v1/teams").status_code == 401  # served: it wants a token
+    finally:
+        first.state.parts.close()
+        whole.state.parts.close()
 
 
 @pytest.mark.integration

@@ -26,33 +26,8 @@ from .deps import authenticate
 from .json_guard import JsonDepthLimit
 from .middleware import BodyLimit, RejectLoneSurrogates, StripTrailingSlash
 from .rate_limit import RateLimit
-from .routes import (
-    admin,
-    apps,
-    backup,
-    browse,
-    capture,
-    config,
-    consent,
-    devices,
-    entities,
-    hooks,
-    imports,
-    insights,
-    me,
-    memories,
-    memory_tool,
-    profile,
-    scopes,
-    stats,
-    storage,
-    teams,
-    tiers,
-    tokens,
-    trash,
-)
-from .routes import hygiene as hygiene_routes
-from .routes import retention as retention_routes
+from .route_table import Routers
+from .routes import hooks, memories
 
 log = logging.getLogger(__name__)
 
@@ -69,12 +44,15 @@ def create_app(
     components: ServerParts | None = None,
     counters: CounterStore | None = None,
     jobs_after: Callable[[], Awaitable[None]] | None = None,
+    routes_later: bool = False,
 ) -> FastAPI:
     """``counters``: where rate limits count (default: this process's memory; with replicas,
     the shared database, so that every replica counts a client's requests together).
     ``jobs_after``: what the background jobs (the start-up reconciliation first) wait for
     before they start (default: nothing); ``ccmem serve`` passes the first answered request,
-    so that they do not share the CPU with it (api/warm_start.py)."""
+    so that they do not share the CPU with it (api/warm_start.py). ``routes_later``: include
+    only the routers a first search needs (api/route_table.py); ``app.state.routes_later``
+    then includes the rest (None: every router is in)."""
     local_mode = _local_mode(settings)  # before anything opens: a refusal leaves nothing behind
     server = settings.server
     insecure = check_bind(
@@ -161,35 +139,9 @@ def create_app(
             body["jobs"] = parts.jobs_status()
         return JSONResponse(body, status_code=200 if healthy else 503)
 
-    # browse, insights, me and tokens serve the web UI (and anyone else): see docs/ui.md.
-    for module in (
-        browse,
-        memories,
-        apps,
-        stats,
-        config,
-        backup,
-        capture,
-        hooks,
-        memory_tool,
-        consent,
-        hygiene_routes,
-        insights,
-        me,
-        tokens,
-        devices,
-        imports,
-        scopes,
-        entities,
-        trash,
-        storage,
-        profile,
-        tiers,
-        teams,
-    ):
-        app.include_router(module.router)
-    app.include_router(retention_routes.router)
-    app.include_router(admin.router)
+    # Every router, or the first search's alone and the others once it is answered (serve).
+    routers = Routers(app, first_only=routes_later)
+    app.state.routes_later = routers.later
     if mcp is not None:
         app.router.routes.extend(mcp.routes)
     if oauth is not None:

@@ -10,11 +10,15 @@ builds the real application in a thread meanwhile:
   one that is not there, or not ours.
 * Any other request waits for the application, then goes to it: a search that arrives early
   is answered as soon as what it needs is loaded, without the client polling.
-* When the build fails, waiting requests get 503 and the server stops; :meth:`WarmStart.failure`
+* When the build fails, waiting requests get 503 and the server stops; :attr:`WarmStart.failure`
   hands the error to ``serve``, which reports it as it would have before binding.
 
-Once built, the application's own lifespan runs (its start-up and, at shutdown, its clean-up),
-and every request goes straight to it. :attr:`WarmStart.answered` is set once the first request
+Once built, the application's own lifespan runs (its start-up and, at shutdown, its clean-up).
+An application built with part of itself left for later (``later``, set by ``build``: the REST
+routers a first search does not need, api/route_table.py) answers the requests ``first`` names
+at once, and the others once ``later`` has run in a thread: after the first answered request,
+when a request needs it, or ``grace_seconds`` after the start, whichever comes first. From then
+on every request goes straight to it. :attr:`WarmStart.answered` is set once the first request
 past ``/health`` has been answered: what the server's background jobs wait for (``api/app.py``),
 so that they do not take the CPU from the first search. This module imports the standard
 library only: it is loaded before everything else.
@@ -48,8 +52,15 @@ class WarmStart:
     event loop) when the build or the application's start-up fails, to stop the server.
     """
 
-    def __init__(self, build: Callable[[], App], starting: dict[str, Any]) -> None:
+    def __init__(
+        self, build: Callable[[], App], starting: dict[str, Any], grace_seconds: float = 2.0
+    ) -> None:
         self._build = build
+        self.grace_seconds = grace_seconds
+        #: What the application left for later, run in a thread, and the requests it answers
+        #: before (``build`` sets both, or neither: nothing is left).
+        self.later: Callable[[], None] | None = None
+        self.first: Callable[[Scope], bool] = lambda scope: True
         self._starting = json.dumps({**starting, "status": "starting"}).encode()
         self.on_failure: Callable[[], None] = lambda: None
         self.app: App | None = None
@@ -58,8 +69,10 @@ class WarmStart:
         self._ready: asyncio.Event | None = None
         self._built: asyncio.Event | None = None
         self._stopping: asyncio.Event | None = None
+        self._complete: asyncio.Event | None = None
+        self._wanted: asyncio.Event | None = None
         self.answered: asyncio.Event | None = None
-        #: True once the application's start-up has completed: requests go straight to it.
+        #: True once the application has started and has everything: requests go straight to it.
         self.serving = False
         self._first = True
 
@@ -73,17 +86,23 @@ class WarmStart:
         if scope["type"] == "lifespan":
             await self._lifespan(scope, receive, send)
             return
-        if scope["type"] == "http" and scope["path"] == HEALTH_PATH and scope["method"] in ("GET", "HEAD"):
+        assert self._ready is not None and self._complete is not None and self._wanted is not None
+        health = scope["type"] == "http" and scope["path"] == HEALTH_PATH
+        if health and not self._ready.is_set() and scope["method"] in ("GET", "HEAD"):
             await _json(send, 503, self._starting)
             return
-        assert self._ready is not None
         await self._ready.wait()
+        later = not (health or self._complete.is_set() or self.first(scope))
+        if self.failure is None and later:
+            self._wanted.set()
+            await self._complete.wait()
         if self.failure is not None or self.app is None:
             if scope["type"] == "http":
                 await _json(send, 503, b'{"detail": "the server failed to start; see its log"}')
             return
         await self.app(scope, receive, send)
-        self._answered()
+        if scope.get("path") != HEALTH_PATH:
+            self._answered()
 
     def _answered(self) -> None:
         self._first = False
@@ -102,7 +121,7 @@ class WarmStart:
         await receive()  # lifespan.startup
         loop = asyncio.get_running_loop()
         self._ready, self._built, self._stopping = asyncio.Event(), asyncio.Event(), asyncio.Event()
-        self.answered = asyncio.Event()
+        self._complete, self._wanted, self.answered = asyncio.Event(), asyncio.Event(), asyncio.Event()
         threading.Thread(target=self._build_in_thread, args=(loop,), name="warm-start", daemon=True).start()
         inner = asyncio.create_task(self._run_app_lifespan(scope))
         await send({"type": "lifespan.startup.complete"})
@@ -157,17 +176,39 @@ class WarmStart:
             with contextlib.suppress(Exception):  # what failed is in self.failure
                 await task
             return
-        self.serving = True
         self._ready.set()
+        finishing = asyncio.ensure_future(self._finish())
         try:
             await task
         except Exception:  # its clean-up failed: logged, the server stops anyway
             log.exception("the application's shutdown failed")
+        finally:
+            finishing.cancel()
+
+    async def _finish(self) -> None:
+        """Run ``later`` once the first request is answered, one needs it, or the grace is over;
+        then every request goes straight to the application."""
+        assert self._complete is not None and self._wanted is not None and self.answered is not None
+        if self.later is not None:
+            waits = {asyncio.ensure_future(self.answered.wait()), asyncio.ensure_future(self._wanted.wait())}
+            await asyncio.wait(waits, timeout=self.grace_seconds, return_when=asyncio.FIRST_COMPLETED)
+            for waiting in waits:
+                waiting.cancel()
+            try:
+                await asyncio.to_thread(self.later)
+            except Exception as exc:  # a part of the application failed to load: stop
+                self.failure = exc
+                self._complete.set()
+                self._fail()
+                return
+        self.serving = True
+        self._complete.set()
 
     def _fail(self) -> None:
-        assert self._ready is not None
+        assert self._ready is not None and self._complete is not None
         log.error("the server failed to start: %s", self.failure)
         self._ready.set()
+        self._complete.set()
         self.on_failure()
 
 

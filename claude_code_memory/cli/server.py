@@ -146,9 +146,10 @@ def serve(
         raise typer.Exit(common.EXIT_ERROR)
 
 
-#: How long the background jobs (the start-up reconciliation first) wait for the first request
-#: past /health before they start anyway (api/warm_start.py).
-JOBS_GRACE_SECONDS = 2.0
+#: How long the background jobs (the start-up reconciliation first) and the REST routes a first
+#: search does not need wait for the first request past /health before they load anyway
+#: (api/warm_start.py).
+GRACE_SECONDS = 2.0
 
 
 def _front(settings: Settings) -> WarmStart:
@@ -171,11 +172,16 @@ def _front(settings: Settings) -> WarmStart:
 
     def build() -> Any:
         from ..api.app import create_app
+        from ..api.route_table import answered_first
 
-        return create_app(settings, jobs_after=lambda: front.first_answer(JOBS_GRACE_SECONDS))
+        application = create_app(
+            settings, jobs_after=lambda: front.first_answer(GRACE_SECONDS), routes_later=True
+        )
+        front.later, front.first = application.state.routes_later, answered_first
+        return application
 
     starting = {"service": SERVICE_NAME, "version": __version__, "database": "starting"}
-    front = WarmStart(build, {**starting, "vector_store": "starting"})
+    front = WarmStart(build, {**starting, "vector_store": "starting"}, grace_seconds=GRACE_SECONDS)
     return front
 
 
