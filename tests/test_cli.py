@@ -148,6 +148,33 @@ def test_commands_that_use_the_rest_api_load_nothing_of_the_server(command: tupl
     assert done.stdout.strip().splitlines()[-1] == "loaded: []", done.stdout + done.stderr
 
 
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("command", "modules"),
+    [
+        (["serve"], ["common", "server"]),
+        (["up"], ["common", "proxy", "server", "setup", "stack", "ui"]),
+        (["stack", "supervise"], ["common", "proxy", "server", "stack", "ui"]),
+    ],
+)
+def test_what_starts_the_server_loads_no_other_command(command: list[str], modules: list[str]) -> None:
+    """The server's start (and a hook's, through `up` and the supervisor) does not wait for the
+    other commands' modules (restart time)."""
+    code = (
+        "import sys\n"
+        "from claude_code_memory.cli import main\n"
+        f"sys.argv = ['ccmem', *{command!r}, '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('loaded:', sorted(m for m in sys.modules if m.startswith('claude_code_memory.cli.')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT
+    )
+    assert "Usage: ccmem " + " ".join(command) in done.stdout, done.stdout + done.stderr
+    loaded = done.stdout.strip().splitlines()[-1]
+    assert loaded == f"loaded: {[f'claude_code_memory.cli.{name}' for name in modules]}", loaded
+
+
 # -- usage and exit codes ------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "args",

@@ -251,6 +251,14 @@ def test_the_package_ships_the_checkouts_defaults() -> None:
     assert (server["data_dir"], server["state_dir"]) == ("/d ir", "/s")
 
 
+def test_the_model_setup_checks_is_the_one_the_engine_runs() -> None:
+    from claude_code_memory.engine import onnx_model
+
+    assert onnx_model.default_model_path() == user_setup.MODEL_PATH
+    assert user_setup.MODEL_SHA256 == onnx_model.MODEL_SHA256
+    assert user_setup.model_built() is onnx_model.default_model_path().is_file()  # built in the venv
+
+
 def test_the_tokenizer_pin_is_install_shs() -> None:
     found = re.search(r'^TOKENIZER_PACKAGE="([^"]+)"$', (REPO_ROOT / "install.sh").read_text(), re.M)
     assert found and found[1] == user_setup.TOKENIZER_PACKAGE

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -25,33 +26,8 @@ from .deps import authenticate
 from .json_guard import JsonDepthLimit
 from .middleware import BodyLimit, RejectLoneSurrogates, StripTrailingSlash
 from .rate_limit import RateLimit
-from .routes import (
-    admin,
-    apps,
-    backup,
-    browse,
-    capture,
-    config,
-    consent,
-    devices,
-    entities,
-    hooks,
-    imports,
-    insights,
-    me,
-    memories,
-    memory_tool,
-    profile,
-    scopes,
-    stats,
-    storage,
-    teams,
-    tiers,
-    tokens,
-    trash,
-)
-from .routes import hygiene as hygiene_routes
-from .routes import retention as retention_routes
+from .route_table import Routers
+from .routes import hooks, memories
 
 log = logging.getLogger(__name__)
 
@@ -64,10 +40,19 @@ LOOPBACK_ORIGIN = r"https?://(localhost|127\.0\.0\.1|\[::1\])(:[0-9]+)?"
 
 
 def create_app(
-    settings: Settings, components: ServerParts | None = None, counters: CounterStore | None = None
+    settings: Settings,
+    components: ServerParts | None = None,
+    counters: CounterStore | None = None,
+    jobs_after: Callable[[], Awaitable[None]] | None = None,
+    routes_later: bool = False,
 ) -> FastAPI:
     """``counters``: where rate limits count (default: this process's memory; with replicas,
-    the shared database, so that every replica counts a client's requests together)."""
+    the shared database, so that every replica counts a client's requests together).
+    ``jobs_after``: what the background jobs (the start-up reconciliation first) wait for
+    before they start (default: nothing); ``ccmem serve`` passes the first answered request,
+    so that they do not share the CPU with it (api/warm_start.py). ``routes_later``: include
+    only the routers a first search needs (api/route_table.py); ``app.state.routes_later``
+    then includes the rest (None: every router is in)."""
     local_mode = _local_mode(settings)  # before anything opens: a refusal leaves nothing behind
     server = settings.server
     insecure = check_bind(
@@ -102,22 +87,21 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(application: FastAPI) -> AsyncIterator[None]:
+        stop = asyncio.Event()
+        # The start-up reconciliation runs while the server answers: it never delays start-up.
+        jobs = asyncio.create_task(_run_jobs(parts, jobs_after, stop), name="jobs")
         try:
-            # The start-up reconciliation runs while the server answers: it never delays start-up.
-            async with (
-                parts.reconciler.running(),
-                parts.sweeper.running(),
-                parts.hygiene_scheduler.running(),
-                parts.pruner.running(),
-                parts.history_purge.running(),
-            ):
-                if mcp is None:
+            if mcp is None:
+                yield
+            else:
+                async with mcp.run():
                     yield
-                else:
-                    async with mcp.run():
-                        yield
         finally:
-            parts.close()
+            stop.set()
+            try:
+                await jobs
+            finally:
+                parts.close()
 
     app = FastAPI(
         title="claude-code-memory",
@@ -155,35 +139,9 @@ def create_app(
             body["jobs"] = parts.jobs_status()
         return JSONResponse(body, status_code=200 if healthy else 503)
 
-    # browse, insights, me and tokens serve the web UI (and anyone else): see docs/ui.md.
-    for module in (
-        browse,
-        memories,
-        apps,
-        stats,
-        config,
-        backup,
-        capture,
-        hooks,
-        memory_tool,
-        consent,
-        hygiene_routes,
-        insights,
-        me,
-        tokens,
-        devices,
-        imports,
-        scopes,
-        entities,
-        trash,
-        storage,
-        profile,
-        tiers,
-        teams,
-    ):
-        app.include_router(module.router)
-    app.include_router(retention_routes.router)
-    app.include_router(admin.router)
+    # Every router, or the first search's alone and the others once it is answered (serve).
+    routers = Routers(app, first_only=routes_later)
+    app.state.routes_later = routers.later
     if mcp is not None:
         app.router.routes.extend(mcp.routes)
     if oauth is not None:
@@ -221,6 +179,27 @@ def create_app(
     # Outermost: every part below counts a request under the address this finds.
     app.add_middleware(ForwardedFor, proxies=server.trusted_proxies)
     return app
+
+
+async def _run_jobs(
+    parts: ServerParts, after: Callable[[], Awaitable[None]] | None, stop: asyncio.Event
+) -> None:
+    """The jobs that run beside requests, from when ``after`` returns until ``stop`` is set."""
+    if after is not None:
+        waiting, stopping = asyncio.ensure_future(after()), asyncio.ensure_future(stop.wait())
+        await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        waiting.cancel()
+        stopping.cancel()
+        if stop.is_set():
+            return
+    async with (
+        parts.reconciler.running(),
+        parts.sweeper.running(),
+        parts.hygiene_scheduler.running(),
+        parts.pruner.running(),
+        parts.history_purge.running(),
+    ):
+        await stop.wait()
 
 
 def _local_mode(settings: Settings) -> LocalMode | None:

@@ -9,7 +9,7 @@ import socket
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.table import Table
@@ -18,6 +18,9 @@ from ..config import Settings
 from ..errors import ConfigError, MemoryStackError
 from . import common
 from .common import ConfigOpt, DataDirOpt, JsonOpt, err, out
+
+if TYPE_CHECKING:
+    from ..api.warm_start import WarmStart
 
 HostOpt = Annotated[str | None, typer.Option(help="bind address (default 127.0.0.1)")]
 PortOpt = Annotated[int | None, typer.Option(help="port (default 8765)")]
@@ -88,42 +91,43 @@ def serve(
 
         run_replicas(settings, replicas, config)
         return
-    from ..auth.tls import server_certificate
-
     tls = settings.server.tls
-    certificate = server_certificate(
-        tls.cert_file, tls.key_file, tls.self_signed, settings.state_path, settings.server.host
-    )
+    certificate = None
+    if tls.self_signed or (tls.cert_file and tls.key_file):  # else no TLS: cryptography not loaded
+        from ..auth.tls import server_certificate
+
+        certificate = server_certificate(
+            tls.cert_file, tls.key_file, tls.self_signed, settings.state_path, settings.server.host
+        )
     # One BLAS thread, set before NumPy loads (a value in the environment wins): the exact
     # scan's matrix product is short, and OpenBLAS's idle threads spin on the other core; with
-    # them a search cost 22 ms of CPU instead of 15 (docs/performance.md, engine/exact_scan.py).
+    # them a search costs about half again as much CPU (docs/performance.md, engine/exact_scan.py).
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from ..memories import embedding_model
 
     embedding_model.preload(settings)  # in the background, while the imports below run (restart time)
-    import uvicorn
-
-    from ..api.app import create_app
-
     logging.basicConfig(
         level=settings.server.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    if not settings.server.admin_token:
-        err.print("[yellow]warning:[/] no admin token (CCMEM_ADMIN_TOKEN); only user tokens will work")
-    application = create_app(settings)  # refuses the local mode on a non-loopback address
-    local = settings.auth.local_mode
-    if local.enabled:
-        err.print(
-            f"[bold yellow]warning: LOCAL MODE IS ON[/]: requests without a token from this machine act "
-            f"as user {local.user!r} (auth.local_mode; see docs/openmemory.md)",
-            highlight=False,
-        )
-    from ..auth.local_mode import is_loopback
+    front = _front(settings)
+    _warn(settings, certificate is not None)
+    import uvicorn
 
-    if settings.server.insecure_bind and certificate is None and not is_loopback(settings.server.host):
-        err.print(
-            f"[bold red]warning: INSECURE BIND[/]: {settings.server.host} without TLS (--insecure-bind)"
+    server = uvicorn.Server(
+        uvicorn.Config(
+            front,
+            host=settings.server.host,
+            port=settings.server.port,
+            log_level=settings.server.log_level,
+            access_log=False,
+            # The app reads forwarded headers itself (server.trusted_proxies); uvicorn would
+            # believe any from 127.0.0.1.
+            proxy_headers=False,
+            ssl_certfile=str(certificate.cert_file) if certificate else None,
+            ssl_keyfile=str(certificate.key_file) if certificate else None,
         )
+    )
+    front.on_failure = lambda: setattr(server, "should_exit", True)
     scheme = "https" if certificate else "http"
     err.print(
         f"claude-code-memory listening on {scheme}://{settings.server.host}:{settings.server.port} "
@@ -135,18 +139,68 @@ def serve(
         err.print(
             f"TLS certificate SHA-256 fingerprint: {certificate.fingerprint}", highlight=False, soft_wrap=True
         )
-    uvicorn.run(
-        application,
-        host=settings.server.host,
-        port=settings.server.port,
-        log_level=settings.server.log_level,
-        access_log=False,
-        # The app reads forwarded headers itself (server.trusted_proxies); uvicorn would
-        # believe any from 127.0.0.1.
-        proxy_headers=False,
-        ssl_certfile=str(certificate.cert_file) if certificate else None,
-        ssl_keyfile=str(certificate.key_file) if certificate else None,
+    server.run()
+    if front.failure is not None:
+        raise front.failure  # as if it had been raised before the port was bound
+    if not server.started:
+        raise typer.Exit(common.EXIT_ERROR)
+
+
+#: How long the background jobs (the start-up reconciliation first) and the REST routes a first
+#: search does not need wait for the first request past /health before they load anyway
+#: (api/warm_start.py).
+GRACE_SECONDS = 2.0
+
+
+def _front(settings: Settings) -> WarmStart:
+    """The port's application while the server's is built in a thread (api/warm_start.py): the
+    port answers /health at once, and a search that arrives early waits for what it needs."""
+    from .. import SERVICE_NAME, __version__
+    from ..api.warm_start import WarmStart
+    from ..auth.exposure import check_bind
+    from ..auth.local_mode import require_loopback
+
+    # Refused before the port is bound (the application checks again when it is built).
+    server = settings.server
+    if settings.auth.local_mode.enabled:
+        require_loopback(server.host)
+    check_bind(
+        server.host,
+        tls=server.tls.self_signed or bool(server.tls.cert_file),
+        insecure_bind=server.insecure_bind,
     )
+
+    def build() -> Any:
+        from ..api.app import create_app
+        from ..api.route_table import answered_first
+
+        application = create_app(
+            settings, jobs_after=lambda: front.first_answer(GRACE_SECONDS), routes_later=True
+        )
+        front.later, front.first = application.state.routes_later, answered_first
+        return application
+
+    starting = {"service": SERVICE_NAME, "version": __version__, "database": "starting"}
+    front = WarmStart(build, {**starting, "vector_store": "starting"}, grace_seconds=GRACE_SECONDS)
+    return front
+
+
+def _warn(settings: Settings, tls: bool) -> None:
+    if not settings.server.admin_token:
+        err.print("[yellow]warning:[/] no admin token (CCMEM_ADMIN_TOKEN); only user tokens will work")
+    local = settings.auth.local_mode
+    if local.enabled:
+        err.print(
+            f"[bold yellow]warning: LOCAL MODE IS ON[/]: requests without a token from this machine act "
+            f"as user {local.user!r} (auth.local_mode; see docs/openmemory.md)",
+            highlight=False,
+        )
+    from ..auth.local_mode import is_loopback
+
+    if settings.server.insecure_bind and not tls and not is_loopback(settings.server.host):
+        err.print(
+            f"[bold red]warning: INSECURE BIND[/]: {settings.server.host} without TLS (--insecure-bind)"
+        )
 
 
 # -- doctor ------------------------------------------------------------------------------------

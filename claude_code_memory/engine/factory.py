@@ -18,7 +18,7 @@ import and build an OpenAI client for nothing, slowing every start-up, and mem0'
 OpenAI class follows ``OPENROUTER_API_KEY`` from the environment to a real host.)
 
 Start-up time matters (restart targets and times: docs/search.md, "Restart"), so importing mem0
-is kept to what we use: see :func:`_stock_qdrant_config_deferred`; what each import cost is in
+is kept to what we use: see :func:`_mem0_imported_lean`; what each import cost is in
 docs/search.md, "Measurements behind the code's choices".
 """
 
@@ -164,32 +164,68 @@ def _point_mem0_at(mem0_dir: Path) -> None:
 
 
 @contextmanager
-def _stock_qdrant_config_deferred(settings: Settings) -> Iterator[None]:
-    """Import mem0 without importing qdrant-client, when no Qdrant server is configured.
+def _mem0_imported_lean(settings: Settings) -> Iterator[None]:
+    """Import mem0 without the parts of it the server never runs: a third of a start-up.
 
-    ``mem0.memory.main`` builds ``MemoryConfig()`` as a default argument while it is imported;
-    that validates a default vector store config for provider "qdrant", and the class body of
-    mem0's ``QdrantConfig`` imports qdrant-client: a slower start-up, for a client the
-    embedded store never uses. While mem0 is first imported, a stand-in ``QdrantConfig``
-    answers for that one default object (which we never pass to ``Memory``); afterwards the
-    stand-in is gone, so a later import of mem0's qdrant config gets the real module.
+    * ``mem0/__init__.py`` imports the client of mem0's hosted platform, which imports
+      ``requests``; ``mem0.memory.telemetry`` imports PostHog's SDK, which it uses only with
+      telemetry on (:func:`_point_mem0_at` turns it off). Together they cost more than the
+      rest of mem0 (docs/performance.md, "A start").
+    * ``mem0.memory.main`` builds ``MemoryConfig()`` as a default argument while it is
+      imported; that validates a default vector store config for provider "qdrant", and the
+      class body of mem0's ``QdrantConfig`` imports qdrant-client, for a client the embedded
+      store never uses (left alone when a Qdrant server is configured).
+
+    While mem0 is first imported, stand-in modules answer for these three; afterwards they are
+    gone from ``sys.modules``, so a later import of any of them gets the real module. What mem0
+    keeps of them: ``mem0.MemoryClient`` and ``mem0.memory.telemetry.Posthog``, which refuse to
+    be built (neither is, with telemetry off and no hosted platform).
     """
-    name = "mem0.configs.vector_stores.qdrant"
-    if settings.storage.qdrant_url or "mem0.memory.main" in sys.modules or name in sys.modules:
+    if "mem0.memory.main" in sys.modules:
         yield
         return
-
-    class QdrantConfig(BaseModel):
-        model_config = ConfigDict(extra="allow")
-
-    stand_in = types.ModuleType(name)
-    stand_in.QdrantConfig = QdrantConfig  # type: ignore[attr-defined]
-    sys.modules[name] = stand_in
+    stand_ins = {"mem0.client.main": _client_stand_in()}
+    if os.environ.get("MEM0_TELEMETRY", "").lower() not in ("true", "1", "yes"):
+        stand_ins["posthog"] = _posthog_stand_in()
+    if not settings.storage.qdrant_url:
+        stand_ins["mem0.configs.vector_stores.qdrant"] = _qdrant_config_stand_in()
+    installed = {name: module for name, module in stand_ins.items() if name not in sys.modules}
+    sys.modules.update(installed)
     try:
         yield
     finally:
-        if sys.modules.get(name) is stand_in:
-            del sys.modules[name]
+        for name, module in installed.items():
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
+
+
+def _client_stand_in() -> types.ModuleType:
+    class MemoryClient:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            raise Unavailable("mem0's hosted platform client is not loaded by this server")
+
+    module = types.ModuleType("mem0.client.main")
+    module.MemoryClient = module.AsyncMemoryClient = MemoryClient  # type: ignore[attr-defined]
+    return module
+
+
+def _posthog_stand_in() -> types.ModuleType:
+    class Posthog:  # what mem0's telemetry builds only when telemetry is on
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            raise Unavailable("PostHog's SDK is not loaded by this server (MEM0_TELEMETRY is off)")
+
+    module = types.ModuleType("posthog")
+    module.Posthog = Posthog  # type: ignore[attr-defined]
+    return module
+
+
+def _qdrant_config_stand_in() -> types.ModuleType:
+    class QdrantConfig(BaseModel):  # answers for the one default object, never passed to Memory
+        model_config = ConfigDict(extra="allow")
+
+    module = types.ModuleType("mem0.configs.vector_stores.qdrant")
+    module.QdrantConfig = QdrantConfig  # type: ignore[attr-defined]
+    return module
 
 
 def _register_providers() -> None:
@@ -206,7 +242,7 @@ def build_memory(settings: Settings) -> Memory:
     config = mem0_config(settings)
     _point_mem0_at(settings.data_path / "mem0")
 
-    with _stock_qdrant_config_deferred(settings):
+    with _mem0_imported_lean(settings):
         from mem0 import Memory
     from mem0.configs.base import MemoryConfig
     from mem0.embeddings.configs import EmbedderConfig

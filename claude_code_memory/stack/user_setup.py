@@ -17,6 +17,7 @@ process, checked against its pinned sha256 there.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -115,8 +116,26 @@ def install_tokenizer() -> None:
     importlib.invalidate_caches()
 
 
+#: The model the embedder runs, and its pin: engine/onnx_model.py's ``default_model_path()`` and
+#: ``MODEL_SHA256`` (the stack does not import the engine; tests/test_package.py holds them equal).
+MODEL_PATH = Path(sys.prefix) / "share" / "claude-code-memory" / "all-MiniLM-L6-v2-int8-dynamic.onnx"
+MODEL_SHA256 = "9e80251537633bab7d98c9a4f07070371d83f1d28e6994a1f5d93c53de3c5454"
+
+
+def model_built() -> bool:
+    """Whether the model is in place with its pin: checked here in milliseconds, where building
+    it starts another interpreter (`ccmem up` runs this on the way to the first search)."""
+    try:
+        with MODEL_PATH.open("rb") as stream:
+            return hashlib.file_digest(stream, "sha256").hexdigest() == MODEL_SHA256
+    except OSError:
+        return False
+
+
 def build_model() -> None:
     """The int8 model, built (once; sha256-checked) by the module install.sh runs."""
+    if model_built():
+        return
     completed = subprocess.run(
         [sys.executable, "-m", "claude_code_memory.engine.onnx_model"],
         capture_output=True,

@@ -139,6 +139,25 @@ def http_answers(url: str, statuses: frozenset[int]) -> Callable[[], bool]:
     return check
 
 
+def settled(url: str) -> Callable[[], bool]:
+    """Ready once ``/health`` at ``url`` answers 200, or 503 for a reason other than starting
+    (up, but a store cannot serve: degraded)."""
+
+    def check() -> bool:
+        try:
+            response = _checker().get(url)
+        except httpx.HTTPError:
+            return False
+        if response.status_code == 200:
+            return True
+        try:
+            return response.status_code == 503 and response.json().get("status") != "starting"
+        except ValueError:
+            return False
+
+    return check
+
+
 def port_open(port: int, host: str = "127.0.0.1") -> Callable[[], bool]:
     def check() -> bool:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 
-from .processes import ChildProcess, free_port, http_answers, http_ok, require_tool, tail
+from .processes import ChildProcess, free_port, http_ok, require_tool, settled, tail
 
 if TYPE_CHECKING:
     from .servers import ApiServer
@@ -113,7 +113,7 @@ class MemoryServer(ChildProcess):
         self.launch(
             command,
             self.env,
-            http_answers(health, frozenset({200, 503})) if degraded else http_ok(health),
+            settled(health) if degraded else http_ok(health),
             f"ccmem serve on port {self.port} (start #{self._starts})",
             START_TIMEOUT,
         )
