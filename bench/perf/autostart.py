@@ -208,7 +208,7 @@ def main() -> None:
             }
             if cold
             else None,
-            "hook_seconds_server_up": {name: summary(values) for name, values in timings.items()},
+            "hook_seconds_server_up": {name: summary(values) for name, values in timings.items() if values},
         }
         text = json.dumps(report, indent=2)
         print(text)
