@@ -43,7 +43,7 @@ FIGURES = (
     "package_paths_open",
     "widened_keys_accepted",
 )
-INSTALL_SH = Path(__file__).resolve().parents[1] / "install.sh"
+INSTALL_SH = Path(__file__).resolve().parents[2] / "install.sh"
 
 
 def mode(path: Path) -> int:
