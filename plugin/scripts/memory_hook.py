@@ -48,9 +48,9 @@ SETTINGS_COMMAND_SCRIPT = "hook_command.py"
 START_HINT = "ccmem up"
 
 
-def when_down(environ, url):
-    """What to do when the server at ``url`` does not answer: the connection ``ccmem connect``
-    saved says how its server starts (client/connection.py's when_down, read with json here)."""
+def saved_connection(environ):
+    """``connection.json`` in ccmem's config directory (client/connection.py) as a dict; {} when
+    there is none or it cannot be read."""
     home = environ.get("HOME") or os.path.expanduser("~")
     config = environ.get("XDG_CONFIG_HOME", "")
     config = config if os.path.isabs(config) else os.path.join(home, ".config")
@@ -58,8 +58,15 @@ def when_down(environ, url):
         with open(os.path.join(config, "ccmem", "connection.json"), encoding="utf-8") as stream:
             saved = json.load(stream)
     except (OSError, ValueError):
-        saved = None
-    if isinstance(saved, dict) and str(saved.get("url", "")).rstrip("/").lower() == url.rstrip("/").lower():
+        return {}
+    return saved if isinstance(saved, dict) else {}
+
+
+def when_down(environ, url):
+    """What to do when the server at ``url`` does not answer: the connection ``ccmem connect``
+    saved says how its server starts (client/connection.py's when_down, read with json here)."""
+    saved = saved_connection(environ)
+    if saved and str(saved.get("url", "")).rstrip("/").lower() == url.rstrip("/").lower():
         if not saved.get("start") and not saved.get("config"):
             return f"the server at {url} runs on another machine: nothing here starts it"
         return f"start it with `{saved.get('start_hint') or START_HINT}`"
@@ -274,16 +281,7 @@ def status(environ, url):
 def sync_command(environ):
     """The connected ccmem's auto-memory sync (argv), from ``connection.json`` in ccmem's config
     directory: its ``sync``, else the ccmem of its ``start``; None without one."""
-    home = environ.get("HOME") or os.path.expanduser("~")
-    config_home = environ.get("XDG_CONFIG_HOME", "")
-    base = config_home if os.path.isabs(config_home) else os.path.join(home, ".config")
-    try:
-        with open(os.path.join(base, "ccmem", "connection.json"), encoding="utf-8") as file:
-            connection = json.load(file)
-    except (OSError, ValueError):
-        return None
-    if not isinstance(connection, dict):
-        return None
+    connection = saved_connection(environ)
     command = connection.get("sync")
     if isinstance(command, list) and command and all(isinstance(part, str) for part in command):
         return command
