@@ -1,5 +1,5 @@
 """A small set of stated updates of our own phrasing, in LoCoMo's JSON layout (so that
-``bench/bench_locomo.py --data tests/corpora/updates/conversations.json`` runs it).
+``python -m bench.quality.locomo --data tests/corpora/updates/conversations.json`` runs it).
 
 Two invented conversations of dated sessions. A speaker states a fact (where she works, how
 often he runs, what she drives), and sessions later states what replaced it, in other words.
@@ -56,7 +56,7 @@ PRIYA: list[tuple[str, list[tuple[str, str]]]] = [
         "2023-06-17 15:00",
         [
             ("Sam", "We finally repainted the kitchen, it's pale green now."),
-            ("Priya", "Sounds lovely. The cats hated the heat wave this week."),
+            ("Priya", "Sounds lovely. The cats hated the hot spell this week."),
             ("Sam", "Mine too, the dog just lies on the tiles."),
         ],
     ),
