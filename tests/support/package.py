@@ -22,6 +22,7 @@ from pathlib import Path
 
 from claude_code_memory.stack.services import read_state
 
+from .processes import processes_naming
 from .server import REPO_ROOT
 
 
@@ -92,18 +93,7 @@ class Installed:
 
     def processes(self) -> dict[int, str]:
         """PID -> command line of every process run from this installation's virtualenv."""
-        found = {}
-        needle = str(self.venv).encode()
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                line = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if needle in line:
-                found[int(entry.name)] = line.replace(b"\0", b" ").decode(errors="replace")
-        return found
+        return processes_naming(self.venv)
 
     def stop(self) -> None:
         """``ccmem stack down``, then SIGKILL to whatever of the installation is left."""

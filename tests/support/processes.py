@@ -81,6 +81,22 @@ def _ports_below_the_ephemeral_range() -> tuple[int, int]:
 _PORTS = _ports_below_the_ephemeral_range()
 
 
+def processes_naming(needle: str | Path) -> dict[int, str]:
+    """PID -> command line of every process of this machine whose command line holds ``needle``."""
+    found = {}
+    wanted = str(needle).encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            line = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if wanted in line:
+            found[int(entry.name)] = line.replace(b"\0", b" ").decode(errors="replace")
+    return found
+
+
 def tail(path: Path, limit: int = 6000) -> str:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")

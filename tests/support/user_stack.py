@@ -22,7 +22,7 @@ import httpx
 from claude_code_memory.client import connection
 from claude_code_memory.stack import user_setup
 
-from .processes import free_port, wait_until
+from .processes import free_port, processes_naming, wait_until
 
 
 @dataclass
@@ -122,18 +122,7 @@ class UserStack:
     # -- its processes ---------------------------------------------------------------------------
     def processes(self) -> dict[int, str]:
         """PID -> command line of every process whose command line names this stack's config."""
-        found = {}
-        needle = str(self.config).encode()
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                line = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if needle in line:
-                found[int(entry.name)] = line.replace(b"\0", b" ").decode(errors="replace")
-        return found
+        return processes_naming(self.config)
 
     def supervisors(self) -> list[int]:
         return [pid for pid, line in self.processes().items() if " stack supervise " in line]
